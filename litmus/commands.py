@@ -1,0 +1,52 @@
+"""``scopefuzz fmt``: print litmus tests in canonical layout, or report why they are malformed."""
+
+from __future__ import annotations
+
+import sys
+
+from .dialects import litmus_files, parse_file
+from .lexer import ParseError
+from .printer import format_test
+
+
+def cmd_fmt(args) -> int:
+    status = 0
+    files = litmus_files(args.files)
+    if not files:
+        print("scopefuzz fmt: no *.litmus files found", file=sys.stderr)
+        return 2
+    for i, path in enumerate(files):
+        try:
+            test = parse_file(path)
+        except ParseError as e:
+            print(str(e), file=sys.stderr)
+            status = 2
+            continue
+        if test.dialect != "AMDGPU":
+            print(f"{path}:1:1: fmt prints the AMDGPU dialect only; this file is {test.dialect}",
+                  file=sys.stderr)
+            status = 2
+            continue
+        text = format_test(test)
+        if args.check:
+            with open(path, encoding="utf-8") as f:
+                if f.read() != text:
+                    print(f"{path}: not in canonical layout", file=sys.stderr)
+                    status = max(status, 1)
+            continue
+        if len(files) > 1:
+            print(f"// {path}")
+        sys.stdout.write(text)
+        if len(files) > 1 and i + 1 < len(files):
+            print()
+    return status
+
+
+def register(sub) -> None:
+    p = sub.add_parser("fmt", help="print litmus tests in canonical layout (exit 2 on bad input)",
+                       description="Parse each FILE (directories: every *.litmus below) and print "
+                                   "it in canonical layout with aligned columns.")
+    p.add_argument("files", nargs="+", metavar="FILE|DIR")
+    p.add_argument("--check", action="store_true",
+                   help="print nothing; exit 1 when a file is not already in canonical layout")
+    p.set_defaults(func=cmd_fmt)

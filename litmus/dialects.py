@@ -1,0 +1,83 @@
+"""Front-end dispatch: the header's dialect word picks the parser (LITMUS.md, "Shape").
+
+``AMDGPU`` is the native format. Other dialects (Dat3M/herd's ``C``, ``Vulkan``, ``PTX``,
+``OPENCL``) register their parser in :data:`FRONT_ENDS` when they exist; a file in a dialect with no
+front end gets a one-line :class:`ParseError`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Callable
+
+from .ir import Test
+from .lexer import ParseError, Source
+from .parse_amdgpu import parse_amdgpu
+
+#: dialect word (as written in the header, case-sensitive) -> parser(text, path) -> Test
+FRONT_ENDS: dict[str, Callable[[str, str], Test]] = {"AMDGPU": parse_amdgpu}
+
+#: default memory model of each dialect (DESIGN.md, `scopefuzz check`)
+DEFAULT_MODEL = {"AMDGPU": "amdgpu", "C": "rc11", "Vulkan": "vulkan", "VULKAN": "vulkan",
+                 "PTX": "ptx", "OPENCL": "opencl"}
+
+KNOWN_DIALECTS = ("AMDGPU", "C", "Vulkan", "VULKAN", "PTX", "OPENCL")
+
+
+def dialect_of(text: str) -> str | None:
+    """The dialect word of a file's header (its first word outside comments), or None."""
+    try:
+        clean = Source(text).clean
+    except ParseError:
+        clean = text
+    m = re.search(r"\S+", clean)
+    return m.group() if m else None
+
+
+def parse(text: str, path: str = "<string>") -> Test:
+    """Parse a litmus test in any dialect that has a front end."""
+    src = Source(text, path)          # reports unterminated comments and quotes first
+    m = re.search(r"\S+", src.clean)
+    if not m:
+        raise src.error(len(text), "empty file: expected a header '<DIALECT> <name>'")
+    word = m.group()
+    front = FRONT_ENDS.get(word)
+    if front is None:
+        if word in KNOWN_DIALECTS:
+            raise src.error(m.start(), f"dialect {word!r} has no front end yet "
+                                       f"(readable: {', '.join(sorted(FRONT_ENDS))})")
+        raise src.error(m.start(), f"unknown dialect {word!r} (expected one of "
+                                   f"{', '.join(KNOWN_DIALECTS)})")
+    return front(text, path)
+
+
+def parse_file(path: str | os.PathLike) -> Test:
+    """Read and parse one file; unreadable files give a ParseError at 1:1."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise ParseError(path, 1, 1, f"not UTF-8 text ({e.reason})") from None
+    except OSError as e:
+        raise ParseError(path, 1, 1, f"cannot read file: {e.strerror or e}") from None
+    return parse(text, path)
+
+
+def litmus_files(paths) -> list[str]:
+    """Expand FILE|DIR arguments: directories give every ``*.litmus`` below them, sorted."""
+    out: list[str] = []
+    for p in paths:
+        p = os.fspath(p)
+        if os.path.isdir(p):
+            found = []
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                for f in files:
+                    if f.endswith(".litmus"):
+                        found.append(os.path.join(root, f))
+            out.extend(sorted(found))
+        else:
+            out.append(p)
+    return out

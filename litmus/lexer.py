@@ -1,0 +1,119 @@
+"""Source text handling shared by every litmus front end: errors with positions, comment stripping,
+and a small tokenizer.
+
+Every malformed input raises :class:`ParseError`, whose text is one line:
+``path:line:col: reason``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+
+class ParseError(Exception):
+    """A malformed litmus file; ``str()`` gives ``path:line:col: reason``."""
+
+    def __init__(self, path: str, line: int, col: int, reason: str):
+        self.path, self.line, self.col, self.reason = path, line, col, reason
+        super().__init__(f"{path}:{line}:{col}: {reason}")
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str   # "id", "int", "op", "str", "eof"
+    text: str
+    pos: int    # offset into the source text
+
+
+class Source:
+    """A file's text with offset → (line, column) mapping and comment-free view."""
+
+    def __init__(self, text: str, path: str = "<string>"):
+        self.text = text
+        self.path = path
+        self._starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        self.clean = self._strip_comments()
+
+    def linecol(self, pos: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._starts, pos) - 1
+        return line + 1, pos - self._starts[line] + 1
+
+    def error(self, pos: int, reason: str) -> ParseError:
+        pos = max(0, min(pos, len(self.text)))
+        line, col = self.linecol(pos)
+        return ParseError(self.path, line, col, reason)
+
+    def _strip_comments(self) -> str:
+        """Blank out ``(* ... *)`` (nesting) and ``// ...`` comments outside quoted text.
+
+        Blanking keeps every offset, so positions in the cleaned text are positions in the file.
+        """
+        t = self.text
+        out = list(t)
+        i, n = 0, len(t)
+        while i < n:
+            c = t[i]
+            if c == '"':
+                j = t.find('"', i + 1)
+                if j < 0:
+                    raise self.error(i, "unterminated quoted text")
+                i = j + 1
+            elif t.startswith("(*", i):
+                depth, j = 1, i + 2
+                while j < n and depth:
+                    if t.startswith("(*", j):
+                        depth, j = depth + 1, j + 2
+                    elif t.startswith("*)", j):
+                        depth, j = depth - 1, j + 2
+                    else:
+                        j += 1
+                if depth:
+                    raise self.error(i, "unterminated comment '(*'")
+                for k in range(i, j):
+                    if out[k] != "\n":
+                        out[k] = " "
+                i = j
+            elif t.startswith("//", i):
+                j = t.find("\n", i)
+                j = n if j < 0 else j
+                for k in range(i, j):
+                    out[k] = " "
+                i = j
+            else:
+                i += 1
+        return "".join(out)
+
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<int>[+-]?\d+(?![A-Za-z_]))
+  | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<op>==|!=|/\\|\\/|<=|>=|[~()\[\]:=;,|@.{}*&+\-<>!^%/$])
+""", re.VERBOSE)
+
+
+def tokenize(src: Source, start: int = 0, end: int | None = None) -> list[Token]:
+    """Tokens of ``src.clean[start:end]``; an unexpected character is a ParseError."""
+    text = src.clean
+    end = len(text) if end is None else end
+    toks: list[Token] = []
+    i = start
+    while i < end:
+        m = _TOKEN.match(text, i, end)
+        if not m:
+            raise src.error(i, f"unexpected character {text[i]!r}")
+        kind = m.lastgroup
+        if kind != "ws":
+            toks.append(Token(kind, m.group(), i))
+        i = m.end()
+    toks.append(Token("eof", "", end))
+    return toks
+
+
+def parse_int(src: Source, tok: Token, what: str = "value") -> int:
+    if tok.kind != "int":
+        shown = tok.text if tok.kind != "eof" else "end of input"
+        raise src.error(tok.pos, f"expected an integer {what}, got {shown!r}")
+    return int(tok.text)

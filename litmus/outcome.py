@@ -1,0 +1,103 @@
+"""Outcomes, the final condition's meaning over them, and herd-style verdicts (LITMUS.md).
+
+An *outcome* maps every observable (``P1:r0``, ``x``) to an int or :data:`UNDEF`. Undef stands for
+any value, independently in each position, so a proposition over an outcome with undef positions is
+*satisfiable* (some choice of the undef values makes it true) or *valid* (every choice does).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterable, Mapping
+
+from .ir import UNDEF, And, Atom, Condition, Const, Not, Or, Prop, prop_atoms
+
+Outcome = Mapping[str, "int | str"]
+
+
+def evaluate(prop: Prop, values: Mapping[str, int]) -> bool:
+    """Truth of ``prop`` when every observable it names has a concrete value."""
+    if isinstance(prop, Atom):
+        v = values[prop.key]
+        return (v == prop.value) if prop.op == "==" else (v != prop.value)
+    if isinstance(prop, Not):
+        return not evaluate(prop.arg, values)
+    if isinstance(prop, And):
+        return all(evaluate(a, values) for a in prop.args)
+    if isinstance(prop, Or):
+        return any(evaluate(a, values) for a in prop.args)
+    if isinstance(prop, Const):
+        return prop.value
+    raise TypeError(prop)
+
+
+def _choices(prop: Prop, outcome: Outcome) -> Iterable[dict[str, int]]:
+    """Every assignment that matters for the undef positions ``prop`` names.
+
+    For an undef position the only values that can change an atom's truth are the constants it is
+    compared with; one extra value (different from all of them) stands for "anything else".
+    """
+    consts: dict[str, set[int]] = {}
+    for atom in prop_atoms(prop):
+        if outcome[atom.key] == UNDEF:
+            consts.setdefault(atom.key, set()).add(atom.value)
+    base = {k: v for k, v in outcome.items() if v != UNDEF}
+    keys = sorted(consts)
+    domains = []
+    for k in keys:
+        vals = sorted(consts[k])
+        domains.append(vals + [max(vals) + 1])
+    for combo in itertools.product(*domains):
+        d = dict(base)
+        d.update(zip(keys, combo))
+        yield d
+
+
+def satisfiable(prop: Prop, outcome: Outcome) -> bool:
+    """Some choice of the outcome's undef values makes ``prop`` true."""
+    return any(evaluate(prop, c) for c in _choices(prop, outcome))
+
+
+def valid(prop: Prop, outcome: Outcome) -> bool:
+    """Every choice of the outcome's undef values makes ``prop`` true."""
+    return all(evaluate(prop, c) for c in _choices(prop, outcome))
+
+
+def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = False) -> str:
+    """``Ok``/``No`` as herd7 gives them, or ``Undef`` when some execution has UB."""
+    if undefined:
+        return "Undef"
+    states = list(states)
+    q, p = condition.quantifier, condition.prop
+    if q == "exists":
+        ok = any(satisfiable(p, s) for s in states)
+    elif q == "~exists":
+        ok = not any(satisfiable(p, s) for s in states)
+    elif q == "forall":
+        ok = all(valid(p, s) for s in states)
+    else:
+        raise ValueError(q)
+    return "Ok" if ok else "No"
+
+
+def condition_holds(condition: Condition, observed: Mapping[str, int]) -> bool:
+    """Does a concrete (observed) outcome witness the condition's proposition?
+
+    For ``exists`` that is P; for ``~exists`` and ``forall`` the witness of interest is the
+    outcome that would refute the test (P for ``~exists``, not P for ``forall``).
+    """
+    val = evaluate(condition.prop, observed)
+    return (not val) if condition.quantifier == "forall" else val
+
+
+def matches(allowed: Outcome, observed: Mapping[str, int]) -> bool:
+    """Is a concrete observed outcome an instance of an allowed outcome (undef matches anything)?"""
+    for k, v in allowed.items():
+        if v != UNDEF and observed.get(k) != v:
+            return False
+    return True
+
+
+def format_outcome(outcome: Outcome) -> str:
+    """``P1:r0=1; P1:r1=undef; x=1;`` in observable order."""
+    return " ".join(f"{k}={v};" for k, v in outcome.items())

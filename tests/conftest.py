@@ -1,0 +1,24 @@
+"""Shared test fixtures: paths to the repository's corpora and to ../shared."""
+
+import os
+import pathlib
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SHARED = pathlib.Path(os.environ.get("SCOPEFUZZ_SHARED", ROOT.parent / "shared"))
+CORPORA = ROOT / "corpora"
+
+settings.register_profile("ci", max_examples=100, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=50, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture
+def shared():
+    if not SHARED.is_dir():
+        pytest.fail(f"../shared not found at {SHARED} (set SCOPEFUZZ_SHARED)")
+    return SHARED
