@@ -252,9 +252,10 @@ class Test:
     """A litmus test in the AMDGPU dialect's program model.
 
     ``locations`` keep declaration order; ``reg_init`` maps ``(thread, register)`` to its initial
-    value (registers left out start at 0). ``dialect`` records the header word of the source file
-    and ``model`` the default memory model for it.
+    value (registers left out start at 0). ``dialect`` records the header word of the source file.
     """
+
+    __test__ = False   # not a pytest test class
 
     name: str
     locations: tuple[Location, ...]

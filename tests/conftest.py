@@ -1,7 +1,8 @@
-"""Shared test fixtures: paths to the repository's corpora and to ../shared."""
+"""Shared test set-up: paths to the repository's corpora and to ../shared, Hypothesis profiles."""
 
 import os
 import pathlib
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -9,6 +10,8 @@ from hypothesis import HealthCheck, settings
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED = pathlib.Path(os.environ.get("SCOPEFUZZ_SHARED", ROOT.parent / "shared"))
 CORPORA = ROOT / "corpora"
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))   # tests/ helpers (strategies)
 
 settings.register_profile("ci", max_examples=100, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
