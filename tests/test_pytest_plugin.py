@@ -1,0 +1,181 @@
+"""The pytest plugin: litmus files as items, expected.csv, Undef, devices per xdist worker."""
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import CORPORA
+
+pytest_plugins = ["pytester"]
+
+MP_SYNC = """AMDGPU MP+rel+acq.agent
+"Forbidden: release/acquire at agent scope between two workgroups of one agent synchronize."
+{ x = 0; y = 0; }
+ P0@wg 0                | P1@wg 1                ;
+ st.atom x, 1           | ld.atom.acq.agent r0, y ;
+ st.atom.rel.agent y, 1 | ld.atom r1, x          ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""
+
+SB = """AMDGPU SB+rlx
+"Allowed: relaxed atomics do not order a store before a later load."
+{ x = 0; y = 0; }
+ P0@wg 0        | P1@wg 1        ;
+ st.atom x, 1   | st.atom y, 1   ;
+ ld.atom r0, y  | ld.atom r0, x  ;
+exists (P0:r0 == 0 /\\ P1:r0 == 0)
+"""
+
+DEADLOCK = """AMDGPU barrier-deadlock
+"Undef: P1 waits on named barrier 1 that nobody else joins with count 2."
+{ x = 0; }
+ P0@wave 0, wg 0 | P1@wave 1, wg 0 ;
+ bar.init 1, 2   | bar.join 1      ;
+ st.atom x, 1    | barrier         ;
+                 | bar.signal 1    ;
+                 | bar.wait 1      ;
+exists (x == 1)
+"""
+
+FAKE_HW = """
+from hw.backend import Backend, Histogram
+
+class Fake(Backend):
+    def __init__(self, spec):
+        self.name = "fake:" + (spec or "")
+    def run(self, test, iterations, seed=0):
+        h = Histogram(test.observables())
+        h.add(tuple(0 for _ in test.observables()), iterations)
+        return h
+
+def make(spec):
+    return Fake(spec)
+"""
+
+FAKE_CONFTEST = """
+import hw
+hw.FAMILIES["fake"] = "fakehw:make"
+"""
+
+
+def test_collects_litmus_files_and_checks_expected_csv(pytester):
+    d = pytester.mkdir("suite")
+    (d / "mp.litmus").write_text(MP_SYNC)
+    (d / "sb.litmus").write_text(SB)
+    (d / "expected.csv").write_text("mp.litmus,No\nsb.litmus,Ok\n")
+    r = pytester.runpytest("suite", "--litmus-backend=none", "-v")
+    r.assert_outcomes(passed=2)
+    r.stdout.fnmatch_lines(["*suite/mp.litmus::MP+rel+acq.agent PASSED*",
+                            "*suite/sb.litmus::SB+rlx PASSED*"])
+
+
+def test_wrong_expected_verdict_fails_with_both_verdicts(pytester):
+    d = pytester.mkdir("suite")
+    (d / "mp.litmus").write_text(MP_SYNC)
+    (d / "expected.csv").write_text("mp.litmus,Ok\n")
+    r = pytester.runpytest("suite", "--litmus-backend=none")
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*MP+rel+acq.agent: oracle verdict No, expected Ok*expected.csv*"])
+
+
+def test_dat3m_style_csv_in_an_ancestor_directory(pytester):
+    d = pytester.mkdir("root")
+    (d / "sub").mkdir()
+    (d / "sub" / "sb.litmus").write_text(SB)
+    (d / "expected.csv").write_text("sub/sb.litmus,0\n")     # 0 = herd No, but SB is Ok
+    r = pytester.runpytest("root", "--litmus-backend=none")
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*oracle verdict Ok, expected No*"])
+
+
+def test_malformed_file_fails_with_position(pytester):
+    pytester.makefile(".litmus", bad=SB.replace("st.atom x, 1", "st.atomic x, 1"))
+    r = pytester.runpytest("bad.litmus", "--litmus-backend=none")
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*bad.litmus:5:5: unknown modifier 'atomic'*"])
+
+
+def test_undef_program_checks_verdict_and_is_never_run(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW.replace("def run(self, test, iterations, seed=0):",
+                                               "def run(self, test, iterations, seed=0):\n"
+                                               "        raise AssertionError('ran an Undef test')"))
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makefile(".litmus", dead=DEADLOCK)
+    (pytester.path / "expected.csv").write_text("dead.litmus,Undef\n")
+    r = pytester.runpytest_subprocess("dead.litmus", "--litmus-backend=fake:x")
+    r.assert_outcomes(passed=1)
+
+
+def test_forbidden_outcome_fails_with_histogram_and_explanation(pytester):
+    # a backend that always reports the outcome MP forbids: r0 = 1, r1 = 0
+    pytester.makepyfile(fakehw=FAKE_HW.replace(
+        "h.add(tuple(0 for _ in test.observables()), iterations)",
+        "h.add(tuple({'P1:r0': 1, 'x': 1, 'y': 1}.get(k, 0) for k in test.observables()), "
+        "iterations)"))
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makefile(".litmus", mp=MP_SYNC)
+    r = pytester.runpytest_subprocess("mp.litmus", "--litmus-backend=fake:x",
+                                      "--litmus-iterations=7")
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*7 of 7 iterations on fake:x showed an outcome the amdgpu model "
+                            "forbids*",
+                            "*7  P1:r0=1; P1:r1=0; x=1; y=1;  FORBIDDEN*",
+                            "*allowed by the model:*"])
+
+
+def test_each_xdist_worker_takes_its_own_device(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW)
+    pytester.makeconftest(FAKE_CONFTEST)
+    body = "\n".join(
+        f"def test_dev{i}(litmus_backend, worker_id):\n"
+        f"    open('devices.log', 'a').write(worker_id + ' ' + litmus_backend.name + '\\n')\n"
+        for i in range(8))
+    pytester.makepyfile(test_devices=body)
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus-devices=fake:a,fake:b",
+                                      "test_devices.py")
+    r.assert_outcomes(passed=8)
+    seen = {tuple(line.split()) for line in (pytester.path / "devices.log").read_text().split("\n")
+            if line}
+    assert seen <= {("gw0", "fake:a"), ("gw1", "fake:b")}
+    assert {w for w, _ in seen} == {"gw0", "gw1"}
+
+
+def test_junitxml_records_outcome_counts(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW)
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makefile(".litmus", sb=SB)
+    r = pytester.runpytest_subprocess("sb.litmus", "--litmus-backend=fake:x",
+                                      "--litmus-iterations=5", "--junitxml=out.xml")
+    r.assert_outcomes(passed=1)
+    props = {p.get("name"): p.get("value")
+             for p in ET.parse(pytester.path / "out.xml").iter("property")}
+    assert props["verdict"] == "Ok" and props["backend"] == "fake:x"
+    assert props["outcome P0:r0=0; P1:r0=0; x=0; y=0;"] == "5"
+
+
+def test_litmus_oracle_fixture(pytester):
+    pytester.makefile(".litmus", sb=SB)
+    pytester.makepyfile(test_user="""
+def test_it(litmus_oracle):
+    r = litmus_oracle("sb.litmus")
+    assert r.verdict == "Ok"
+    assert r.allows({"P0:r0": 0, "P1:r0": 0, "x": 1, "y": 1})
+    assert not r.allows({"P0:r0": 0, "P1:r0": 0, "x": 0, "y": 1})
+""")
+    r = pytester.runpytest("test_user.py", "--litmus-backend=none")
+    r.assert_outcomes(passed=1)
+
+
+def test_real_parallel_run_over_the_corpora_on_the_simulator(pytester):
+    dirs = [p for p in sorted(CORPORA.iterdir()) if (p / "expected.csv").is_file()]
+    assert dirs, "corpora with expected.csv exist"
+    for p in dirs:
+        shutil.copytree(p, pytester.path / p.name)
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus-backend=sim",
+                                      "--litmus-iterations=500", *[p.name for p in dirs])
+    outcomes = r.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0, r.stdout.str()[-3000:]
+    n_files = sum(1 for p in dirs for _ in p.rglob("*.litmus"))
+    assert outcomes.get("passed", 0) == n_files
