@@ -17,6 +17,7 @@ from .parse_amdgpu import parse_amdgpu
 
 #: dialect word (as written in the header, case-sensitive) -> parser(text, path) -> Test
 FRONT_ENDS: dict[str, Callable[[str, str], Test]] = {"AMDGPU": parse_amdgpu}
+from .parse_c import parse_c; FRONT_ENDS["C"] = parse_c  # noqa: E402,E702 (conformance front end)
 
 #: default memory model of each dialect (DESIGN.md, `scopefuzz check`)
 DEFAULT_MODEL = {"AMDGPU": "amdgpu", "C": "rc11", "Vulkan": "vulkan", "VULKAN": "vulkan",
@@ -37,6 +38,7 @@ def dialect_of(text: str) -> str | None:
 
 def parse(text: str, path: str = "<string>") -> Test:
     """Parse a litmus test in any dialect that has a front end."""
+    if re.match(r"\s*C\s", text) and "C" in FRONT_ENDS: return FRONT_ENDS["C"](text, path)  # noqa: E701 ('(*p)' is a C dereference, not a comment)
     src = Source(text, path)          # reports unterminated comments and quotes first
     m = re.search(r"\S+", src.clean)
     if not m:

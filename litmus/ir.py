@@ -17,6 +17,8 @@ from . import scopes as _scopes
 #: Instruction bases (the mnemonic before its modifiers).
 BASES = ("ld", "st", "rmw", "cas", "fence", "async.ld", "async.mark", "async.wait", "barrier",
          "bar.signal", "bar.wait", "bar.init", "bar.join", "bar.leave")
+#: Control-flow and register bases of the C/Vulkan front ends only (litmus/cfg.py).
+CFG_BASES = ("label", "branch", "goto", "assign", "cbar", "avdevice", "visdevice")
 
 #: Access kinds of ``ld``/``st``: plain, atomic, load-visible / store-available, volatile.
 ACCESSES = ("plain", "atom", "vis", "av", "vol")
@@ -85,6 +87,7 @@ class Instr:
     loc: str | None = None
     lds: str | None = None
     args: tuple[int, ...] = ()
+    attrs: tuple[str, ...] = ()   # dialect-specific attributes (C/Vulkan front ends; litmus/cfg.py)
 
     # -- classification helpers used by every consumer -------------------------------------------
     @property
