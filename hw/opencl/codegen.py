@@ -1,0 +1,480 @@
+"""Litmus test -> OpenCL C kernel for the parallel testing environment (issue 8).
+
+Two dialects share one kernel skeleton (:mod:`hw.opencl.layout` says which instance each role of
+a work-item belongs to); they differ in how each instruction is lowered:
+
+``cl3``
+    OpenCL C 3.0: ``atomic_*_explicit`` with ``memory_order_*`` / ``memory_scope_*``,
+    ``atomic_work_item_fence``, ``work_group_barrier``. For PoCL and any OpenCL 3.0 device.
+``amdgcn``
+    OpenCL C for ROCm with clang builtins: ``__scoped_atomic_*``, ``__builtin_amdgcn_fence`` with
+    LLVM scope names, ``__builtin_amdgcn_s_barrier``, the gfx1250 LDS-DMA builtin with
+    asyncmark / ``s_wait_asynccnt`` waits and the av load/store builtins when ``__has_builtin``
+    says the compiler has them, and a faithful (never weaker) fallback when it does not.
+
+Every construct with no exact equivalent is lowered to something at least as strong; the table
+:data:`LOWERINGS` documents each choice and ``docs/opencl.md`` repeats it. Barrier-like
+operations become *phase boundaries*: each thread's code is cut at its barrier waits, every
+work-item runs phase 0 of all its roles, one workgroup barrier, phase 1 of all roles, and so on.
+That is stronger than the test's barriers only when, in every workgroup, the threads wait on the
+same barrier objects in the same order (:func:`barrier_problem` says when it is not; the runner
+then refuses the test).
+
+``weaken`` is a test-only switch that deliberately miscompiles (``sc-fence-as-acq_rel``: sequentially
+consistent fences become acq_rel fences; ``relaxed``: every atomic relaxed and every fence dropped),
+so the tests can check that the harness catches a wrong lowering on a real device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from litmus import Instr, Test, format_instr
+from litmus.ir import BASES
+
+from ..backend import BackendError
+from .layout import Layout, layout_of
+
+DIALECTS = ("cl3", "amdgcn")
+WEAKENINGS = (None, "sc-fence-as-acq_rel", "relaxed")
+
+
+class CodegenError(BackendError):
+    """A test that cannot be turned into a kernel (one line)."""
+
+
+#: How each construct is lowered, per dialect (documentation, also printed in kernel headers).
+LOWERINGS = {
+    "scopes": ("cl3: thread/wave/wg -> memory_scope_work_group (sub-groups are not assumed to be "
+               "waves); cluster/agent -> memory_scope_device; sys -> memory_scope_all_svm_devices "
+               "when the device has __opencl_c_atomic_scope_all_devices, else memory_scope_device. "
+               "LDS scopes are capped at work_group. amdgcn: exact (__MEMORY_SCOPE_SINGLE/WVFRNT/"
+               "WRKGRP/CLUSTR/DEVICE/SYSTEM; CLUSTR -> DEVICE when clang lacks it)."),
+    "ld.vis/st.av": ("cl3: relaxed atomic load/store at the mapped scope (atomic and available/"
+                     "visible at that scope: stronger). amdgcn: __builtin_amdgcn_av_{load,store}_b32 "
+                     "when present, else the relaxed scoped atomic. On LDS: a plain access (every LDS "
+                     "access is available/visible at workgroup scope)."),
+    "ld.vol/st.vol": ("cl3: relaxed atomic at the widest mapped scope. amdgcn: a volatile access "
+                      "(LLVM volatile = available/visible at system scope)."),
+    ".noav": "dropped (the op then also makes accesses available/visible: stronger).",
+    "async.ld": ("cl3: a synchronous copy at the issue point (completes before anything after "
+                 "it: stronger). amdgcn: __builtin_amdgcn_global_load_async_to_lds_b32 when the "
+                 "compiler has it and a wait builtin, else the synchronous copy. Every role ends "
+                 "with a wait for all its async copies (the model completes them at thread end)."),
+    "async.mark/async.wait": ("cl3: nothing (copies are synchronous). amdgcn with async DMA: "
+                              "__builtin_amdgcn_asyncmark/wait_asyncmark when present, else "
+                              "s_wait_asynccnt with the number of own copies issued after the "
+                              "last mark that must complete (counting only this role's copies "
+                              "waits for more: stronger)."),
+    "barriers": ("every barrier wait (barrier, bar.wait -1/-3/named) is a phase boundary: one "
+                 "work_group_barrier(0) (cl3) / __builtin_amdgcn_s_barrier() (amdgcn) that every "
+                 "work-item executes; bar.signal, bar.init, bar.join and bar.leave emit nothing (an "
+                 "arrive moved to the next wait or to thread end is stronger). Sound only when "
+                 "the wait sequences of the threads of each workgroup agree (barrier_problem); "
+                 "cluster barriers across workgroups have no equivalent and are refused."),
+    "cas": ("strong compare-exchange; a failure order stronger than the success order raises the "
+            "success order (OpenCL C forbids it otherwise)."),
+}
+
+CL3_ORDER = {"rlx": "memory_order_relaxed", "acq": "memory_order_acquire",
+             "rel": "memory_order_release", "acq_rel": "memory_order_acq_rel",
+             "sc": "memory_order_seq_cst"}
+GCN_ORDER = {"rlx": "__ATOMIC_RELAXED", "acq": "__ATOMIC_ACQUIRE", "rel": "__ATOMIC_RELEASE",
+             "acq_rel": "__ATOMIC_ACQ_REL", "sc": "__ATOMIC_SEQ_CST"}
+CL3_SCOPE = {"thread": "SF_SCOPE_WG", "wave": "SF_SCOPE_WG", "wg": "SF_SCOPE_WG",
+             "cluster": "SF_SCOPE_AGENT", "agent": "SF_SCOPE_AGENT", "sys": "SF_SCOPE_SYS"}
+GCN_SCOPE = {"thread": "__MEMORY_SCOPE_SINGLE", "wave": "__MEMORY_SCOPE_WVFRNT",
+             "wg": "__MEMORY_SCOPE_WRKGRP", "cluster": "SF_MEMORY_SCOPE_CLUSTER",
+             "agent": "__MEMORY_SCOPE_DEVICE", "sys": "__MEMORY_SCOPE_SYSTEM"}
+GCN_FENCE_SCOPE = {"thread": "singlethread", "wave": "wavefront", "wg": "workgroup",
+                   "cluster": "cluster", "agent": "agent", "sys": ""}
+RMW_FN = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "max": "max",
+          "min": "min"}
+
+#: kernel arguments, in order (the runner sets them by position)
+KERNEL_ARGS = ("mem", "out", "roles", "wg_ids", "scratch", "lds", "wg_size", "n_instances",
+               "n_testing", "perm", "stride", "stress_iters", "stress_lines", "pre_stress_iters")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A generated kernel and what the runner needs to drive it."""
+
+    source: str
+    dialect: str
+    layout: Layout
+    registers: tuple[tuple[int, str], ...]   # (tid, reg) in observable order
+    globals: tuple[str, ...]                 # global locations in observable order
+    lds: tuple[str, ...]                     # LDS locations
+    phases: int                              # number of phase boundaries
+    name: str = "litmus"
+
+
+# --- phases -----------------------------------------------------------------------------------
+
+def _is_wait(ins: Instr) -> bool:
+    return ins.base in ("barrier", "bar.wait")
+
+
+def split_phases(code) -> list[list[Instr]]:
+    """Cut straight-line code after each barrier wait: phase k ends at the k-th wait."""
+    phases: list[list[Instr]] = [[]]
+    for ins in code:
+        if _is_wait(ins):
+            phases.append([])
+        else:
+            phases[-1].append(ins)
+    return phases
+
+
+def wait_objects(code) -> list:
+    """The barrier object each wait of a thread waits on (named waits: the last joined one)."""
+    joined = None
+    out = []
+    for ins in code:
+        if ins.base == "bar.join":
+            joined = ins.args[0]
+        elif ins.base == "barrier":
+            out.append(-1)
+        elif ins.base == "bar.wait":
+            b = ins.args[0]
+            out.append(("named", joined) if b > 0 else b)
+    return out
+
+
+def barrier_problem(test: Test) -> str | None:
+    """Why phase-boundary lowering of this test's barriers could be weaker than the test, or None."""
+    for tid, th in enumerate(test.threads):
+        for ins in th.code:
+            if ins.barrier_id == -3 and test.workgroups_in_cluster(tid) > 1:
+                return (f"P{tid}: cluster barrier across {test.workgroups_in_cluster(tid)} "
+                        "workgroups has no OpenCL equivalent")
+    groups: dict = {}
+    for tid, th in enumerate(test.threads):
+        groups.setdefault(test.instance(tid, "wg"), []).append(tid)
+    for tids in groups.values():
+        seqs = [(t, wait_objects(test.threads[t].code)) for t in tids]
+        longest = max(seqs, key=lambda s: len(s[1]))
+        for t, s in seqs:
+            if s != longest[1][:len(s)]:
+                return (f"barrier waits of P{t} {s} and P{longest[0]} {longest[1]} do not line up; "
+                        "a workgroup-barrier lowering would be weaker")
+    return None
+
+
+# --- code generation --------------------------------------------------------------------------
+
+class _Emitter:
+    """Per-dialect lowering of one instruction of one role."""
+
+    def __init__(self, test: Test, dialect: str, weaken: str | None):
+        self.test, self.dialect, self.weaken = test, dialect, weaken
+        self.cl3 = dialect == "cl3"
+
+    # names
+    @staticmethod
+    def reg(tid: int, r: str) -> str:
+        return f"P{tid}_{r}"
+
+    @staticmethod
+    def ptr(tid: int, loc: str) -> str:
+        return f"p{tid}_{loc}"
+
+    def order(self, o: str) -> str:
+        if self.weaken == "relaxed":
+            o = "rlx"
+        return (CL3_ORDER if self.cl3 else GCN_ORDER)[o]
+
+    def scope(self, s: str, lds: bool) -> str:
+        if self.cl3:
+            return "SF_SCOPE_WG" if lds else CL3_SCOPE[s]
+        return GCN_SCOPE[s]
+
+    def atomic_ptr(self, tid: int, loc: str) -> str:
+        p = self.ptr(tid, loc)
+        if self.cl3:
+            space = "__local" if self.test.is_lds(loc) else "__global"
+            return f"({space} atomic_int *){p}"
+        return p
+
+    # lowering
+    def lower(self, tid: int, ins: Instr, state: dict) -> list[str]:
+        b = ins.base
+        t = self.test
+        if b not in BASES:
+            raise CodegenError(f"P{tid}: {b!r} has no kernel lowering (AMDGPU dialect only)")
+        if b in ("ld", "st"):
+            return self.access(tid, ins)
+        if b == "rmw":
+            lds = t.is_lds(ins.loc)
+            p, r = self.atomic_ptr(tid, ins.loc), self.reg(tid, ins.reg)
+            v = ins.args[0]
+            o, s = self.order(ins.order), self.scope(ins.scope, lds)
+            if self.cl3:
+                fn = "atomic_exchange_explicit" if ins.op == "xchg" else f"atomic_fetch_{RMW_FN[ins.op]}_explicit"
+                return [f"{r} = {fn}({p}, {v}, {o}, {s});"]
+            fn = "__scoped_atomic_exchange_n" if ins.op == "xchg" else f"__scoped_atomic_fetch_{RMW_FN[ins.op]}"
+            return [f"{r} = {fn}({p}, {v}, {o}, {s});"]
+        if b == "cas":
+            lds = t.is_lds(ins.loc)
+            succ, fail = _cas_orders(ins.order, ins.fail_order)
+            p, r = self.atomic_ptr(tid, ins.loc), self.reg(tid, ins.reg)
+            e, d = ins.args
+            o1, o2, s = self.order(succ), self.order(fail), self.scope(ins.scope, lds)
+            if self.cl3:
+                call = f"atomic_compare_exchange_strong_explicit({p}, &sf_e, {d}, {o1}, {o2}, {s})"
+            else:
+                call = f"__scoped_atomic_compare_exchange_n({p}, &sf_e, {d}, 0, {o1}, {o2}, {s})"
+            return [f"{{ int sf_e = {e}; (void){call}; {r} = sf_e; }}"]
+        if b == "fence":
+            o = ins.order
+            if self.weaken == "relaxed":
+                return ["/* fence dropped by weaken=relaxed (test-only miscompilation) */"]
+            if self.weaken == "sc-fence-as-acq_rel" and o == "sc":
+                o = "acq_rel"
+            if self.cl3:
+                return [f"atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE, "
+                        f"{CL3_ORDER[o]}, {CL3_SCOPE[ins.scope]});"]
+            return [f'__builtin_amdgcn_fence({GCN_ORDER[o]}, "{GCN_FENCE_SCOPE[ins.scope]}");']
+        if b == "async.ld":
+            src, dst = self.ptr(tid, ins.loc), self.ptr(tid, ins.lds)
+            state["async_ops"].append(len(state["marks"]))
+            copy = f"*{dst} = *{src};"
+            if self.cl3:
+                return [copy + "  /* synchronous copy */"]
+            return ["#ifdef SF_ASYNC_DMA",
+                    f"__builtin_amdgcn_global_load_async_to_lds_b32({src}, {dst}, 0, 0);",
+                    "#else", copy + "  /* synchronous copy */", "#endif"]
+        if b == "async.mark":
+            state["marks"].append(len(state["async_ops"]))
+            if self.cl3:
+                return ["/* async.mark: nothing to do, copies are synchronous */"]
+            return ["#if defined(SF_ASYNC_DMA) && defined(SF_ASYNCMARK)",
+                    "__builtin_amdgcn_asyncmark();", "#endif"]
+        if b == "async.wait":
+            if self.cl3:
+                return [f"/* async.wait {ins.args[0]}: nothing to do, copies are synchronous */"]
+            n = ins.args[0]
+            marks = state["marks"]
+            lines = ["#ifdef SF_ASYNC_DMA", "#ifdef SF_ASYNCMARK",
+                     f"__builtin_amdgcn_wait_asyncmark({n});", "#else"]
+            if len(marks) > n:
+                # copies issued before the last completed mark must be done; the rest may remain
+                done_upto = marks[len(marks) - n - 1]
+                left = len(state["async_ops"]) - done_upto
+                lines.append(f"__builtin_amdgcn_s_wait_asynccnt({left});")
+            else:
+                lines.append(f"/* async.wait {n}: no mark to complete yet */")
+            lines += ["#endif", "#endif"]
+            return lines
+        if b in ("bar.signal", "bar.init", "bar.join", "bar.leave"):
+            return [f"/* {format_instr(ins)}: arrive/membership folded into the phase barriers */"]
+        raise CodegenError(f"P{tid}: no lowering for {format_instr(ins)!r}")
+
+    def access(self, tid: int, ins: Instr) -> list[str]:
+        t = self.test
+        lds = t.is_lds(ins.loc)
+        p = self.ptr(tid, ins.loc)
+        load = ins.base == "ld"
+        r = self.reg(tid, ins.reg) if load else None
+        v = None if load else ins.args[0]
+        acc = ins.access
+        if acc == "plain" or (lds and acc in ("vis", "av")):
+            return [f"{r} = *{p};" if load else f"*{p} = {v};"]
+        if acc == "vol":
+            if self.cl3:
+                acc, scope = "atom", "sys"
+            else:
+                q = "__local" if lds else "__global"
+                return [f"{r} = *(volatile {q} int *){p};" if load
+                        else f"*(volatile {q} int *){p} = {v};"]
+        else:
+            scope = ins.scope
+        order = ins.order if ins.access == "atom" else "rlx"
+        if self.cl3:
+            ap, o, s = self.atomic_ptr(tid, ins.loc), self.order(order), self.scope(scope, lds)
+            return [f"{r} = atomic_load_explicit({ap}, {o}, {s});" if load
+                    else f"atomic_store_explicit({ap}, {v}, {o}, {s});"]
+        o, s = self.order(order), self.scope(scope, lds)
+        atomic = (f"{r} = __scoped_atomic_load_n({p}, {o}, {s});" if load
+                  else f"__scoped_atomic_store_n({p}, {v}, {o}, {s});")
+        if acc in ("vis", "av"):
+            gp = f"(__global unsigned int *){p}"
+            if load:
+                fast = f"{r} = (int)__builtin_amdgcn_av_load_b32({gp}, {s});"
+                guard = "SF_AV_LOAD"
+            else:
+                fast = f"__builtin_amdgcn_av_store_b32({gp}, (unsigned int){v}, {s});"
+                guard = "SF_AV_STORE"
+            return [f"#ifdef {guard}", fast, "#else", atomic, "#endif"]
+        return [atomic]
+
+
+def _cas_orders(succ: str, fail: str) -> tuple[str, str]:
+    """OpenCL/C11 require failure <= success and no release in failure: raise success if needed."""
+    if fail == "sc":
+        return "sc", "sc"
+    if fail == "acq" and succ in ("rlx", "rel"):
+        return ("acq" if succ == "rlx" else "acq_rel"), "acq"
+    return succ, fail
+
+
+def _prelude(dialect: str, test: Test) -> list[str]:
+    lines = [f"/* scopefuzz {dialect} kernel for litmus test {test.name}",
+             " * Generated by `scopefuzz codegen`; lowering choices: docs/opencl.md. */"]
+    if dialect == "cl3":
+        lines += [
+            "#if defined(__opencl_c_atomic_scope_all_devices)",
+            "#define SF_SCOPE_SYS memory_scope_all_svm_devices",
+            "#else",
+            "#define SF_SCOPE_SYS memory_scope_device  /* no all-devices scope: device is the widest */",
+            "#endif",
+            "#define SF_SCOPE_AGENT memory_scope_device",
+            "#define SF_SCOPE_WG memory_scope_work_group  /* thread and wave scopes too (stronger) */",
+            "#define SF_GROUP_ID() get_group_id(0)",
+            "#define SF_LOCAL_ID() get_local_id(0)",
+            "#define SF_PHASE_BARRIER() work_group_barrier(0)",
+            "#define SF_INIT_BARRIER() work_group_barrier(CLK_LOCAL_MEM_FENCE)",
+        ]
+    else:
+        lines += [
+            "#ifndef __has_builtin",
+            "#define __has_builtin(x) 0",
+            "#endif",
+            "#ifdef __MEMORY_SCOPE_CLUSTR",
+            "#define SF_MEMORY_SCOPE_CLUSTER __MEMORY_SCOPE_CLUSTR",
+            "#else",
+            "#define SF_MEMORY_SCOPE_CLUSTER __MEMORY_SCOPE_DEVICE  /* no cluster scope: agent is stronger */",
+            "#endif",
+            "#if __has_builtin(__builtin_amdgcn_av_load_b32)",
+            "#define SF_AV_LOAD 1",
+            "#endif",
+            "#if __has_builtin(__builtin_amdgcn_av_store_b32)",
+            "#define SF_AV_STORE 1",
+            "#endif",
+            "#if __has_builtin(__builtin_amdgcn_asyncmark) && __has_builtin(__builtin_amdgcn_wait_asyncmark)",
+            "#define SF_ASYNCMARK 1",
+            "#endif",
+            "#if __has_builtin(__builtin_amdgcn_global_load_async_to_lds_b32) && "
+            "(defined(SF_ASYNCMARK) || __has_builtin(__builtin_amdgcn_s_wait_asynccnt))",
+            "#define SF_ASYNC_DMA 1",
+            "#endif",
+            "#define SF_GROUP_ID() __builtin_amdgcn_workgroup_id_x()",
+            "#define SF_LOCAL_ID() __builtin_amdgcn_workitem_id_x()",
+            "#define SF_PHASE_BARRIER() __builtin_amdgcn_s_barrier()",
+            "#define SF_INIT_BARRIER() do { __builtin_amdgcn_fence(__ATOMIC_RELEASE, \"workgroup\"); "
+            "__builtin_amdgcn_s_barrier(); __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, \"workgroup\"); } while (0)",
+        ]
+    return lines
+
+
+def generate(test: Test, dialect: str = "cl3", weaken: str | None = None) -> Kernel:
+    """The kernel of ``test`` in ``dialect``; :class:`CodegenError` for what has no lowering."""
+    if dialect not in DIALECTS:
+        raise CodegenError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
+    if weaken not in WEAKENINGS:
+        raise CodegenError(f"unknown weakening {weaken!r}")
+    if test.dialect != "AMDGPU":
+        raise CodegenError(f"codegen reads the AMDGPU dialect only; this test is {test.dialect}")
+    layout = layout_of(test)
+    em = _Emitter(test, dialect, weaken)
+    regs = tuple((tid, r) for tid in range(len(test.threads)) for r in test.registers(tid))
+    globs = tuple(loc.name for loc in test.globals)
+    ldss = tuple(loc.name for loc in test.lds_locations)
+    G, T = layout.n_wg_roles, layout.n_threads
+    phases = [split_phases(th.code) for th in test.threads]
+    n_phases = max(len(p) for p in phases) if phases else 1
+
+    out = _prelude(dialect, test)
+    out.append("")
+    for name, text in LOWERINGS.items():
+        out.append(f"/* lowering of {name}: {text} */")
+    out.append("")
+    for tid, th in enumerate(test.threads):
+        code = "; ".join(format_instr(i) for i in th.code) or "(empty)"
+        r = layout.roles[tid]
+        out.append(f"/* P{tid} (wg role {r.wg}, wave role {r.wave}, lane {r.lane}): {code} */")
+    out += [
+        "",
+        "__kernel void litmus(__global int *mem, __global int *out, __global const uint *roles,",
+        "                     __global const uint *wg_ids, __global int *scratch, __local int *lds,",
+        "                     const uint wg_size, const uint n_instances, const uint n_testing,",
+        "                     const uint perm, const uint stride, const uint stress_iters,",
+        "                     const uint stress_lines, const uint pre_stress_iters)",
+        "{",
+        "  const uint lid = SF_LOCAL_ID();",
+        "  const uint wg = wg_ids[SF_GROUP_ID()];",
+        "  if (wg >= n_testing) {",
+        "    /* memory-stress workgroup: hammer scratch lines until the testing workgroups finish */",
+        "    __global volatile int *s = scratch;",
+        "    for (uint k = 0; k < stress_iters; k++) {",
+        "      uint line = ((lid + k * 7u) % stress_lines) * 16u;",
+        "      s[line] = (int)k; s[line + 1u] = s[line] + 1;",
+        "    }",
+        "    return;",
+        "  }",
+        "  if (pre_stress_iters) {",
+        "    __global volatile int *s = scratch;",
+        "    for (uint k = 0; k < pre_stress_iters; k++) {",
+        "      uint line = ((lid * 3u + k) % stress_lines) * 16u;",
+        "      s[line + 2u] = s[line + 3u] + 1;",
+        "    }",
+        "  }",
+        f"  const ulong slot = (ulong)wg * wg_size + lid;",
+    ]
+    for tid in range(T):
+        out.append(f"  const uint i{tid} = roles[slot * {T}u + {tid}u];")
+    for tid, th in enumerate(test.threads):
+        used = []
+        for ins in th.code:
+            for loc in ins.locations():
+                if loc not in used:
+                    used.append(loc)
+        g = layout.roles[tid].wg
+        for loc in used:
+            if test.is_lds(loc):
+                k = ldss.index(loc)
+                out.append(f"  __local int *{em.ptr(tid, loc)} = lds + "
+                           f"({k * G + g}u * wg_size + i{tid} % wg_size);")
+            else:
+                k = globs.index(loc)
+                out.append(f"  __global int *{em.ptr(tid, loc)} = mem + "
+                           f"({k}ul * n_instances + ((ulong)i{tid} * perm) % n_instances) * stride;")
+    for tid, r in regs:
+        out.append(f"  int {em.reg(tid, r)} = {test.register_init(tid, r)};")
+    if ldss:
+        out.append("  /* LDS initial values, one copy per (instance, workgroup role) */")
+        for k, name in enumerate(ldss):
+            init = test.location(name).init
+            out.append(f"  for (uint j = lid; j < {G}u * wg_size; j += wg_size) "
+                       f"lds[{k * G}u * wg_size + j] = {init};")
+        out.append("  SF_INIT_BARRIER();")
+    states = [{"marks": [], "async_ops": []} for _ in test.threads]
+    for ph in range(n_phases):
+        if ph:
+            out.append("  SF_PHASE_BARRIER();  /* phase boundary: barrier waits of the test */")
+        out.append(f"  /* phase {ph} */")
+        for tid in range(T):
+            if ph >= len(phases[tid]):
+                continue
+            body = phases[tid][ph]
+            last = ph == len(phases[tid]) - 1
+            if not body and not (last and states[tid]["async_ops"] and dialect == "amdgcn"):
+                continue
+            out.append(f"  /* P{tid} */")
+            for ins in body:
+                out.append(f"  /* {format_instr(ins)} */")
+                for line in em.lower(tid, ins, states[tid]):
+                    out.append(line if line.startswith("#") else "  " + line)
+            if last and states[tid]["async_ops"] and dialect == "amdgcn":
+                out += ["#ifdef SF_ASYNC_DMA", "#ifdef SF_ASYNCMARK",
+                        "  __builtin_amdgcn_asyncmark(); __builtin_amdgcn_wait_asyncmark(0);"
+                        "  /* thread end completes every copy */",
+                        "#else", "  __builtin_amdgcn_s_wait_asynccnt(0);", "#endif", "#endif"]
+    nr = len(regs)
+    for j, (tid, r) in enumerate(regs):
+        out.append(f"  out[(ulong)i{tid} * {nr}u + {j}u] = {em.reg(tid, r)};")
+    if not regs:
+        out.append("  (void)out;")
+    out.append("}")
+    return Kernel("\n".join(out) + "\n", dialect, layout, regs, globs, ldss, n_phases - 1)
