@@ -1,0 +1,380 @@
+"""The fuzz campaign: draw, oracle, run, compare; confirm, minimize, deduplicate, record.
+
+A campaign directory holds
+
+- ``campaign.json``: its parameters (backend, seed, features, shard, iterations), written once;
+- ``journal.jsonl``: one fsynced line per session start and per program done (status, coverage,
+  executions, the finding it led to, or the error it raised);
+- ``findings/<id>/``: one directory per distinct minimized finding (``fuzz/findings.py``).
+
+Program *i* is a pure function of (seed, i) (:func:`fuzz.strategies.draw_program`), shard K/N takes the
+programs with ``i % N == K - 1``, and the journal says which programs are done: ``--resume`` skips them
+and redoes a program whose line a kill cut off. A finding is published (one rename) before its program's
+journal line is written; publishing it again on resume only adds a source if it is not already there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from litmus import Test, canonical_hash, format_test
+from litmus.ir import UNDEF
+
+from . import coverage as cov
+from .findings import findings_dir, load_findings, publish
+from .journal import Journal, atomic_write, clean_temporaries, read_journal
+from .minimize import forbidding_condition, minimize, renumber_registers
+from .progress import Progress
+from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
+                         program_seed)
+
+META = "campaign.json"
+JOURNAL = "journal.jsonl"
+
+
+class CampaignError(Exception):
+    """A campaign cannot start (bad options, a directory holding another campaign): one line."""
+
+
+def parse_shard(text: str | None) -> tuple[int, int]:
+    """``"K/N"`` -> (K, N) with 1 <= K <= N."""
+    if text is None:
+        return (1, 1)
+    k, sep, n = text.partition("/")
+    try:
+        k_i, n_i = int(k), int(n)
+    except ValueError:
+        raise CampaignError(f"bad --shard {text!r}: expected K/N, e.g. 1/4") from None
+    if not sep or n_i < 1 or not 1 <= k_i <= n_i:
+        raise CampaignError(f"bad --shard {text!r}: need 1 <= K <= N")
+    return (k_i, n_i)
+
+
+@dataclass
+class Config:
+    """Campaign parameters (``scopefuzz fuzz`` options)."""
+
+    backend: str
+    out: str = "campaign"
+    seed: int = 0
+    programs: int | None = None       # total over all shards (program numbers 0..N-1)
+    time: float | None = None         # seconds of this session
+    features: frozenset = field(default_factory=lambda: parse_features(None))
+    shard: tuple[int, int] = (1, 1)
+    iterations: int = 1000
+    near_miss: float = 0.5
+    minimize_tries: int = 300
+    minimize_seconds: float = 60.0
+    repro_runs: int = 3
+    resume: bool = False
+
+    def identity(self) -> dict:
+        """What must match for ``--resume`` (program numbering and meaning of each program)."""
+        return {"backend": self.backend, "seed": self.seed, "features": sorted(self.features),
+                "shard": f"{self.shard[0]}/{self.shard[1]}", "iterations": self.iterations,
+                "near_miss": self.near_miss}
+
+
+def default_checker():
+    try:
+        import oracle
+        return oracle.check
+    except (ImportError, AttributeError) as e:
+        raise CampaignError(f"the oracle is not available: {e}") from None
+
+
+def default_explainer():
+    try:
+        import oracle
+        return getattr(oracle, "explain", None)
+    except ImportError:
+        return None
+
+
+def mutant_of(backend: str) -> str | None:
+    fam, _, rest = backend.partition(":")
+    return rest or None if fam == "sim" else None
+
+
+def forbidden_outcomes(hist, result) -> list[tuple[dict, int]]:
+    """(outcome, count) of every observed outcome the model does not allow, most frequent first."""
+    out = []
+    for outcome, n in hist.outcomes():
+        if not result.allows(outcome):
+            out.append((outcome, n))
+    return out
+
+
+@dataclass
+class Stats:
+    programs: int = 0
+    executions: int = 0
+    findings: int = 0
+    undef: int = 0
+    errors: int = 0
+    unconfirmed: int = 0
+    active: float = 0.0
+
+
+class Campaign:
+    """One campaign directory; :meth:`run` fuzzes until the program count or time is reached."""
+
+    def __init__(self, config: Config, backend=None, checker: Callable | None = None,
+                 explainer: Callable | None = None, progress: Progress | None = None):
+        self.cfg = config
+        self.dir = config.out
+        self._backend = backend
+        self._checker = checker
+        self._explainer = explainer
+        self.progress = progress
+        self.stats = Stats()
+        self.coverage = cov.Coverage()
+        self.done: set[int] = set()
+        self.known: dict[str, dict] = {}
+        self.uid = f"seed{config.seed}-shard{config.shard[0]}of{config.shard[1]}"
+
+    # -- set-up ----------------------------------------------------------------------------------
+    def open(self) -> None:
+        meta_path = os.path.join(self.dir, META)
+        jpath = os.path.join(self.dir, JOURNAL)
+        exists = os.path.exists(meta_path) or os.path.exists(jpath)
+        if exists and not self.cfg.resume:
+            raise CampaignError(f"{self.dir}: already holds a campaign (use --resume, or another "
+                                "--out)")
+        os.makedirs(findings_dir(self.dir), exist_ok=True)
+        clean_temporaries(self.dir)
+        clean_temporaries(findings_dir(self.dir))
+        if os.path.exists(meta_path):
+            with open(meta_path, encoding="utf-8") as f:
+                meta = json.load(f)
+            mine = self.cfg.identity()
+            for k, v in mine.items():
+                if meta.get(k) != v:
+                    raise CampaignError(f"{self.dir}: --resume with {k}={v!r}, but the campaign "
+                                        f"was started with {k}={meta.get(k)!r}")
+        else:
+            meta = dict(self.cfg.identity(), uid=self.uid, created=time.time(), version=1)
+            atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        for e in read_journal(jpath):
+            if e.get("type") == "program":
+                self.done.add(e["i"])
+                self._count(e)
+                self.stats.active = max(self.stats.active, e.get("t", 0.0))
+        for rec in load_findings(self.dir):
+            self.known[rec["id"]] = rec
+        self.stats.findings = len(self.known)
+        self.journal = Journal(jpath)
+        self.journal.append({"type": "session", "ts": time.time(), "resume": self.cfg.resume,
+                             "pid": os.getpid(), "done": len(self.done)})
+
+    def _count(self, e: dict) -> None:
+        self.stats.programs += 1
+        self.stats.executions += e.get("executions", 0)
+        st = e.get("status")
+        if st == "undef":
+            self.stats.undef += 1
+        elif st in ("oracle-error", "backend-error", "too-big"):
+            self.stats.errors += 1
+        elif st == "unconfirmed":
+            self.stats.unconfirmed += 1
+        self.coverage.add(e.get("kinds", []), e.get("pairs", []))
+
+    @property
+    def backend(self):
+        if self._backend is None:
+            import hw
+            try:
+                self._backend = hw.get_backend(self.cfg.backend)
+            except hw.BackendError as e:
+                raise CampaignError(str(e)) from None
+        return self._backend
+
+    @property
+    def checker(self):
+        if self._checker is None:
+            self._checker = default_checker()
+        return self._checker
+
+    # -- the loop --------------------------------------------------------------------------------
+    def indices(self):
+        k, n = self.cfg.shard
+        i = k - 1
+        while self.cfg.programs is None or i < self.cfg.programs:
+            if i not in self.done:
+                yield i
+            i += n
+
+    def run(self) -> Stats:
+        self.open()
+        _ = self.backend, self.checker
+        if self.progress:
+            self.progress.begin(self.stats)
+        start = time.monotonic()
+        base = self.stats.active
+        try:
+            for i in self.indices():
+                if self.cfg.time is not None and time.monotonic() - start >= self.cfg.time:
+                    break
+                entry = self.one(i, lambda: base + time.monotonic() - start)
+                entry["t"] = round(base + time.monotonic() - start, 4)
+                entry["ts"] = round(time.time(), 3)
+                self.journal.append(entry)
+                self.done.add(i)
+                self._count(entry)
+                self.stats.active = entry["t"]
+                if self.progress:
+                    self.progress.update(self.stats, self.coverage)
+        finally:
+            self.journal.close()
+            if self.progress:
+                self.progress.finish(self.stats, self.coverage)
+        return self.stats
+
+    def _run(self, test: Test, iterations: int, seed: int, counter: list):
+        hist = self.backend.run(test, iterations, seed)
+        counter[0] += hist.total or iterations
+        return hist
+
+    def one(self, i: int, clock) -> dict:
+        """Program number ``i``: its journal entry (and its finding, published before)."""
+        pseed = program_seed(self.cfg.seed, i)
+        test = draw_program(self.cfg.seed, i, self.cfg.features, self.cfg.near_miss)
+        entry = {"type": "program", "i": i, "seed": pseed, "name": test.name,
+                 "kinds": cov.kinds(test), "pairs": cov.scope_pairs(test), "size": test.size}
+        execs = [0]
+        t0 = time.monotonic()
+        try:
+            entry["status"] = self._examine(test, i, pseed, entry, execs, clock)
+        finally:
+            entry["executions"] = execs[0]
+            entry["seconds"] = round(time.monotonic() - t0, 4)
+        return entry
+
+    def _examine(self, test, i, pseed, entry, execs, clock) -> str:
+        if estimate_events(test) > MAX_EVENTS:
+            entry["error"] = f"{test.name}: more than {MAX_EVENTS} events"
+            return "too-big"
+        try:
+            res = self.checker(test)
+        except Exception as e:       # an oracle error on one program: recorded, campaign goes on
+            entry["error"] = _one_line(e)
+            return "oracle-error"
+        if res.verdict == "Undef":
+            entry["ub"] = list(getattr(res, "ub", []))[:3]
+            return "undef"
+        entry["verdict"] = res.verdict
+        try:
+            hist = self._run(test, self.cfg.iterations, pseed, execs)
+        except Exception as e:
+            entry["error"] = _one_line(e)
+            return "backend-error"
+        forb = forbidden_outcomes(hist, res)
+        entry["witnesses"] = sum(n for o, n in hist.outcomes() if _holds(test, o))
+        if not forb:
+            return "ok"
+        # confirm with another seed
+        try:
+            again = self._run(test, self.cfg.iterations, pseed + 1, execs)
+            forb2 = forbidden_outcomes(again, res)
+        except Exception as e:
+            forb2 = []
+            entry["error"] = _one_line(e)
+        if not forb2:
+            entry["test"] = format_test(test)
+            entry["forbidden"] = [o for o, _ in forb[:3]]
+            return "unconfirmed"
+        entry["finding"] = self._finding(test, i, pseed, res, hist, execs, clock)
+        return "finding"
+
+    def _fails(self, execs, seed_box):
+        def still_fails(t: Test) -> bool:
+            if estimate_events(t) > MAX_EVENTS:
+                return False
+            r = self.checker(t)
+            if r.verdict == "Undef":
+                return False
+            for _ in range(2):
+                seed_box[0] += 1
+                h = self._run(t, self.cfg.iterations, seed_box[0], execs)
+                if forbidden_outcomes(h, r):
+                    return True
+            return False
+        return still_fails
+
+    def _finding(self, test, i, pseed, res, hist, execs, clock) -> str:
+        seed_box = [pseed * 7 + 1000]
+        small, mstats = minimize(test, self._fails(execs, seed_box), self.cfg.minimize_tries,
+                                 self.cfg.minimize_seconds)
+        small = renumber_registers(small)
+        try:
+            r = self.checker(small)
+        except Exception:
+            small, mstats.steps = test, mstats.steps + ["(minimized test rejected by the oracle)"]
+            r = res
+        # the record's histogram: the first re-run that shows a forbidden outcome
+        runs, hits, forb_iters, total = self.cfg.repro_runs, 0, 0, 0
+        shown = None
+        for k in range(runs):
+            seed_box[0] += 1
+            try:
+                h = self._run(small, self.cfg.iterations, seed_box[0], execs)
+            except Exception:
+                continue
+            f = forbidden_outcomes(h, r)
+            total += h.total
+            if f:
+                hits += 1
+                forb_iters += sum(n for _, n in f)
+                if shown is None:
+                    shown = (h, f)
+        if shown is None:                 # minimized too far for these seeds: keep the original
+            small, r, shown = renumber_registers(test), res, (hist, forbidden_outcomes(hist, res))
+        h, f = shown
+        cond = forbidding_condition(small, f[0][0], r.states)
+        small = Test(f"{test.name}-min", small.locations, small.threads, cond,
+                     (f"Found by scopefuzz on {self.cfg.backend}: campaign seed {self.cfg.seed}, "
+                      f"program {i}.",), small.reg_init, small.dialect)
+        fid = canonical_hash(small)
+        record = {
+            "id": fid, "backend": self.cfg.backend, "mutant": mutant_of(self.cfg.backend),
+            "model": getattr(r, "model", None), "campaign_seed": self.cfg.seed,
+            "test": format_test(small), "original": format_test(test),
+            "condition": format_test(small).rstrip("\n").splitlines()[-1],
+            "forbidden": [{"outcome": o, "count": n} for o, n in f],
+            "histogram": [{"outcome": o, "count": n, "allowed": r.allows(o)}
+                          for o, n in h.outcomes()],
+            "allowed": [dict(s) for s in r.states],
+            "verdict": r.verdict, "flags": list(getattr(r, "flags", [])),
+            "iterations": self.cfg.iterations,
+            "reproduced": {"runs": runs, "hits": hits, "forbidden_iterations": forb_iters,
+                           "iterations": total},
+            "minimize": {"tried": mstats.tried, "accepted": mstats.accepted,
+                         "steps": mstats.steps, "size_before": mstats.size_before,
+                         "size_after": small.size, "seconds": round(mstats.seconds, 3)},
+            "first": {"campaign": self.uid, "index": i, "seed": pseed, "t": round(clock(), 3)},
+            "sources": [{"campaign": self.uid, "index": i, "seed": pseed}],
+        }
+        if publish(self.dir, record):
+            self.known[fid] = record
+            self.stats.findings = len(self.known)
+        return fid
+
+
+def _holds(test: Test, outcome: dict) -> bool:
+    from litmus.outcome import condition_holds
+    try:
+        return condition_holds(test.condition, outcome)
+    except KeyError:
+        return False
+
+
+def _one_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    msg = text[0] if text else ""
+    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__

@@ -1,0 +1,146 @@
+"""Findings on disk: ``DIR/findings/<id>/`` with the minimized test, ``finding.json`` and ``report.md``.
+
+``<id>`` is the canonical hash (:func:`litmus.canonical_hash`) of the minimized test, so two programs
+that minimize to the same test up to renaming are one finding; each program that led to it is kept in
+``sources``. Directories are published with one rename and updated by atomic replacement, so a finding
+is on disk completely or not at all, whenever the campaign is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from litmus.ir import UNDEF
+
+from .journal import atomic_dir, atomic_write
+
+TEST_FILE = "minimized.litmus"
+ORIGINAL_FILE = "original.litmus"
+
+
+def findings_dir(campaign_dir: str) -> str:
+    return os.path.join(campaign_dir, "findings")
+
+
+def load_findings(campaign_dir: str) -> list[dict]:
+    """Every finding of a campaign directory, oldest first."""
+    d = findings_dir(campaign_dir)
+    out = []
+    if not os.path.isdir(d):
+        return out
+    for name in sorted(os.listdir(d)):
+        path = os.path.join(d, name, "finding.json")
+        if name.startswith(".") or not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            out.append(json.load(f))
+    out.sort(key=lambda r: (r.get("first", {}).get("t", 0.0), r["id"]))
+    return out
+
+
+def _source_key(s: dict) -> tuple:
+    return (s.get("campaign"), s.get("index"))
+
+
+def publish(campaign_dir: str, record: dict) -> bool:
+    """Write a new finding, or add ``record``'s sources to the existing one with the same id.
+
+    Returns True when the finding is new.
+    """
+    d = os.path.join(findings_dir(campaign_dir), record["id"])
+    files = {
+        TEST_FILE: record["test"],
+        ORIGINAL_FILE: record["original"],
+        "finding.json": json.dumps(record, indent=1, sort_keys=True) + "\n",
+        "report.md": finding_markdown(record),
+    }
+    if atomic_dir(d, files):
+        return True
+    add_sources(campaign_dir, record["id"], record["sources"])
+    return False
+
+
+def add_sources(campaign_dir: str, fid: str, sources: list[dict]) -> None:
+    path = os.path.join(findings_dir(campaign_dir), fid, "finding.json")
+    with open(path, encoding="utf-8") as f:
+        rec = json.load(f)
+    have = {_source_key(s) for s in rec["sources"]}
+    new = [s for s in sources if _source_key(s) not in have]
+    if not new:
+        return
+    rec["sources"] = rec["sources"] + new
+    atomic_write(path, json.dumps(rec, indent=1, sort_keys=True) + "\n")
+    atomic_write(os.path.join(os.path.dirname(path), "report.md"), finding_markdown(rec))
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+def outcome_text(outcome: dict) -> str:
+    return " ".join(f"{k}={v};" for k, v in outcome.items())
+
+
+def histogram_table(record: dict) -> list[str]:
+    """Markdown rows: outcome, count, allowed/FORBIDDEN."""
+    rows = ["| outcome | count | model |", "|---|---:|---|"]
+    for h in record["histogram"]:
+        rows.append(f"| `{outcome_text(h['outcome'])}` | {h['count']} | "
+                    f"{'allowed' if h['allowed'] else '**FORBIDDEN**'} |")
+    return rows
+
+
+def allowed_lines(record: dict, limit: int = 32) -> list[str]:
+    states = record.get("allowed", [])
+    lines = [f"    {outcome_text(s)}" for s in states[:limit]]
+    if len(states) > limit:
+        lines.append(f"    ... {len(states) - limit} more")
+    if any(UNDEF in s.values() for s in states):
+        lines.append("    (undef: any value)")
+    return lines
+
+
+def reproduced_text(record: dict) -> str:
+    r = record.get("reproduced", {})
+    return (f"forbidden outcome in {r.get('hits', 0)}/{r.get('runs', 0)} re-runs of "
+            f"{record.get('iterations', '?')} iterations ({r.get('forbidden_iterations', 0)} of "
+            f"{r.get('iterations', 0)} iterations); found by {len(record.get('sources', []))} "
+            f"program(s)")
+
+
+def finding_markdown(record: dict, explanation: str | None = None) -> str:
+    """A finding written up for a bug report (Markdown, paste-ready)."""
+    m = record.get("minimize", {})
+    lines = [
+        f"# Finding {record['id']}: forbidden outcome on `{record['backend']}`",
+        "",
+        f"- backend: `{record['backend']}`" + (f" (mutant `{record['mutant']}`)"
+                                                if record.get("mutant") else ""),
+        f"- model: `{record.get('model', '?')}`; forbidden outcome: "
+        f"`{outcome_text(record['forbidden'][0]['outcome'])}`" if record.get("forbidden") else "",
+        f"- reproduced: {reproduced_text(record)}",
+        f"- minimized from {m.get('size_before', '?')} to {m.get('size_after', '?')} instructions "
+        f"({m.get('accepted', 0)} reductions of {m.get('tried', 0)} tried)",
+        f"- first found: campaign seed {record.get('campaign_seed')}, program "
+        f"{record.get('first', {}).get('index')} (program seed {record.get('first', {}).get('seed')})",
+        "",
+        "## Test",
+        "",
+        "```",
+        record["test"].rstrip("\n"),
+        "```",
+        "",
+        f"## Observed on `{record['backend']}` ({record.get('iterations', '?')} iterations)",
+        "",
+        *histogram_table(record),
+        "",
+        "## Allowed by the model",
+        "",
+        *allowed_lines(record),
+        "",
+    ]
+    if explanation:
+        lines += ["## Why the model forbids it", "", "```", explanation.rstrip("\n"), "```", ""]
+    if m.get("steps"):
+        lines += ["## Minimization", "", "; ".join(m["steps"]), ""]
+    lines += ["## Original program", "", "```", record["original"].rstrip("\n"), "```", ""]
+    return "\n".join(line for line in lines if line is not None) + "\n"
