@@ -1,0 +1,287 @@
+"""Event graph builder for the AMDGPU dialect (DESIGN.md "The AMDGPU model", "Events").
+
+Turns a :class:`litmus.Test` into pre-executions (one per choice of cas success/failure) whose
+sets and relations are the vocabulary of ``oracle/models/amdgpu``:
+
+sets   ``R W F`` reads, writes, fences; ``IW`` initial writes; ``FR`` final-memory reads (one per
+       global location: a sys-scope atomic read that everything happens-before);
+       ``A`` atomic accesses; ``ACQ REL SC`` acquire-or-stronger / release-or-stronger / seq_cst
+       operations (fences included); ``MA MV`` MakeAvailable / MakeVisible (release/acquire
+       without ``.noav``); ``SA LV`` store-available writes / load-visible reads (atomics,
+       ``st.av``/``ld.vis``, volatile, every LDS access); ``LDS`` LDS accesses;
+       ``lvl_S`` events whose scope is S or wider (S in thread wave wg cluster agent sys);
+       ``CO`` writes ordered by co (atomic writes and IW); ``UndefOK`` reads that may read undef.
+rels   ``po`` program order (rmw read po-before its write); ``rmw`` read -> write of one rmw;
+       ``loc`` same location copy; ``int``/``ext`` same/different thread; ``sin`` (X, Y): Y's
+       thread lies in X's scope instance; ``incl`` inclusive scopes; ``same_S`` same instance of
+       scope S; ``ini`` initial writes -> every other event; ``fin`` every event -> final reads;
+       ``nrf`` (W, R) pairs no consistent execution can use (R po-before W; W hidden by a later
+       po-earlier write), pruned before the search.
+
+Initial writes and final reads are scope-inclusive with everything (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from litmus.ir import Test, is_acquire, is_release
+from litmus.scopes import SCOPE_RANK, SCOPES
+
+from .errors import OracleError
+from .events import REQ_EQ, REQ_NE, RMW_CODES, Event, PreExecution
+
+LEVELS = SCOPES                      # thread wave wg cluster agent sys
+WG_RANK = SCOPE_RANK["wg"]
+
+
+def build(test: Test) -> list[PreExecution]:
+    """Every pre-execution of ``test`` (2^k for k cas instructions)."""
+    for tid, i, ins in test.instructions():
+        if ins.is_async or ins.is_barrier:
+            raise OracleError(f"P{tid} instruction {i + 1}: '{ins.kind}' (async ops and barriers) "
+                              f"is not supported by the oracle yet")
+    cas_sites = [(tid, i) for tid, i, ins in test.instructions() if ins.base == "cas"]
+    out = []
+    for choice in itertools.product((True, False), repeat=len(cas_sites)):
+        out.append(_build_one(test, dict(zip(cas_sites, choice))))
+    return out
+
+
+def _scope_rank(test: Test, ins, lds: bool) -> int:
+    if ins.access == "vol":
+        r = SCOPE_RANK["sys"]
+    elif ins.scope is None:
+        r = SCOPE_RANK["sys"]
+    else:
+        r = SCOPE_RANK[ins.scope]
+    if lds and ins.is_memory_access:
+        r = min(r, WG_RANK) if ins.access in ("atom", "vis", "av", "vol") else WG_RANK
+    return r
+
+
+def _build_one(test: Test, cas_ok: dict) -> PreExecution:
+    pe = PreExecution()
+    nth = len(test.threads)
+    tid_of: list[int] = []
+    rank_of: list[int] = []
+
+    # location copies: a global has one; an LDS location one per workgroup that uses it
+    loc_ids: dict[tuple, int] = {}
+
+    def loc_id(name: str, tid: int | None) -> int:
+        lds = test.is_lds(name)
+        key = (name, test.instance(tid, "wg") if lds else None)
+        if key not in loc_ids:
+            loc_ids[key] = len(loc_ids)
+            pe.loc_names.append(name if not lds else f"{name}@wg{len(loc_ids) - 1}")
+        return loc_ids[key]
+
+    for loc in test.locations:
+        if loc.lds:
+            for tid in range(nth):
+                if any(name == loc.name for ins in test.threads[tid].code
+                       for name in ins.locations()):
+                    loc_id(loc.name, tid)
+        else:
+            loc_id(loc.name, None)
+
+    def add(ev: Event, rank: int, *sets: str) -> int:
+        i = pe.add(ev, *sets)
+        tid_of.append(ev.thread)
+        rank_of.append(rank)
+        return i
+
+    # initial writes: sys-scope atomic, store-available
+    init_of: dict[int, int] = {}
+    for (name, wg), lid in loc_ids.items():
+        v = test.location(name).init
+        init_of[lid] = add(Event(f"W {name}={v} (init)", -1, lid, value=v), SCOPE_RANK["sys"],
+                           "W", "IW", "A", "SA", "CO")
+
+    reg_event: dict[tuple[int, str], int] = {}
+    thread_events: list[list[int]] = []
+    for tid, th in enumerate(test.threads):
+        evs: list[int] = []
+        for k, ins in enumerate(th.code):
+            lds = ins.loc is not None and test.is_lds(ins.loc)
+            rank = _scope_rank(test, ins, lds)
+            sfx = []
+            if ins.order and ins.order != "rlx":
+                sfx.append(ins.order)
+            if ins.scope and ins.scope != "sys" and ins.base != "ld" and ins.base != "st" \
+                    or ins.access in ("atom", "vis", "av") and ins.scope != "sys":
+                sfx.append(ins.scope)
+            tag = ("." + ".".join(sfx)) if sfx else ""
+            if ins.base == "fence":
+                i = add(Event(f"F{tag}", tid, instr=k), rank, "F")
+                _order_sets(pe, i, ins.order, ins.noav, fence=True)
+                evs.append(i)
+                continue
+            lid = loc_id(ins.loc, tid)
+            atomic = ins.access == "atom"
+            acc = "" if ins.access in ("plain", None) else "." + ins.access
+            if ins.base == "ld":
+                i = add(Event(f"R{acc}{tag} {ins.loc}", tid, lid, instr=k), rank, "R")
+                if atomic:
+                    pe.mark(i, "A")
+                    _order_sets(pe, i, ins.order, ins.noav)
+                if atomic or ins.access in ("vis", "vol") or lds:
+                    pe.mark(i, "LV")
+                reg_event[(tid, ins.reg)] = i
+                evs.append(i)
+            elif ins.base == "st":
+                v = ins.args[0]
+                i = add(Event(f"W{acc}{tag} {ins.loc}={v}", tid, lid, value=v, instr=k), rank,
+                        "W")
+                if atomic:
+                    pe.mark(i, "A", "CO")
+                    _order_sets(pe, i, ins.order, ins.noav)
+                if atomic or ins.access in ("av", "vol") or lds:
+                    pe.mark(i, "SA")
+                evs.append(i)
+            else:  # rmw / cas
+                if ins.base == "rmw":
+                    ok, rorder, label = True, ins.order, f"rmw.{ins.op}{tag}"
+                else:
+                    ok = cas_ok[(tid, k)]
+                    rorder = ins.order if ok else ins.fail_order
+                    label = f"cas{tag}" if ok else f"cas.fail{'.' + rorder if rorder != 'rlx' else ''}"
+                r = add(Event(f"R {label} {ins.loc}", tid, lid, instr=k), rank, "R", "A", "LV")
+                if ins.base == "cas":
+                    pe.events[r].req_mode = REQ_EQ if ok else REQ_NE
+                    pe.events[r].req_val = ins.args[0]
+                _order_sets(pe, r, rorder, ins.noav, reading=True)
+                reg_event[(tid, ins.reg)] = r
+                evs.append(r)
+                if ok:
+                    if ins.base == "rmw":
+                        ev = Event(f"W {label} {ins.loc}", tid, lid, wsrc=r,
+                                   wop=RMW_CODES[ins.op], wopnd=ins.args[0], instr=k)
+                    else:
+                        ev = Event(f"W {label} {ins.loc}={ins.args[1]}", tid, lid,
+                                   value=ins.args[1], instr=k)
+                    w = add(ev, rank, "W", "A", "SA", "CO")
+                    _order_sets(pe, w, ins.order, ins.noav, writing=True)
+                    pe.relate("rmw", r, w)
+                    evs.append(w)
+        thread_events.append(evs)
+
+    # final-memory reads, one per global location
+    finals = []
+    for loc in test.globals:
+        lid = loc_ids[(loc.name, None)]
+        finals.append(add(Event(f"R {loc.name} (final)", -1, lid), SCOPE_RANK["sys"],
+                          "R", "FR", "A", "LV"))
+
+    n = pe.n
+    for s in ("R", "W", "F", "IW", "FR", "A", "ACQ", "REL", "SC", "MA", "MV", "SA", "LV", "CO",
+              "UndefOK", "LDS"):
+        pe.sets.setdefault(s, set())
+    for lname in LEVELS:
+        pe.sets["lvl_" + lname] = {i for i in range(n) if rank_of[i] >= SCOPE_RANK[lname]}
+    for i, ev in enumerate(pe.events):
+        if ev.loc_id >= 0 and "@wg" in pe.loc_names[ev.loc_id]:
+            pe.mark(i, "LDS")
+
+    # program order (transitive) and rmw
+    for evs in thread_events:
+        for a, b in itertools.combinations(evs, 2):
+            pe.relate("po", a, b)
+    pe.rels.setdefault("rmw", set())
+
+    # scope relations; initial writes and final reads are inclusive with everything
+    def inst(i: int, lvl: str):
+        return test.instance(tid_of[i], lvl)
+
+    for a in range(n):
+        for b in range(n):
+            ta, tb = tid_of[a], tid_of[b]
+            special = ta < 0 or tb < 0
+            if pe.events[a].loc_id >= 0 and pe.events[a].loc_id == pe.events[b].loc_id:
+                pe.relate("loc", a, b)
+            if not special:
+                pe.relate("int" if ta == tb else "ext", a, b)
+            elif a != b:
+                pe.relate("ext", a, b)
+            if special or inst(a, LEVELS[rank_of[a]]) == test.instance(tb, LEVELS[rank_of[a]]):
+                pe.relate("sin", a, b)
+            for lname in LEVELS[:-1]:
+                if special or inst(a, lname) == inst(b, lname):
+                    pe.relate("same_" + lname, a, b)
+    sin = pe.rels.get("sin", set())
+    pe.rels["incl"] = {(a, b) for (a, b) in sin if (b, a) in sin}
+    inits, fins = pe.sets["IW"], set(finals)
+    pe.rels["ini"] = {(a, b) for a in inits for b in range(n) if b not in inits}
+    pe.rels["fin"] = {(a, b) for b in fins for a in range(n) if a not in fins}
+
+    # observables: registers (last event writing them, or the initial value), then globals
+    for tid in range(nth):
+        for reg in test.registers(tid):
+            key = f"P{tid}:{reg}"
+            if (tid, reg) in reg_event:
+                pe.observables.append((key, ("event", reg_event[(tid, reg)])))
+            else:
+                pe.observables.append((key, ("const", test.register_init(tid, reg))))
+    for loc, f in zip(test.globals, finals):
+        pe.observables.append((loc.name, ("event", f)))
+
+    _static_pruning(pe, thread_events, init_of)
+    _undef_ok(pe)
+    return pe
+
+
+def _order_sets(pe, i, order, noav, fence=False, reading=False, writing=False):
+    """ACQ/REL/SC and MakeAvailable/MakeVisible membership of one event."""
+    ev_reads = reading or (not fence and i in pe.sets.get("R", ()))
+    ev_writes = writing or (not fence and i in pe.sets.get("W", ()))
+    acq = is_acquire(order) and (fence or ev_reads)
+    rel = is_release(order) and (fence or ev_writes)
+    if acq:
+        pe.mark(i, "ACQ")
+        if not noav:
+            pe.mark(i, "MV")
+    if rel:
+        pe.mark(i, "REL")
+        if not noav:
+            pe.mark(i, "MA")
+    if order == "sc":
+        pe.mark(i, "SC")
+
+
+def _static_pruning(pe: PreExecution, thread_events, init_of) -> None:
+    """``nrf``: (W, R) pairs excluded by program order alone.
+
+    R po W means R hb W, so R may not see W. W1 po W2 po R (same location) means W1 lo W2 lo R, so
+    R may not see W1; and the initial write is lo-before every write, so a read po-after a write
+    to its location never sees the initial write.
+    """
+    nrf = set()
+    po = pe.rels.get("po", set())
+    writes = pe.sets["W"]
+    for r in pe.sets["R"]:
+        lr = pe.events[r].loc_id
+        same = [w for w in writes if pe.events[w].loc_id == lr]
+        earlier = [w for w in same if (w, r) in po]
+        for w in same:
+            if (r, w) in po:
+                nrf.add((w, r))
+            if w in pe.sets["IW"] and earlier:
+                nrf.add((w, r))
+            if any((w, w2) in po for w2 in earlier):
+                nrf.add((w, r))
+    pe.rels["nrf"] = nrf
+
+
+def _undef_ok(pe: PreExecution) -> None:
+    """Reads that may read undef. A read cannot when it is atomic and every write to its location
+    is atomic with pairwise inclusive scopes (including the read): rule 2 always applies then."""
+    incl = pe.rels["incl"]
+    for r in pe.sets["R"]:
+        lr = pe.events[r].loc_id
+        ws = [w for w in pe.sets["W"] if pe.events[w].loc_id == lr]
+        group = ws + [r]
+        safe = r in pe.sets["A"] and all(w in pe.sets["A"] for w in ws) and \
+            all((a, b) in incl for a in group for b in group)
+        if not safe:
+            pe.mark(r, "UndefOK")

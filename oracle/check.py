@@ -1,0 +1,227 @@
+"""``oracle.check``: the allowed outcomes of a test under a model, and its verdict.
+
+Pipeline: event graph builder (per dialect) -> pre-executions -> packed arrays -> the numba search
+(:func:`oracle.engine.search`) evaluating the compiled model (:func:`oracle.lang.load_model`) on
+every candidate -> union of outcomes -> verdict by LITMUS.md's rules (undef = any value).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from litmus.dialects import DEFAULT_MODEL
+from litmus.ir import UNDEF, Test
+from litmus.outcome import matches, verdict
+
+from .errors import OracleError
+from .events import UNDEF_VAL, PreExecution
+from .lang import DYNAMIC, Program, load_model
+
+#: dialect -> event graph builder module function; models name the builder they need
+BUILDERS = {"amdgpu": "oracle.build_amdgpu:build"}
+
+
+@dataclass
+class Result:
+    """What the model allows for one test (see DESIGN.md, ``check --json``)."""
+
+    model: str
+    verdict: str
+    states: list[dict]
+    flags: list[str] = field(default_factory=list)
+    ub: list[str] = field(default_factory=list)
+    candidates: int = 0
+    consistent: int = 0
+    seconds: float = 0.0
+
+    def allows(self, observed) -> bool:
+        """Does some allowed state match the concrete observed outcome (undef matches anything)?"""
+        return any(matches(s, observed) for s in self.states)
+
+
+def _builder(model: str):
+    import importlib
+    target = BUILDERS.get(model)
+    if target is None:
+        raise OracleError(f"model {model!r} has no event graph builder (known: "
+                          f"{', '.join(sorted(BUILDERS))})")
+    mod, _, fn = target.partition(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+@dataclass
+class Packed:
+    """A pre-execution packed into the engine's arrays."""
+
+    pe: PreExecution
+    slots: np.ndarray
+    reads: np.ndarray
+    cand: np.ndarray
+    ncand: np.ndarray
+    co_perm: np.ndarray
+    co_start: np.ndarray
+    co_count: np.ndarray
+    co_len: np.ndarray
+    is_read: np.ndarray
+    val_const: np.ndarray
+    wsrc: np.ndarray
+    wop: np.ndarray
+    wopnd: np.ndarray
+    req_mode: np.ndarray
+    req_val: np.ndarray
+    obs_kind: np.ndarray
+    obs_arg: np.ndarray
+
+
+def rf_candidates(pe: PreExecution) -> dict[int, list[int]]:
+    """Per read: the writes it may read from (-1 = undef), after static pruning."""
+    nrf = pe.rels.get("nrf", set())
+    out = {}
+    writes = sorted(pe.sets["W"])
+    for r in sorted(pe.sets["R"]):
+        er = pe.events[r]
+        cs = []
+        for w in writes:
+            ew = pe.events[w]
+            if ew.loc_id != er.loc_id or (w, r) in nrf:
+                continue
+            if ew.wsrc < 0 and er.req_mode and ((er.req_mode == 1) != (ew.value == er.req_val)):
+                continue        # a constant write that breaks the read's required value
+            cs.append(w)
+        if r in pe.sets.get("UndefOK", ()):
+            cs.append(-1)
+        out[r] = cs
+    return out
+
+
+def co_groups(pe: PreExecution) -> list[tuple[int, list[int]]]:
+    """Per location: (initial write, other co-ordered writes)."""
+    groups: dict[int, list] = {}
+    for w in sorted(pe.sets.get("CO", ())):
+        groups.setdefault(pe.events[w].loc_id, []).append(w)
+    out = []
+    for lid in sorted(groups):
+        ws = groups[lid]
+        init = [w for w in ws if w in pe.sets.get("IW", ())]
+        rest = [w for w in ws if w not in init]
+        out.append((init[0] if init else -1, rest))
+    return out
+
+
+def pack(pe: PreExecution, prog: Program) -> Packed:
+    n = pe.n
+    slots = np.zeros((prog.nslots, max(n, 1)), np.uint64)
+    for name in prog.base[len(DYNAMIC):]:
+        s = prog.slots[name]
+        if name in pe.sets:
+            for i in pe.sets[name]:
+                slots[s, i] = np.uint64(1) << np.uint64(i)
+        elif name in pe.rels:
+            for a, b in pe.rels[name]:
+                slots[s, a] |= np.uint64(1) << np.uint64(b)
+        else:
+            raise OracleError(f"model {prog.name} uses {name!r}, which the event builder does "
+                              f"not provide")
+    rc = rf_candidates(pe)
+    reads = np.array(sorted(rc), np.int64)
+    maxc = max([len(v) for v in rc.values()] + [1])
+    cand = np.full((len(reads), maxc), -1, np.int64)
+    ncand = np.zeros(len(reads), np.int64)
+    for k, r in enumerate(reads):
+        cand[k, :len(rc[r])] = rc[r]
+        ncand[k] = len(rc[r])
+    perms, starts, counts, lens = [], [], [], []
+    for init, rest in co_groups(pe):
+        starts.append(len(perms))
+        c = 0
+        for p in itertools.permutations(rest):
+            perms.append(([init] if init >= 0 else []) + list(p))
+            c += 1
+        counts.append(c)
+        lens.append(len(rest) + (1 if init >= 0 else 0))
+    width = max([len(p) for p in perms] + [1])
+    co_perm = np.zeros((max(len(perms), 1), width), np.int64)
+    for i, p in enumerate(perms):
+        co_perm[i, :len(p)] = p
+    ev = pe.events
+    is_read = np.zeros(n, np.bool_)
+    for r in pe.sets["R"]:
+        is_read[r] = True
+    obs_kind = np.array([1 if k == "event" else 0 for _, (k, _) in pe.observables], np.int64)
+    obs_arg = np.array([a for _, (_, a) in pe.observables], np.int64)
+    return Packed(pe, slots, reads, cand, ncand, co_perm, np.array(starts, np.int64),
+                  np.array(counts, np.int64), np.array(lens, np.int64), is_read,
+                  np.array([e.value for e in ev], np.int64), np.array([e.wsrc for e in ev], np.int64),
+                  np.array([e.wop for e in ev], np.int64), np.array([e.wopnd for e in ev], np.int64),
+                  np.array([e.req_mode for e in ev], np.int64),
+                  np.array([e.req_val for e in ev], np.int64), obs_kind, obs_arg)
+
+
+def run_packed(p: Packed, prog: Program, want_state: bool = True):
+    from .engine import search
+    return search(p.slots, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm, p.co_start,
+                  p.co_count, p.co_len, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
+                  p.req_mode, p.req_val, p.obs_kind, p.obs_arg, len(prog.checks), want_state, -1)
+
+
+def _cache_key(test: Test, model: str):
+    return (model, dataclasses.replace(test, name="", doc=()))
+
+
+_CACHE: dict = {}
+CACHE_LIMIT = 100_000
+
+
+def check(test: Test, model: str | None = None) -> Result:
+    """Allowed outcomes, verdict and statistics of ``test`` under ``model`` (dialect default)."""
+    model = model or DEFAULT_MODEL.get(test.dialect, "amdgpu")
+    key = _cache_key(test, model)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        res = dataclasses.replace(hit, states=list(hit.states), seconds=0.0)
+        res.verdict = verdict(test.condition, res.states, bool(res.ub))
+        return res
+    t0 = time.perf_counter()
+    prog = load_model(model)
+    pes = _builder(model)(test)
+    keys = test.observables()
+    seen: set[tuple] = set()
+    states: list[dict] = []
+    candidates = consistent = 0
+    flags = 0
+    ub: list[str] = []
+    for pe in pes:
+        for reason in pe.ub:
+            if reason not in ub:
+                ub.append(reason)
+        order = [k for k, _ in pe.observables]
+        if sorted(order) != sorted(keys):
+            raise OracleError(f"internal: builder observables {order} differ from {keys}")
+        p = pack(pe, prog)
+        st, ns, cands, cons, fl, _ = run_packed(p, prog)
+        candidates += int(cands)
+        consistent += int(cons)
+        flags |= int(fl)
+        idx = [order.index(k) for k in keys]
+        for row in st[:ns]:
+            tup = tuple(int(row[i]) for i in idx)
+            if tup not in seen:
+                seen.add(tup)
+                states.append({k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, tup)})
+    states.sort(key=lambda s: tuple((1, 0) if v == UNDEF else (0, v) for v in s.values()))
+    res = Result(model, verdict(test.condition, states, bool(ub)), states,
+                 [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1], ub,
+                 candidates, consistent, time.perf_counter() - t0)
+    if len(_CACHE) >= CACHE_LIMIT:
+        _CACHE.clear()
+    _CACHE[key] = dataclasses.replace(res, states=list(res.states))
+    return res
+
+
+def clear_cache() -> None:
+    _CACHE.clear()

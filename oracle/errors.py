@@ -1,0 +1,5 @@
+"""The oracle's one error type: a one-line message (bad model file, program too big, ...)."""
+
+
+class OracleError(Exception):
+    """Raised for anything the oracle cannot decide: the message is one line, ready to print."""

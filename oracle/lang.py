@@ -1,0 +1,350 @@
+"""The relational model language: parse a model file and compile it to a flat op array.
+
+A model is data. Everything is a binary relation over the events of one candidate execution; a
+*set* is its identity relation (so ``R ; rf`` restricts rf's domain to reads, and ``R & A`` is set
+intersection). Syntax (our own, in the spirit of herd's cat)::
+
+    # comment to end of line
+    let NAME = EXPR                  definition
+    fix NAME = EXPR                  least fixpoint: NAME may occur in EXPR (must be monotone)
+    acyclic EXPR as NAME             checks: the candidate is inconsistent when one fails
+    irreflexive EXPR as NAME
+    empty EXPR as NAME
+    flag empty|nonempty EXPR as NAME a flag (e.g. racy) raised when the condition holds
+
+    EXPR, loosest first:  a | b   union;   a \\ b  difference;   a & b  intersection;
+                          a ; b   sequence;  ~a  complement (univ \\ a);
+                          postfix a+ a* a? a^-1 (closures, inverse);
+                          [a] identity on dom(a);  dom(a) ran(a) prod(a, b) (dom(a) x dom(b));
+                          id univ 0 and names (base relations/sets from the event builder,
+                          dynamic ones from the search: rf co Rdef Rundef, or earlier lets).
+
+:func:`compile_model` turns the statements into a :class:`Program`: ``ops`` is an ``int32[k, 4]``
+array ``(opcode, dst, a, b)`` over numbered slots, evaluated by :mod:`oracle.engine` for every
+candidate execution without recompiling anything; the AST is kept for the pure-Python reference
+evaluator (:mod:`oracle.reference`) and explanations.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from .errors import OracleError
+
+# --- opcodes (shared with engine.py) -------------------------------------------------------------
+COPY, UNION, INTER, DIFF, SEQ, INV, PLUS, STAR, OPT, DOM, RAN, PROD, ZERO, ID, UNIV, \
+    FIXSTART, FIXEND, ACYCLIC, IRREFL, EMPTY, FLAG_EMPTY, FLAG_NONEMPTY = range(22)
+
+CHECK_KINDS = ("acyclic", "irreflexive", "empty")
+
+#: Names the candidate search fills in for every candidate (slots 0..3, in this order).
+DYNAMIC = ("rf", "co", "Rdef", "Rundef")
+
+MODELS_DIR = os.path.join(os.path.dirname(__file__), "models")
+
+_TOKEN = re.compile(r"\s*(?:(#[^\n]*)|(\^-1)|([A-Za-z_][A-Za-z0-9_\-']*)|(0)|(.))", re.S)
+
+
+# --- AST -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Node:
+    op: str                     # name, union, diff, inter, seq, compl, plus, star, opt, inv,
+    args: tuple = ()            # restrict, dom, ran, prod, id, univ, zero
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Stmt:
+    kind: str                   # let, fix, acyclic, irreflexive, empty, flag
+    name: str
+    expr: Node
+    line: int
+    negate: bool = False        # flag nonempty
+
+
+@dataclass
+class Program:
+    """A compiled model: statements (AST) plus the flat op array and slot map."""
+
+    name: str
+    stmts: list[Stmt]
+    ops: np.ndarray
+    slots: dict[str, int]       # name -> slot (base names and lets)
+    base: list[str]             # base names the event builder must provide, by slot
+    checks: list[str]           # check index -> name
+    flags: list[str]            # flag index -> name
+    nslots: int = 0
+    check_stmts: list[Stmt] = field(default_factory=list)
+
+
+# --- parsing -------------------------------------------------------------------------------------
+class _Lexer:
+    def __init__(self, text: str, path: str):
+        self.toks: list[tuple[str, int, int]] = []   # (token, line, col)
+        self.path = path
+        pos = 0
+        line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        import bisect
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if not m or m.end() == pos:
+                break
+            pos = m.end()
+            if m.group(1) is not None:
+                continue
+            tok = m.group(2) or m.group(3) or m.group(4) or m.group(5)
+            if tok is None or tok.isspace():
+                continue
+            start = m.start(2) if m.group(2) else m.start(3) if m.group(3) else \
+                m.start(4) if m.group(4) else m.start(5)
+            ln = bisect.bisect_right(line_starts, start)
+            self.toks.append((tok, ln, start - line_starts[ln - 1] + 1))
+        self.i = 0
+
+    def peek(self) -> str | None:
+        return self.toks[self.i][0] if self.i < len(self.toks) else None
+
+    def where(self) -> tuple[int, int]:
+        if self.i < len(self.toks):
+            return self.toks[self.i][1], self.toks[self.i][2]
+        return (self.toks[-1][1], self.toks[-1][2]) if self.toks else (1, 1)
+
+    def error(self, reason: str) -> OracleError:
+        ln, col = self.where()
+        return OracleError(f"{self.path}:{ln}:{col}: {reason}")
+
+    def take(self, expect: str | None = None) -> str:
+        tok = self.peek()
+        if tok is None:
+            raise self.error(f"unexpected end of model, expected {expect or 'more'}")
+        if expect is not None and tok != expect:
+            raise self.error(f"expected {expect!r}, found {tok!r}")
+        self.i += 1
+        return tok
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-']*\Z")
+KEYWORDS = {"let", "fix", "acyclic", "irreflexive", "empty", "flag", "as", "nonempty"}
+
+
+def parse_model(text: str, path: str = "<model>") -> list[Stmt]:
+    lx = _Lexer(text, path)
+    stmts = []
+    while lx.peek() is not None:
+        ln, _ = lx.where()
+        kw = lx.take()
+        if kw in ("let", "fix"):
+            name = lx.take()
+            if not _NAME.match(name) or name in KEYWORDS:
+                lx.i -= 1
+                raise lx.error(f"expected a name after {kw!r}, found {name!r}")
+            lx.take("=")
+            stmts.append(Stmt(kw, name, _expr(lx), ln))
+        elif kw in CHECK_KINDS:
+            e = _expr(lx)
+            lx.take("as")
+            stmts.append(Stmt(kw, lx.take(), e, ln))
+        elif kw == "flag":
+            mode = lx.take()
+            if mode not in ("empty", "nonempty"):
+                lx.i -= 1
+                raise lx.error(f"expected 'empty' or 'nonempty' after 'flag', found {mode!r}")
+            e = _expr(lx)
+            lx.take("as")
+            stmts.append(Stmt("flag", lx.take(), e, ln, negate=(mode == "nonempty")))
+        else:
+            lx.i -= 1
+            raise lx.error(f"expected let, fix, acyclic, irreflexive, empty or flag, found {kw!r}")
+    return stmts
+
+
+def _expr(lx) -> Node:          # union (loosest)
+    n = _diff(lx)
+    while lx.peek() == "|":
+        lx.take()
+        n = Node("union", (n, _diff(lx)))
+    return n
+
+
+def _diff(lx) -> Node:
+    n = _inter(lx)
+    while lx.peek() == "\\":
+        lx.take()
+        n = Node("diff", (n, _inter(lx)))
+    return n
+
+
+def _inter(lx) -> Node:
+    n = _seq(lx)
+    while lx.peek() == "&":
+        lx.take()
+        n = Node("inter", (n, _seq(lx)))
+    return n
+
+
+def _seq(lx) -> Node:
+    n = _unary(lx)
+    while lx.peek() == ";":
+        lx.take()
+        n = Node("seq", (n, _unary(lx)))
+    return n
+
+
+def _unary(lx) -> Node:
+    if lx.peek() == "~":
+        lx.take()
+        return Node("compl", (_unary(lx),))
+    n = _atom(lx)
+    while lx.peek() in ("+", "*", "?", "^-1"):
+        t = lx.take()
+        n = Node({"+": "plus", "*": "star", "?": "opt", "^-1": "inv"}[t], (n,))
+    return n
+
+
+def _atom(lx) -> Node:
+    t = lx.peek()
+    if t == "(":
+        lx.take()
+        n = _expr(lx)
+        lx.take(")")
+        return n
+    if t == "[":
+        lx.take()
+        n = _expr(lx)
+        lx.take("]")
+        return Node("restrict", (n,))
+    if t == "0":
+        lx.take()
+        return Node("zero")
+    if t in ("dom", "ran", "prod") and lx.i + 1 < len(lx.toks) and lx.toks[lx.i + 1][0] == "(":
+        lx.take()
+        lx.take("(")
+        a = _expr(lx)
+        if t == "prod":
+            lx.take(",")
+            b = _expr(lx)
+            lx.take(")")
+            return Node("prod", (a, b))
+        lx.take(")")
+        return Node(t, (a,))
+    if t in ("id", "univ"):
+        lx.take()
+        return Node(t)
+    if t is not None and _NAME.match(t) and t not in KEYWORDS:
+        lx.take()
+        return Node("name", name=t)
+    raise lx.error(f"expected a relation, found {t!r}" if t else "expected a relation")
+
+
+# --- compiling to ops -----------------------------------------------------------------------------
+_UNARY = {"plus": PLUS, "star": STAR, "opt": OPT, "inv": INV, "dom": DOM, "ran": RAN,
+          "restrict": DOM}
+_BINARY = {"union": UNION, "diff": DIFF, "inter": INTER, "seq": SEQ, "prod": PROD}
+
+
+def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>") -> Program:
+    slots: dict[str, int] = {n: i for i, n in enumerate(DYNAMIC)}
+    base: list[str] = list(DYNAMIC)
+    ops: list[tuple[int, int, int, int]] = []
+    defined: set[str] = set(DYNAMIC)
+    nslots = [len(DYNAMIC)]
+    checks: list[str] = []
+    flags: list[str] = []
+    check_stmts: list[Stmt] = []
+    const_slots: dict[str, int] = {}
+
+    def new() -> int:
+        nslots[0] += 1
+        return nslots[0] - 1
+
+    def ref(n: str, line: int) -> int:
+        if n in slots:
+            return slots[n]
+        # an undefined name is a base relation/set the event builder must provide
+        s = new()
+        slots[n] = s
+        base.append(n)
+        defined.add(n)
+        return s
+
+    def emit(node: Node, line: int) -> int:
+        if node.op == "name":
+            return ref(node.name, line)
+        if node.op in ("zero", "id", "univ"):
+            if node.op not in const_slots:
+                s = new()
+                ops.append(({"zero": ZERO, "id": ID, "univ": UNIV}[node.op], s, 0, 0))
+                const_slots[node.op] = s
+            return const_slots[node.op]
+        if node.op == "compl":
+            u = emit(Node("univ"), line)
+            a = emit(node.args[0], line)
+            d = new()
+            ops.append((DIFF, d, u, a))
+            return d
+        if node.op in _UNARY:
+            a = emit(node.args[0], line)
+            d = new()
+            ops.append((_UNARY[node.op], d, a, 0))
+            return d
+        if node.op in _BINARY:
+            a = emit(node.args[0], line)
+            b = emit(node.args[1], line)
+            d = new()
+            if node.op == "prod":
+                da, db = new(), new()
+                ops.append((DOM, da, a, 0))
+                ops.append((DOM, db, b, 0))
+                ops.append((PROD, d, da, db))
+            else:
+                ops.append((_BINARY[node.op], d, a, b))
+            return d
+        raise OracleError(f"{path}:{line}:1: unknown expression {node.op}")
+
+    for st in stmts:
+        if st.kind == "let":
+            if st.name in slots and st.name in DYNAMIC:
+                raise OracleError(f"{path}:{st.line}:1: cannot redefine {st.name!r}")
+            s = emit(st.expr, st.line)
+            slots[st.name] = s
+        elif st.kind == "fix":
+            if st.name in slots:
+                raise OracleError(f"{path}:{st.line}:1: {st.name!r} is already defined")
+            const_slots.clear()           # constants inside a loop body must be recomputed safely
+            target = new()
+            slots[st.name] = target
+            start = len(ops)
+            ops.append((FIXSTART, target, 0, 0))
+            body = emit(st.expr, st.line)
+            ops.append((FIXEND, target, body, start))
+            const_slots.clear()
+        else:
+            s = emit(st.expr, st.line)
+            if st.kind == "flag":
+                ops.append((FLAG_NONEMPTY if st.negate else FLAG_EMPTY, s, len(flags), 0))
+                flags.append(st.name)
+            else:
+                ops.append(({"acyclic": ACYCLIC, "irreflexive": IRREFL, "empty": EMPTY}[st.kind],
+                            s, len(checks), 0))
+                checks.append(st.name)
+                check_stmts.append(st)
+    arr = np.array(ops, dtype=np.int32).reshape(-1, 4)
+    return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts)
+
+
+@lru_cache(maxsize=None)
+def load_model(name: str) -> Program:
+    """Load ``oracle/models/NAME`` (or a path to a model file), parse and compile it once."""
+    path = name if os.sep in name or os.path.exists(name) and os.path.isfile(name) \
+        else os.path.join(MODELS_DIR, name)
+    if not os.path.isfile(path):
+        known = sorted(f for f in os.listdir(MODELS_DIR) if not f.startswith((".", "_")))
+        raise OracleError(f"unknown model {name!r} (available: {', '.join(known)})")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    return compile_model(parse_model(text, path), os.path.basename(path), path)
