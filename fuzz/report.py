@@ -1,0 +1,332 @@
+"""``scopefuzz report DIR``: ``DIR/report.html`` (standard library, inline SVG) and ``DIR/report.md``.
+
+Per finding: the minimized test, the observed histogram against the allowed set, the forbidden
+outcome, the oracle's explanation (``oracle.explain``: failed axiom, witness cycle, execution graph
+SVG), how often it reproduced, the backend/mutant and the minimization steps. Per campaign: throughput,
+coverage of instruction kinds and scope pairs, and a timeline of programs and findings.
+The Markdown is meant to be pasted into a bug report.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+from collections import Counter
+from typing import Callable
+
+from litmus.scopes import SCOPES
+
+from .campaign import JOURNAL, META
+from .findings import (allowed_lines, finding_markdown, histogram_table, load_findings,
+                       outcome_text, reproduced_text)
+from .journal import atomic_write, read_journal
+from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
+
+
+class ReportError(Exception):
+    """The directory is not a campaign (one line)."""
+
+
+# --- gathering ----------------------------------------------------------------------------------
+
+def load_campaign(directory: str) -> dict:
+    meta_path = os.path.join(directory, META)
+    if not os.path.exists(meta_path):
+        raise ReportError(f"{directory}: not a campaign directory (no {META})")
+    with open(meta_path, encoding="utf-8") as f:
+        meta = json.load(f)
+    entries = list(read_journal(os.path.join(directory, JOURNAL)))
+    parts: dict[str, dict] = {}
+    default_uid = meta.get("uid", "campaign")
+    metas = {m.get("uid", f"part{k}"): m for k, m in enumerate(meta.get("merged", []))} \
+        or {default_uid: meta}
+    for e in entries:
+        if e.get("type") != "program":
+            continue
+        uid = e.get("campaign", default_uid)
+        p = parts.setdefault(uid, {"uid": uid, "meta": metas.get(uid, meta), "programs": [],
+                                   "status": Counter(), "executions": 0, "active": 0.0})
+        p["programs"].append(e)
+        p["status"][e.get("status", "?")] += 1
+        p["executions"] += e.get("executions", 0)
+        p["active"] = max(p["active"], e.get("t", 0.0))
+    kinds, pairs = Counter(), Counter()
+    for p in parts.values():
+        for e in p["programs"]:
+            kinds.update(e.get("kinds", []))
+            pairs.update(e.get("pairs", []))
+    errors = Counter(e.get("error", "") for p in parts.values() for e in p["programs"]
+                     if e.get("status") in ("oracle-error", "backend-error", "too-big"))
+    unconfirmed = [e for p in parts.values() for e in p["programs"]
+                   if e.get("status") == "unconfirmed"]
+    return {"dir": directory, "meta": meta, "parts": parts, "kinds": kinds, "pairs": pairs,
+            "errors": errors, "unconfirmed": unconfirmed, "findings": load_findings(directory)}
+
+
+def explain_finding(record: dict, explainer: Callable | None) -> tuple[str, str]:
+    """(text, svg) of the oracle's explanation of the finding's forbidden outcome."""
+    if explainer is None:
+        return "explanation unavailable: the oracle has no explain()", ""
+    try:
+        from litmus import parse
+        test = parse(record["test"])
+        outcome = {k: v for k, v in record["forbidden"][0]["outcome"].items()}
+        ex = explainer(test, outcome)
+        text = ex.text()
+        try:
+            svg = ex.svg()
+        except Exception as e:   # drawing is optional; the text is what matters
+            svg = ""
+            text += f"\n(no drawing: {e})"
+        return text, _strip_xml_decl(svg or "")
+    except Exception as e:
+        first = (str(e).splitlines() or [""])[0]
+        return f"explanation unavailable: {type(e).__name__}: {first}", ""
+
+
+def _strip_xml_decl(svg: str) -> str:
+    return re.sub(r"^\s*<\?xml[^>]*>\s*", "", svg)
+
+
+def _default_explainer():
+    try:
+        import oracle
+        return getattr(oracle, "explain", None)
+    except Exception:
+        return None
+
+
+# --- SVG ----------------------------------------------------------------------------------------
+
+def timeline_svg(camp: dict, width: int = 640, height: int = 200) -> str:
+    """Cumulative programs over campaign time per part, findings as red dots."""
+    pad_l, pad_b, pad_t, pad_r = 48, 28, 10, 10
+    series = []
+    tmax, nmax = 1e-9, 1
+    for p in camp["parts"].values():
+        pts, n = [], 0
+        for e in sorted(p["programs"], key=lambda e: e.get("t", 0.0)):
+            n += 1
+            pts.append((e.get("t", 0.0), n, e.get("status") == "finding"))
+        series.append((p["uid"], pts))
+        if pts:
+            tmax = max(tmax, pts[-1][0])
+            nmax = max(nmax, pts[-1][1])
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+
+    def xy(t, n):
+        return pad_l + w * t / tmax, pad_t + h - h * n / nmax
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" '
+           f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+           f'aria-label="programs over time">',
+           f'<rect x="{pad_l}" y="{pad_t}" width="{w}" height="{h}" fill="none" stroke="#999"/>',
+           f'<text x="{pad_l}" y="{height - 8}" font-size="11">0 s</text>',
+           f'<text x="{pad_l + w}" y="{height - 8}" font-size="11" text-anchor="end">'
+           f'{tmax:.1f} s</text>',
+           f'<text x="{pad_l - 4}" y="{pad_t + 10}" font-size="11" text-anchor="end">{nmax}</text>',
+           f'<text x="{pad_l - 4}" y="{pad_t + h}" font-size="11" text-anchor="end">0</text>']
+    colors = ["#3366cc", "#109618", "#ff9900", "#990099", "#0099c6", "#dd4477"]
+    for k, (uid, pts) in enumerate(series):
+        if not pts:
+            continue
+        c = colors[k % len(colors)]
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(t, n) for t, n, _ in pts))
+        out.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="{path}">'
+                   f'<title>{html.escape(uid)}</title></polyline>')
+        for t, n, found in pts:
+            if found:
+                x, y = xy(t, n)
+                out.append(f'<circle class="finding" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="#d62728">'
+                           f'<title>finding at {t:.2f} s</title></circle>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+# --- Markdown -----------------------------------------------------------------------------------
+
+def _throughput_rows(camp: dict) -> list[str]:
+    rows = ["| part | backend | programs | findings | undef | errors | unconfirmed | seconds | "
+            "programs/s | executions/s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for p in camp["parts"].values():
+        m, s, t = p["meta"], p["status"], max(p["active"], 1e-9)
+        n = len(p["programs"])
+        errs = s["oracle-error"] + s["backend-error"] + s["too-big"]
+        rows.append(f"| {p['uid']} | `{m.get('backend', '?')}` | {n} | {s['finding']} | "
+                    f"{s['undef']} | {errs} | {s['unconfirmed']} | {p['active']:.1f} | "
+                    f"{n / t:.1f} | {p['executions'] / t:,.0f} |")
+    return rows
+
+
+def _coverage_lines(camp: dict) -> list[str]:
+    k, p = camp["kinds"], camp["pairs"]
+    missing_k = [x for x in ALL_KINDS if x not in k]
+    lines = [f"Instruction kinds: {sum(1 for x in ALL_KINDS if x in k)}/{len(ALL_KINDS)}; "
+             f"scope pairs: {sum(1 for a, b in ALL_SCOPE_PAIRS if f'{a}/{b}' in p)}/"
+             f"{len(ALL_SCOPE_PAIRS)}.", "",
+             "| kind | programs |", "|---|---:|"]
+    lines += [f"| `{x}` | {k.get(x, 0)} |" for x in ALL_KINDS]
+    if missing_k:
+        lines += ["", "Never drawn: " + ", ".join(f"`{x}`" for x in missing_k)]
+    lines += ["", "| scope pair | programs |", "|---|---:|"]
+    lines += [f"| {a}/{b} | {p.get(f'{a}/{b}', 0)} |" for a, b in ALL_SCOPE_PAIRS]
+    return lines
+
+
+def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
+    fs = camp["findings"]
+    lines = [f"# scopefuzz campaign report: {camp['dir']}", "",
+             f"{len(fs)} finding(s); {sum(len(p['programs']) for p in camp['parts'].values())} "
+             "programs.", "", "## Findings", ""]
+    if not fs:
+        lines += ["No forbidden outcome was observed.", ""]
+    for r in fs:
+        lines += [f"- [{r['id']}](findings/{r['id']}/report.md): `{r['backend']}`, "
+                  f"forbidden `{outcome_text(r['forbidden'][0]['outcome'])}`, "
+                  f"{r['minimize']['size_after']} instructions"]
+    lines.append("")
+    for r in fs:
+        body = finding_markdown(r, explanations.get(r["id"], ("", ""))[0])
+        lines += ["#" + line if line.startswith("#") else line for line in body.splitlines()]
+        lines.append("")
+    lines += ["## Throughput", ""] + _throughput_rows(camp) + [""]
+    lines += ["## Coverage", ""] + _coverage_lines(camp) + [""]
+    if camp["unconfirmed"]:
+        lines += ["## Unconfirmed observations", "",
+                  "Forbidden outcomes seen once and not again on a re-run (kept here, not lost):", ""]
+        for e in camp["unconfirmed"]:
+            lines += [f"- program {e['i']} ({e.get('name')}): "
+                      + "; ".join(f"`{outcome_text(o)}`" for o in e.get("forbidden", [])),
+                      "", "```", e.get("test", "").rstrip("\n"), "```", ""]
+    if camp["errors"]:
+        lines += ["## Errors", "", "| error | programs |", "|---|---:|"]
+        lines += [f"| {html.escape(msg)} | {n} |" for msg, n in camp["errors"].most_common(20)]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+# --- HTML ---------------------------------------------------------------------------------------
+
+_CSS = """body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto}table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #ccc;padding:2px 8px;font-size:90%}td.num{text-align:right}
+.forbidden{color:#b00;font-weight:bold}section.finding{border-top:2px solid #888;margin-top:1.5em}
+.cov0{background:#fdd}.cov1{background:#dfd}"""
+
+
+def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
+    body = "".join("<tr>" + "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in r)
+                   + "</tr>" for r in rows)
+    return f'<table class="{cls}"><tr>{h}</tr>{body}</table>'
+
+
+def _finding_html(r: dict, text: str, svg: str) -> str:
+    e = html.escape
+    rows = []
+    for hrow in r["histogram"]:
+        mark = ("allowed" if hrow["allowed"] else '<span class="forbidden">FORBIDDEN</span>')
+        rows.append([f"<code>{e(outcome_text(hrow['outcome']))}</code>",
+                     f'<td class="num">{hrow["count"]}</td>', mark])
+    allowed = "\n".join(line.strip() for line in allowed_lines(r))
+    m = r.get("minimize", {})
+    parts = [
+        f'<section class="finding" id="f-{e(r["id"])}"><h2>Finding {e(r["id"])}</h2>',
+        "<ul>",
+        f"<li>backend: <code>{e(r['backend'])}</code>"
+        + (f" (mutant <code>{e(r['mutant'])}</code>)" if r.get("mutant") else "") + "</li>",
+        f"<li>forbidden outcome: <code class=\"forbidden\">"
+        f"{e(outcome_text(r['forbidden'][0]['outcome']))}</code></li>",
+        f"<li>reproduced: {e(reproduced_text(r))}</li>",
+        f"<li>minimized from {m.get('size_before')} to {m.get('size_after')} instructions</li>",
+        "</ul>",
+        "<h3>Minimized test</h3>", f'<pre class="litmus">{e(r["test"])}</pre>',
+        f"<h3>Observed ({r.get('iterations')} iterations)</h3>",
+        _table(["outcome", "count", "model"], rows, "histogram"),
+        "<h3>Allowed by the model</h3>", f"<pre>{e(allowed)}</pre>",
+        "<h3>Why the model forbids it</h3>", f'<pre class="explanation">{e(text)}</pre>',
+    ]
+    if svg:
+        parts.append(f'<div class="graph">{svg}</div>')
+    if m.get("steps"):
+        parts.append(f"<h3>Minimization</h3><p>{e('; '.join(m['steps']))}</p>")
+    parts += [f"<details><summary>Original program</summary><pre>{e(r['original'])}</pre>"
+              "</details>", "</section>"]
+    return "\n".join(parts)
+
+
+def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
+    e = html.escape
+    fs = camp["findings"]
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>scopefuzz report: {e(camp['dir'])}</title><style>{_CSS}</style></head><body>",
+           f"<h1>scopefuzz campaign report</h1><p>{e(camp['dir'])}: {len(fs)} finding(s), "
+           f"{sum(len(p['programs']) for p in camp['parts'].values())} programs.</p>",
+           '<section id="summary"><h2>Findings</h2>']
+    if fs:
+        out.append("<ul>" + "".join(
+            f'<li><a href="#f-{e(r["id"])}">{e(r["id"])}</a>: <code>{e(r["backend"])}</code>, '
+            f'forbidden <code>{e(outcome_text(r["forbidden"][0]["outcome"]))}</code></li>'
+            for r in fs) + "</ul>")
+    else:
+        out.append("<p>No forbidden outcome was observed.</p>")
+    out.append("</section>")
+    for r in fs:
+        text, svg = explanations.get(r["id"], ("", ""))
+        out.append(_finding_html(r, text, svg))
+    # throughput
+    rows = []
+    for p in camp["parts"].values():
+        s, t = p["status"], max(p["active"], 1e-9)
+        n = len(p["programs"])
+        rows.append([e(p["uid"]), f"<code>{e(p['meta'].get('backend', '?'))}</code>",
+                     f'<td class="num">{n}</td>', f'<td class="num">{s["finding"]}</td>',
+                     f'<td class="num">{s["undef"]}</td>',
+                     f'<td class="num">{s["oracle-error"] + s["backend-error"] + s["too-big"]}</td>',
+                     f'<td class="num">{p["active"]:.1f}</td>', f'<td class="num">{n / t:.1f}</td>',
+                     f'<td class="num">{p["executions"] / t:,.0f}</td>'])
+    out.append('<section id="throughput"><h2>Throughput</h2>' + _table(
+        ["part", "backend", "programs", "findings", "undef", "errors", "seconds", "programs/s",
+         "executions/s"], rows) + "</section>")
+    out.append('<section id="timeline"><h2>Timeline</h2>' + timeline_svg(camp) + "</section>")
+    k, p = camp["kinds"], camp["pairs"]
+    krows = [[f"<code>{e(x)}</code>", f'<td class="num cov{int(bool(k.get(x)))}">{k.get(x, 0)}</td>']
+             for x in ALL_KINDS]
+    grid = []
+    for a in SCOPES:
+        row = [e(a)]
+        for b in SCOPES:
+            lo, hi = (a, b) if SCOPES.index(a) <= SCOPES.index(b) else (b, a)
+            n = p.get(f"{lo}/{hi}", 0)
+            row.append(f'<td class="num cov{int(bool(n))}">{n}</td>')
+        grid.append(row)
+    out.append('<section id="coverage"><h2>Coverage</h2>'
+               + _table(["kind", "programs"], krows, "kinds")
+               + "<p>Scope pairs (scoped operations of two threads):</p>"
+               + _table(["scope"] + list(SCOPES), grid, "pairs") + "</section>")
+    if camp["unconfirmed"]:
+        out.append('<section id="unconfirmed"><h2>Unconfirmed observations</h2>' + "".join(
+            f"<p>program {x['i']}: " + "; ".join(f"<code>{e(outcome_text(o))}</code>"
+                                                for o in x.get("forbidden", []))
+            + f"</p><pre>{e(x.get('test', ''))}</pre>" for x in camp["unconfirmed"]) + "</section>")
+    if camp["errors"]:
+        out.append('<section id="errors"><h2>Errors</h2>' + _table(
+            ["error", "programs"], [[e(m), f'<td class="num">{n}</td>']
+                                    for m, n in camp["errors"].most_common(20)]) + "</section>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def build_report(directory: str, explainer: Callable | None | str = "default") -> tuple[str, str]:
+    """Write ``report.html`` and ``report.md`` into ``directory``; returns their paths."""
+    camp = load_campaign(directory)
+    if explainer == "default":
+        explainer = _default_explainer()
+    explanations = {r["id"]: explain_finding(r, explainer) for r in camp["findings"]}
+    md = os.path.join(directory, "report.md")
+    page = os.path.join(directory, "report.html")
+    atomic_write(md, campaign_markdown(camp, explanations))
+    atomic_write(page, campaign_html(camp, explanations))
+    return page, md
