@@ -14,6 +14,7 @@ import sys
 #: Modules that register subcommands, in the order of the data flow litmus -> oracle / hw -> fuzz.
 COMMAND_MODULES = [
     "litmus.commands",
+    "oracle.commands",
     "fuzz.commands",
 ]
 

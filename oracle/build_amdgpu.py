@@ -188,7 +188,8 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
     for evs in thread_events:
         for a, b in itertools.combinations(evs, 2):
             pe.relate("po", a, b)
-    pe.rels.setdefault("rmw", set())
+    for name in ("rmw", "po", "loc", "int", "ext", "sin") + tuple("same_" + l for l in LEVELS[:-1]):
+        pe.rels.setdefault(name, set())
 
     # scope relations; initial writes and final reads are inclusive with everything
     def inst(i: int, lvl: str):

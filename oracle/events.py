@@ -93,3 +93,5 @@ class PreExecution:
         for a, b in self.rels.get(name, ()):
             rows[a] |= 1 << b
         return rows
+
+PENDING_REF = UNDEF_VAL + 1     # "not computed yet" while resolving rmw value chains

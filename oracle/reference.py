@@ -1,0 +1,249 @@
+"""A slow, plain-Python evaluation of a model, independent of the numba engine.
+
+It walks the model's AST (not the compiled op array) over relations as Python sets of pairs and
+enumerates candidates with :func:`itertools.product`. Tests check that it and the engine agree on
+generated programs; :mod:`oracle.explain` uses it because it keeps every intermediate relation.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from litmus.ir import UNDEF, Test
+
+from .check import _builder, co_groups, rf_candidates
+from .errors import OracleError
+from .events import PENDING_REF, UNDEF_VAL, PreExecution
+from .lang import Node, Program, load_model
+
+Rel = frozenset
+
+
+def _rmw(op: int, old: int, x: int) -> int:
+    if old == UNDEF_VAL:
+        return UNDEF_VAL
+    return {1: old + x, 2: old - x, 3: x, 4: old & x, 5: old | x, 6: old ^ x, 7: max(old, x),
+            8: min(old, x)}.get(op, x)
+
+
+def values(pe: PreExecution, src: dict[int, int]) -> list[int] | None:
+    """Event values for rf sources ``src`` (read -> write or -1 for undef); None on a cycle."""
+    val = [PENDING_REF] * pe.n
+    for i, e in enumerate(pe.events):
+        if i not in src and e.wsrc < 0:
+            val[i] = e.value
+    for _ in range(pe.n + 1):
+        for i, e in enumerate(pe.events):
+            if val[i] != PENDING_REF:
+                continue
+            if i in src:
+                s = src[i]
+                val[i] = UNDEF_VAL if s < 0 else val[s]
+            elif val[e.wsrc] != PENDING_REF:
+                val[i] = _rmw(e.wop, val[e.wsrc], e.wopnd)
+    if PENDING_REF in val:
+        return None
+    return val
+
+
+def _closure(r: set) -> set:
+    out = set(r)
+    while True:
+        new = {(a, d) for (a, b) in out for (c, d) in out if b == c} - out
+        if not new:
+            return out
+        out |= new
+
+
+class Evaluator:
+    """Evaluates one candidate: ``env`` maps names to relations (sets of pairs)."""
+
+    def __init__(self, pe: PreExecution, env: dict):
+        self.n = pe.n
+        self.env = env
+        self.univ = {(a, b) for a in range(self.n) for b in range(self.n)}
+        self.id = {(a, a) for a in range(self.n)}
+
+    def ev(self, node: Node) -> set:
+        op, a = node.op, node.args
+        if op == "name":
+            return self.env[node.name]
+        if op == "zero":
+            return set()
+        if op == "id":
+            return self.id
+        if op == "univ":
+            return self.univ
+        if op == "union":
+            return self.ev(a[0]) | self.ev(a[1])
+        if op == "inter":
+            return self.ev(a[0]) & self.ev(a[1])
+        if op == "diff":
+            return self.ev(a[0]) - self.ev(a[1])
+        if op == "seq":
+            x, y = self.ev(a[0]), self.ev(a[1])
+            by = {}
+            for (c, d) in y:
+                by.setdefault(c, []).append(d)
+            return {(p, d) for (p, q) in x for d in by.get(q, ())}
+        if op == "compl":
+            return self.univ - self.ev(a[0])
+        if op == "inv":
+            return {(q, p) for (p, q) in self.ev(a[0])}
+        if op == "plus":
+            return _closure(self.ev(a[0]))
+        if op == "star":
+            return _closure(self.ev(a[0])) | self.id
+        if op == "opt":
+            return self.ev(a[0]) | self.id
+        if op in ("restrict", "dom"):
+            return {(p, p) for (p, _) in self.ev(a[0])}
+        if op == "ran":
+            return {(q, q) for (_, q) in self.ev(a[0])}
+        if op == "prod":
+            return {(p, q) for (p, _) in self.ev(a[0]) for (q, _) in self.ev(a[1])}
+        raise OracleError(f"unknown node {op}")
+
+
+def _cycle(rel: set) -> list[int] | None:
+    """A shortest cycle of ``rel`` as a list of events (first == last), or None."""
+    succ: dict[int, list[int]] = {}
+    for a, b in rel:
+        succ.setdefault(a, []).append(b)
+    best = None
+    for start in sorted(succ):
+        prev = {start: None}
+        frontier = [start]
+        found = False
+        while frontier and not found:
+            nxt = []
+            for u in frontier:
+                for v in sorted(succ.get(u, ())):
+                    if v == start:
+                        path = [u]
+                        while prev[path[-1]] is not None:
+                            path.append(prev[path[-1]])
+                        path.reverse()
+                        cyc = path + [start]
+                        if best is None or len(cyc) < len(best):
+                            best = cyc
+                        found = True
+                        break
+                    if v not in prev:
+                        prev[v] = u
+                        nxt.append(v)
+                if found:
+                    break
+            frontier = nxt
+    return best
+
+
+@dataclass
+class Candidate:
+    """One candidate execution as the reference sees it."""
+
+    pe: PreExecution
+    src: dict[int, int]          # read -> write (-1 undef)
+    co: list[list[int]]          # per location, the co order
+    val: list[int]
+    env: dict                    # every relation after evaluation (up to the failing check)
+    failed: str | None           # first failing check, None when consistent
+    witness: object              # cycle (list of events) or set of pairs
+    flags: list[str]
+
+    def outcome(self) -> dict:
+        return {k: (UNDEF if (self.val[a] if kind == "event" else a) == UNDEF_VAL
+                    else (self.val[a] if kind == "event" else a))
+                for k, (kind, a) in self.pe.observables}
+
+
+def base_env(pe: PreExecution, prog: Program) -> dict:
+    env = {}
+    for name in prog.base[4:]:
+        if name in pe.sets:
+            env[name] = {(i, i) for i in pe.sets[name]}
+        elif name in pe.rels:
+            env[name] = set(pe.rels[name])
+        else:
+            raise OracleError(f"model {prog.name} uses {name!r}, which the builder does not provide")
+    return env
+
+
+def evaluate(pe: PreExecution, prog: Program, src, co_orders, val, base) -> Candidate:
+    env = dict(base)
+    env["rf"] = {(w, r) for r, w in src.items() if w >= 0}
+    env["Rdef"] = {(r, r) for r, w in src.items() if w >= 0}
+    env["Rundef"] = {(r, r) for r, w in src.items() if w < 0}
+    env["co"] = {(o[i], o[j]) for o in co_orders for i in range(len(o))
+                 for j in range(i + 1, len(o))}
+    ev = Evaluator(pe, env)
+    flags = []
+    for st in prog.stmts:
+        if st.kind == "let":
+            env[st.name] = ev.ev(st.expr)
+        elif st.kind == "fix":
+            env[st.name] = set()
+            while True:
+                new = ev.ev(st.expr)
+                if new == env[st.name]:
+                    break
+                env[st.name] = new
+        else:
+            r = ev.ev(st.expr)
+            if st.kind == "flag":
+                if bool(r) == st.negate:
+                    flags.append(st.name)
+                continue
+            if st.kind == "acyclic":
+                cyc = _cycle(r)
+                if cyc:
+                    return Candidate(pe, src, co_orders, val, env, st.name, cyc, flags)
+            elif st.kind == "irreflexive":
+                bad = {(a, b) for (a, b) in r if a == b}
+                if bad:
+                    return Candidate(pe, src, co_orders, val, env, st.name, bad, flags)
+            elif st.kind == "empty":
+                if r:
+                    return Candidate(pe, src, co_orders, val, env, st.name, r, flags)
+    return Candidate(pe, src, co_orders, val, env, None, None, flags)
+
+
+def candidates(pe: PreExecution, prog: Program):
+    """Every candidate of one pre-execution whose values resolve and meet required values."""
+    rc = rf_candidates(pe)
+    reads = sorted(rc)
+    groups = co_groups(pe)
+    base = base_env(pe, prog)
+    co_choices = [[([i] if i >= 0 else []) + list(p) for p in itertools.permutations(rest)]
+                  for i, rest in groups]
+    for cos in itertools.product(*co_choices):
+        for choice in itertools.product(*(rc[r] for r in reads)):
+            src = dict(zip(reads, choice))
+            val = values(pe, src)
+            if val is None:
+                yield None
+                continue
+            if any(e.req_mode and val[i] != UNDEF_VAL and
+                   ((e.req_mode == 1) != (val[i] == e.req_val))
+                   for i, e in enumerate(pe.events)):
+                yield None
+                continue
+            yield evaluate(pe, prog, src, list(cos), val, base)
+
+
+def reference_check(test: Test, model: str = "amdgpu"):
+    """(states as a set of outcome tuples in test.observables() order, candidates, consistent)."""
+    prog = load_model(model)
+    keys = test.observables()
+    states = set()
+    ncand = ncons = 0
+    for pe in _builder(model)(test):
+        for c in candidates(pe, prog):
+            ncand += 1
+            if c is None or c.failed is not None:
+                continue
+            ncons += 1
+            o = c.outcome()
+            states.add(tuple(o[k] for k in keys))
+    return states, ncand, ncons
