@@ -1,0 +1,350 @@
+"""Explanations: why a model forbids an outcome (or which execution allows it), as text and SVG.
+
+For a forbidden outcome, every candidate execution that would produce it is listed with the first
+check of the model it fails and a witness: for ``acyclic``/``irreflexive`` checks a cycle written
+with the relations that make it up (``W x=1 -po-> F rel -sw-> F acq -po-> R x=0 -fr-> W x=1``),
+for ``empty`` checks the offending pairs. For an allowed outcome, one consistent execution that
+produces it. Uses :mod:`oracle.reference`, which keeps every intermediate relation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+
+from litmus.dialects import DEFAULT_MODEL, parse
+from litmus.ir import UNDEF, Atom, And, Condition, Test
+from litmus.lexer import ParseError
+from litmus.outcome import satisfiable
+from litmus.printer import format_prop, format_test
+
+from .check import _builder
+from .errors import OracleError
+from .events import UNDEF_VAL
+from .lang import Node, load_model
+from .reference import Candidate, Evaluator, candidates
+
+#: relations shown as one labelled edge (not expanded into their definition)
+EDGE_NAMES = ("po", "rf", "co", "fr", "sw", "rmw", "lo", "ini", "fin", "av", "vis")
+ALIASES = {"rf2": "rf", "co2": "co", "fr2": "fr"}
+MAX_LISTED = 12
+
+
+def _outcome_prop(test: Test, outcome):
+    if isinstance(outcome, dict):
+        return And(tuple(Atom(int(k[1:k.index(":")]) if ":" in k else None,
+                              k.split(":")[-1], "==", int(v)) for k, v in outcome.items()))
+    if test.dialect != "AMDGPU":
+        raise OracleError("explain reads outcomes of AMDGPU-dialect tests only")
+    text = format_test(test).rstrip("\n").split("\n")
+    text[-1] = f"exists ({outcome})"
+    try:
+        return parse("\n".join(text), "<outcome>").condition.prop
+    except ParseError as e:
+        raise OracleError(f"--outcome {outcome!r}: {e.reason if hasattr(e, 'reason') else e}")
+
+
+class _Paths:
+    """Decompose a pair of a relation into a path of labelled edges, following the model's AST."""
+
+    def __init__(self, prog, cand: Candidate):
+        self.defs = {st.name: st.expr for st in prog.stmts if st.kind in ("let", "fix")}
+        self.ev = Evaluator(cand.pe, cand.env)
+        self.env = cand.env
+
+    def path(self, node: Node, x: int, y: int, depth: int = 0) -> list[tuple[int, str, int]]:
+        if depth > 40:
+            return [(x, "?", y)]
+        op, a = node.op, node.args
+        if op == "name":
+            name = node.name
+            if name in EDGE_NAMES or name in ALIASES or name not in self.defs:
+                return [(x, ALIASES.get(name, name), y)]
+            return self.path(self.defs[name], x, y, depth + 1)
+        if op in ("id", "restrict", "dom", "ran") or (op == "opt" and x == y) or \
+                (op == "star" and x == y):
+            return []
+        if op == "union":
+            for sub in a:
+                if (x, y) in self.ev.ev(sub):
+                    return self.path(sub, x, y, depth + 1)
+        if op in ("inter", "diff"):
+            return self.path(a[0], x, y, depth + 1)
+        if op == "seq":
+            left = self.ev.ev(a[0])
+            right = self.ev.ev(a[1])
+            for (p, z) in sorted(left):
+                if p == x and (z, y) in right:
+                    return self.path(a[0], x, z, depth + 1) + self.path(a[1], z, y, depth + 1)
+        if op == "inv":
+            return [(q, lab + "^-1" if not lab.endswith("^-1") else lab[:-3], p)
+                    for (p, lab, q) in reversed(self.path(a[0], y, x, depth + 1))]
+        if op in ("plus", "star", "opt"):
+            step = self.ev.ev(a[0])
+            if op == "opt":
+                return self.path(a[0], x, y, depth + 1)
+            prev = {x: None}
+            frontier = [x]
+            while frontier:
+                nxt = []
+                for u in frontier:
+                    for (p, v) in sorted(step):
+                        if p == u and v not in prev:
+                            prev[v] = u
+                            nxt.append(v)
+                frontier = nxt
+                if y in prev and y != x:
+                    break
+            if y == x:                  # a cycle back to x
+                for (p, v) in sorted(step):
+                    if v == x and p in prev:
+                        hops = [p]
+                        while prev[hops[-1]] is not None:
+                            hops.append(prev[hops[-1]])
+                        hops.reverse()
+                        hops.append(x)
+                        out = []
+                        for i in range(len(hops) - 1):
+                            out += self.path(a[0], hops[i], hops[i + 1], depth + 1)
+                        return out
+            if y in prev:
+                hops = [y]
+                while prev[hops[-1]] is not None:
+                    hops.append(prev[hops[-1]])
+                hops.reverse()
+                out = []
+                for i in range(len(hops) - 1):
+                    out += self.path(a[0], hops[i], hops[i + 1], depth + 1)
+                return out
+        return [(x, op, y)]
+
+
+def _label(cand: Candidate, i: int) -> str:
+    e = cand.pe.events[i]
+    lab = e.label
+    if i in cand.src:                      # a read: show the value it got
+        v = cand.val[i]
+        return f"{lab}={'undef' if v == UNDEF_VAL else v}"
+    if e.wsrc >= 0:
+        v = cand.val[i]
+        return f"{lab}={'undef' if v == UNDEF_VAL else v}"
+    return lab
+
+
+def _who(cand: Candidate, i: int) -> str:
+    t = cand.pe.events[i].thread
+    return f"P{t}" if t >= 0 else "-"
+
+
+@dataclasses.dataclass
+class Item:
+    cand: Candidate
+    witness_text: str
+    edges: list[tuple[int, str, int]]
+
+
+@dataclasses.dataclass
+class Explanation:
+    test: Test
+    model: str
+    outcome_text: str
+    allowed: bool
+    items: list[Item]
+    total: int
+
+    def text(self) -> str:
+        out = [f"{self.test.name}: outcome {self.outcome_text} is "
+               f"{'ALLOWED' if self.allowed else 'FORBIDDEN'} by model {self.model}"]
+        if self.allowed:
+            out.append("an execution that produces it:")
+        elif not self.items:
+            out.append("no candidate execution produces it (values cannot arise at all)")
+        else:
+            out.append(f"{self.total} candidate execution(s) would produce it; each fails a check:")
+        for k, it in enumerate(self.items, 1):
+            c = it.cand
+            rf = ", ".join(f"{_label(c, r)} <-rf- "
+                           f"{'undef' if w < 0 else c.pe.events[w].label}"
+                           for r, w in sorted(c.src.items()))
+            co = "; ".join(" -co-> ".join(c.pe.events[w].label for w in o)
+                           for o in c.co if len(o) > 1)
+            out.append(f"  [{k}] rf: {rf}")
+            if co:
+                out.append(f"      co: {co}")
+            out.append(f"      {it.witness_text}")
+        if self.total > len(self.items):
+            out.append(f"  ... and {self.total - len(self.items)} more")
+        return "\n".join(out) + "\n"
+
+    def svg(self) -> str:
+        return _svg(self)
+
+
+def _witness(prog, cand: Candidate):
+    if cand.failed is None:
+        return "consistent", []
+    st = next(s for s in prog.check_stmts if s.name == cand.failed)
+    paths = _Paths(prog, cand)
+    if st.kind == "acyclic":
+        cyc = cand.witness
+        edges = []
+        for i in range(len(cyc) - 1):
+            edges += paths.path(st.expr, cyc[i], cyc[i + 1])
+    elif st.kind == "irreflexive":
+        a = min(a for a, _ in cand.witness)
+        edges = paths.path(st.expr, a, a)
+    else:
+        pairs = sorted(cand.witness)
+        if all(a == b for a, b in pairs):
+            evs = ", ".join(f"{_who(cand, a)} {_label(cand, a)}" for a, _ in pairs)
+            return f"fails '{st.name}' (empty): {evs}", []
+        fr = cand.pe.sets.get("FR", set())
+        pairs = [p for p in pairs if p[1] not in fr] or pairs
+        txt = "; ".join(f"{_label(cand, a)} -> {_label(cand, b)}{_why_not(paths, cand, st.expr, a, b)}"
+                        for a, b in pairs)
+        return f"fails '{st.name}' (empty): {txt}", [(a, st.name, b) for a, b in pairs]
+    if not edges:
+        return f"fails '{st.name}'", []
+    chain = _label(cand, edges[0][0])
+    for (_, lab, b) in edges:
+        chain += f" -{lab}-> {_label(cand, b)}"
+    return f"fails '{st.name}' ({st.kind}): {chain}", edges
+
+
+def _why_not(paths: _Paths, cand, node: Node, a: int, b: int, depth: int = 0) -> str:
+    """For a pair of ``X \\ Y`` (an ``empty`` check's witness), the path showing it lies in Y."""
+    if depth > 12:
+        return ""
+    if node.op == "name" and node.name in paths.defs:
+        return _why_not(paths, cand, paths.defs[node.name], a, b, depth + 1)
+    if node.op == "diff":
+        left, right = node.args
+        if (a, b) in paths.ev.ev(right):
+            if right.op == "inv":           # show X^-1 the way round it was built
+                a, b = b, a
+                right = right.args[0]
+            hops = paths.path(right, a, b)
+            if hops:
+                chain = _label(cand, hops[0][0])
+                for (_, lab, y) in hops:
+                    chain += f" -{lab}-> {_label(cand, y)}"
+                return f" (excluded: {chain})"
+            return ""
+        if right.op == "name" and right.name in paths.defs:
+            return _why_not(paths, cand, paths.defs[right.name], a, b, depth + 1)
+        if right.op == "diff" or right.op == "name":
+            return ""
+        return _why_not(paths, cand, left, a, b, depth + 1)
+    return ""
+
+
+def explain(test: Test, outcome, model: str | None = None) -> Explanation:
+    model = model or DEFAULT_MODEL.get(test.dialect, "amdgpu")
+    prop = _outcome_prop(test, outcome)
+    otext = outcome if isinstance(outcome, str) else format_prop(prop, "top")
+    prog = load_model(model)
+    keys = test.observables()
+    producing: list[Candidate] = []
+    for pe in _builder(model)(test):
+        for c in candidates(pe, prog):
+            if c is None:
+                continue
+            o = c.outcome()
+            if not satisfiable(prop, {k: o[k] for k in keys}):
+                continue
+            if c.failed is None:
+                return Explanation(test, model, otext, True, [Item(c, "consistent", [])], 1)
+            producing.append(c)
+    # candidates that differ only in what the final-memory reads saw are one execution of the
+    # program: keep, per program rf/co, the candidate that passes the most checks
+    order = {name: i for i, name in enumerate(prog.checks)}
+    best: dict = {}
+    for c in producing:
+        fr = c.pe.sets.get("FR", set())
+        key = (id(c.pe), tuple(sorted((r, w) for r, w in c.src.items() if r not in fr)),
+               tuple(tuple(o) for o in c.co))
+        if key not in best or order[c.failed] > order[best[key].failed]:
+            best[key] = c
+    producing = list(best.values())
+    items = []
+    for c in producing[:MAX_LISTED]:
+        txt, edges = _witness(prog, c)
+        items.append(Item(c, txt, edges))
+    return Explanation(test, model, otext, False, items, len(producing))
+
+
+# --- SVG ------------------------------------------------------------------------------------------
+COLORS = {"po": "#555555", "rf": "#c0392b", "co": "#2471a3", "fr": "#d68910", "sw": "#1e8449",
+          "hb": "#7d3c98", "lo": "#117a65"}
+
+
+def _svg(ex: Explanation) -> str:
+    col_w, row_h, top = 230, 56, 70
+    nth = len(ex.test.threads)
+    blocks = []
+    y0 = 10
+    for k, it in enumerate(ex.items, 1):
+        c = it.cand
+        pe = c.pe
+        pos = {}
+        rows_used = [0] * (nth + 1)
+        inits = [i for i, e in enumerate(pe.events) if e.thread < 0 and i not in c.src]
+        finals = [i for i, e in enumerate(pe.events) if e.thread < 0 and i in c.src]
+        for j, i in enumerate(inits):
+            pos[i] = (40 + j * 150, y0 + top)
+        maxrow = 0
+        for i, e in enumerate(pe.events):
+            if e.thread >= 0:
+                r = rows_used[e.thread]
+                rows_used[e.thread] += 1
+                pos[i] = (40 + e.thread * col_w, y0 + top + (r + 1) * row_h)
+                maxrow = max(maxrow, r + 1)
+        for j, i in enumerate(finals):
+            pos[i] = (40 + j * 150, y0 + top + (maxrow + 1) * row_h)
+        h = top + (maxrow + 2) * row_h
+        parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">[{k}] '
+                 f'{html.escape(it.witness_text)}</text>']
+        for t in range(nth):
+            parts.append(f'<text x="{40 + t * col_w}" y="{y0 + 45}" font-weight="bold">P{t}</text>')
+        edges = []
+        for r, w in c.src.items():
+            if w >= 0:
+                edges.append((w, "rf", r, False))
+        for o in c.co:
+            for a, b in zip(o, o[1:]):
+                edges.append((a, "co", b, False))
+        for (a, lab, b) in it.edges:
+            edges.append((a, lab, b, True))
+        for i in pos:
+            x, y = pos[i]
+            parts.append(f'<text x="{x}" y="{y}" font-family="monospace" font-size="12">'
+                         f'{html.escape(_label(c, i))}</text>')
+        for t in range(nth):
+            evs = [i for i, e in enumerate(pe.events) if e.thread == t]
+            for a, b in zip(evs, evs[1:]):
+                (x1, y1), (x2, y2) = pos[a], pos[b]
+                parts.append(f'<line x1="{x1 + 10}" y1="{y1 + 4}" x2="{x2 + 10}" y2="{y2 - 14}" '
+                             f'stroke="#999" marker-end="url(#arr)"/>')
+        for (a, lab, b, hot) in edges:
+            if a not in pos or b not in pos or a == b:
+                continue
+            (x1, y1), (x2, y2) = pos[a], pos[b]
+            base = lab.replace("^-1", "")
+            color = "#e01010" if hot else COLORS.get(base, "#333")
+            mx, my = (x1 + x2) / 2 + 30, (y1 + y2) / 2 - 10
+            parts.append(f'<path d="M{x1 + 60},{y1 - 4} Q{mx + 40},{my} {x2 + 60},{y2 - 4}" '
+                         f'fill="none" stroke="{color}" stroke-width="{2 if hot else 1}" '
+                         f'marker-end="url(#arr)"/>')
+            parts.append(f'<text x="{mx + 30}" y="{my}" fill="{color}" font-size="11">'
+                         f'{html.escape(lab)}</text>')
+        blocks.append("\n".join(parts))
+        y0 += h + 20
+    width = max(600, 80 + nth * col_w)
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y0 + 40}" '
+            f'font-family="sans-serif" font-size="13">\n'
+            f'<defs><marker id="arr" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
+            f'markerHeight="6" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#333"/></marker>'
+            f'</defs>\n<text x="10" y="{y0 + 25}">{html.escape(ex.test.name)}: '
+            f'{html.escape(ex.outcome_text)} '
+            f'{"allowed" if ex.allowed else "forbidden"} ({html.escape(ex.model)})</text>\n')
+    return head + "\n".join(blocks) + "\n</svg>\n"
