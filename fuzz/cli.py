@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "litmus.commands",
     "oracle.commands",
     "fuzz.commands",
+    "hw.opencl.commands",
 ]
 
 

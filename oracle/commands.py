@@ -21,6 +21,7 @@ from .errors import OracleError
 #: bench section name -> module with run(args) -> [(label, value, unit)]
 BENCH_SECTIONS: dict[str, str] = {
     "oracle": "oracle.bench",
+    "opencl": "hw.opencl.bench",
 }
 
 

@@ -1,0 +1,19 @@
+"""hw.opencl — the ``opencl`` backend: litmus tests as OpenCL kernels on real devices.
+
+:mod:`~hw.opencl.codegen` turns a test into a kernel (dialects ``cl3`` and ``amdgcn``),
+:mod:`~hw.opencl.layout` spreads thread roles over work-items (MC Mutants' parallel testing
+environment), :mod:`~hw.opencl.runner` runs it with pyopencl and counts outcomes with numpy,
+:mod:`~hw.opencl.devices` lists and picks devices. pyopencl is imported lazily, so codegen works
+without an OpenCL installation.
+"""
+
+from .codegen import DIALECTS, CodegenError, Kernel, barrier_problem, generate
+
+
+def make_backend(spec: str | None):
+    """Factory registered in ``hw.FAMILIES["opencl"]``: ``opencl`` or ``opencl:P:D``."""
+    from .runner import OpenCLBackend
+    return OpenCLBackend(spec)
+
+
+__all__ = ["DIALECTS", "CodegenError", "Kernel", "barrier_problem", "generate", "make_backend"]

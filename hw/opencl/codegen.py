@@ -92,8 +92,9 @@ RMW_FN = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "m
           "min": "min"}
 
 #: kernel arguments, in order (the runner sets them by position)
-KERNEL_ARGS = ("mem", "out", "roles", "wg_ids", "scratch", "lds", "wg_size", "n_instances",
-               "n_testing", "perm", "stride", "stress_iters", "stress_lines", "pre_stress_iters")
+KERNEL_ARGS = ("mem", "out", "roles", "wg_ids", "scratch", "sync", "lds", "wg_size",
+               "n_instances", "n_testing", "perm", "stride", "stress_iters", "stress_lines",
+               "pre_stress_iters", "sync_spins")
 
 
 @dataclass(frozen=True)
@@ -397,10 +398,11 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None) -> Ker
     out += [
         "",
         "__kernel void litmus(__global int *mem, __global int *out, __global const uint *roles,",
-        "                     __global const uint *wg_ids, __global int *scratch, __local int *lds,",
-        "                     const uint wg_size, const uint n_instances, const uint n_testing,",
-        "                     const uint perm, const uint stride, const uint stress_iters,",
-        "                     const uint stress_lines, const uint pre_stress_iters)",
+        "                     __global const uint *wg_ids, __global int *scratch, __global int *sync,",
+        "                     __local int *lds, const uint wg_size, const uint n_instances,",
+        "                     const uint n_testing, const uint perm, const uint stride,",
+        "                     const uint stress_iters, const uint stress_lines,",
+        "                     const uint pre_stress_iters, const uint sync_spins)",
         "{",
         "  const uint lid = SF_LOCAL_ID();",
         "  const uint wg = wg_ids[SF_GROUP_ID()];",
@@ -449,6 +451,22 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None) -> Ker
             out.append(f"  for (uint j = lid; j < {G}u * wg_size; j += wg_size) "
                        f"lds[{k * G}u * wg_size + j] = {init};")
         out.append("  SF_INIT_BARRIER();")
+    if dialect == "cl3":
+        arrive = ("atomic_fetch_add_explicit((__global atomic_int *)sf_c, 1, memory_order_relaxed, "
+                  "memory_scope_device)")
+        look = "atomic_load_explicit((__global atomic_int *)sf_c, memory_order_relaxed, memory_scope_device)"
+    else:
+        arrive = "__scoped_atomic_fetch_add(sf_c, 1, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)"
+        look = "__scoped_atomic_load_n(sf_c, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)"
+    out += [
+        "  /* line up the workgroups of this block: one work-item per workgroup spins (bounded) */",
+        "  if (sync_spins && lid == 0) {",
+        f"    __global int *sf_c = sync + wg / {G}u;",
+        f"    (void){arrive};",
+        f"    for (uint k = 0; k < sync_spins && {look} < {G}; k++) ;",
+        "  }",
+        "  SF_PHASE_BARRIER();",
+    ]
     states = [{"marks": [], "async_ops": []} for _ in test.threads]
     for ph in range(n_phases):
         if ph:

@@ -6,9 +6,9 @@ any number), so the code is the same for all work-items and barriers stay in uni
 The map from (workgroup, lane, role) to instance respects the test's scope tree:
 
 - threads of one workgroup instance (a *wg role*) land in one workgroup; different wg roles land in
-  different workgroups (instance ``i`` with home workgroup ``w0`` puts wg role ``g`` in workgroup
-  ``(w0 + g) mod NW``) — different clusters and agents also become different workgroups, which is
-  stronger (scopes that were not inclusive become inclusive, so the oracle allows a superset);
+  different workgroups of one *block* of ``G`` consecutive workgroups (see :func:`role_table`) —
+  different clusters and agents also become different workgroups, which is stronger (scopes that
+  were not inclusive become inclusive, so the oracle allows a superset);
 - threads of one wave (a *wave role*) land in one aligned chunk of ``wave_size`` lanes, different
   waves of one workgroup in different chunks, and no two threads of an instance on the same
   work-item.
@@ -69,8 +69,9 @@ def layout_of(test: Test) -> Layout:
 
 def check_shape(layout: Layout, n_wgs: int, wg_size: int, wave_size: int) -> str | None:
     """Why this launch shape cannot host the layout, or None."""
-    if n_wgs < layout.n_wg_roles:
-        return f"{layout.n_wg_roles} workgroup roles need at least as many testing workgroups (got {n_wgs})"
+    if n_wgs < layout.n_wg_roles or n_wgs % layout.n_wg_roles:
+        return (f"{layout.n_wg_roles} workgroup roles need a multiple of {layout.n_wg_roles} "
+                f"testing workgroups (got {n_wgs})")
     if wg_size % wave_size:
         return f"workgroup size {wg_size} is not a multiple of the wave size {wave_size}"
     if layout.max_lanes > wave_size:
@@ -85,6 +86,10 @@ def role_table(layout: Layout, n_wgs: int, wg_size: int, wave_size: int,
                lane_mult: int = 1) -> np.ndarray:
     """``roles[(wg * L + lane) * T + t]`` = the instance whose thread ``t`` that work-item runs.
 
+    Workgroups come in *blocks* of ``G`` (the number of workgroup roles): instance
+    ``i = (b * G + h) * L + l0`` has its home in workgroup ``b * G + h`` and runs workgroup role
+    ``g`` in workgroup ``b * G + (h + g) mod G`` of the same block, so all threads of an instance
+    sit in one block (the kernel can line a block up with a bounded spin before the test).
     ``lane_mult`` (odd) permutes lanes inside a wave chunk (MC Mutants' ``permute_id``). Every
     column ``t`` is a bijection onto ``range(n_wgs * wg_size)``.
     """
@@ -93,15 +98,16 @@ def role_table(layout: Layout, n_wgs: int, wg_size: int, wave_size: int,
         raise ValueError(problem)
     if lane_mult % 2 == 0 and wave_size > 1:
         raise ValueError("lane_mult must be odd")
-    L, W, T = wg_size, wave_size, layout.n_threads
+    L, W, T, G = wg_size, wave_size, layout.n_threads, layout.n_wg_roles
     chunks = L // W
     n = n_wgs * L
     inst = np.arange(n, dtype=np.int64)
     w0, l0 = inst // L, inst % L
+    b, h = w0 // G, w0 % G
     c, q = l0 // W, l0 % W
     table = np.empty(n * T, dtype=np.uint32)
     for t, r in enumerate(layout.roles):
-        w = (w0 + r.wg) % n_wgs
+        w = b * G + (h + r.wg) % G
         lane = ((c + r.wave) % chunks) * W + (q * lane_mult + r.lane) % W
         table[(w * L + lane) * T + t] = inst
     return table

@@ -1,0 +1,58 @@
+"""``scopefuzz codegen`` (print a test's kernel) and ``scopefuzz devices`` (list OpenCL devices)."""
+
+from __future__ import annotations
+
+import sys
+
+from litmus import ParseError, parse_file
+
+from ..backend import BackendError
+from .codegen import DIALECTS, CodegenError, barrier_problem, generate
+
+
+def cmd_codegen(args) -> int:
+    try:
+        test = parse_file(args.file)
+    except ParseError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    try:
+        kernel = generate(test, args.dialect)
+    except CodegenError as e:
+        print(f"{args.file}: {e}", file=sys.stderr)
+        return 2
+    problem = barrier_problem(test)
+    if problem:
+        print(f"{args.file}: warning: the runner refuses this test: {problem}", file=sys.stderr)
+    sys.stdout.write(kernel.source)
+    return 0
+
+
+def cmd_devices(args) -> int:
+    from .devices import list_devices
+    try:
+        devs = list_devices()
+    except BackendError as e:
+        print(f"scopefuzz devices: {e}", file=sys.stderr)
+        return 1
+    if not devs:
+        print("no OpenCL devices found (install an ICD such as pocl-opencl-icd)")
+        return 1
+    for d in devs:
+        print(f"opencl:{d.platform_index}:{d.device_index}  {d.device}  [{d.kind}, "
+              f"{d.compute_units} CU, max workgroup {d.max_wg_size}]  {d.version}  "
+              f"({d.platform})")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("codegen", help="print the OpenCL kernel of a litmus test",
+                       description="Print the complete parallel-testing kernel of FILE in a "
+                                   "dialect: cl3 (OpenCL C 3.0) or amdgcn (OpenCL C with AMDGPU "
+                                   "clang builtins). Exit 2 on bad input.")
+    p.add_argument("--dialect", "-d", choices=DIALECTS, default="cl3")
+    p.add_argument("file", metavar="FILE")
+    p.set_defaults(func=cmd_codegen)
+    p = sub.add_parser("devices", help="list OpenCL devices (backend names opencl:P:D)",
+                       description="List every OpenCL device with the backend name that picks it.")
+    p.set_defaults(func=cmd_devices)

@@ -1,0 +1,381 @@
+"""The ``opencl`` backend: run a litmus test as a parallel-testing kernel on an OpenCL device.
+
+One launch runs ``testing_wgs * wg_size`` instances of the test (:mod:`hw.opencl.layout`), each
+with its own copy of every location (location ``k`` of instance ``i`` lives at
+``(k * NI + (i * perm) mod NI) * stride``, ``perm`` a fresh random multiplier coprime with NI per
+launch), optional memory-stress workgroups and pre-stress, and optionally shuffled workgroup ids.
+Registers come back through ``out``, final values from the location buffer; outcomes are counted
+with numpy (a dense mixed-radix code and ``bincount``/``unique``), never per instance in Python.
+
+Built programs are cached per (device, options, source) within the process. A launch that does
+not finish within ``timeout_s`` is reported as a hang (:class:`~hw.backend.BackendError`) and the
+device is marked unusable for this process (a stuck kernel cannot be cancelled through OpenCL).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, fields, replace
+
+import numpy as np
+
+from litmus import Test
+
+from ..backend import Backend, BackendError, Histogram
+from . import devices as _devices
+from .codegen import CodegenError, Kernel, barrier_problem, generate
+from .layout import check_shape, role_table
+
+ENV_PARAMS = "SCOPEFUZZ_OPENCL_PARAMS"
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parallel-testing parameters (recorded in every Histogram.params)."""
+
+    wg_size: int = 256          # work-items per workgroup (raised to fit the test's waves)
+    testing_wgs: int = 256      # testing workgroups per launch (instances = testing_wgs * wg_size)
+    stress_wgs: int = 0         # extra memory-stress workgroups per launch
+    stress_iters: int = 256     # iterations of each stress work-item
+    stress_lines: int = 64      # scratch lines (64 bytes each) hammered by stress
+    pre_stress_iters: int = 0   # scratch accesses each testing work-item makes before the test
+    shuffle: bool = False       # shuffle workgroup ids per launch
+    sync_spins: int = 0         # bounded spin lining up each block's workgroups before the test
+    lane_shuffle: bool = False  # permute lanes inside each wave chunk (MC Mutants permute_id)
+    stride: int = 1             # ints between consecutive instances' copies of a location
+    wave_size: int = 0          # lanes per wave for placement; 0: the device's (AMD) or 32
+    timeout_s: float = 60.0     # watchdog per launch
+    dialect: str = ""           # "" picks amdgcn on ROCm devices, cl3 elsewhere
+
+
+def params_from_env(base: Params | None = None) -> Params:
+    """Override parameters from ``SCOPEFUZZ_OPENCL_PARAMS="wg_size=128,shuffle=1"``."""
+    p = base or Params()
+    text = os.environ.get(ENV_PARAMS, "").strip()
+    if not text:
+        return p
+    types = {f.name: f.type for f in fields(Params)}
+    changes = {}
+    for item in text.split(","):
+        k, _, v = item.partition("=")
+        k = k.strip()
+        if k not in types:
+            raise BackendError(f"{ENV_PARAMS}: unknown parameter {k!r} (known: {', '.join(types)})")
+        t = types[k]
+        try:
+            if t in ("bool", bool):
+                changes[k] = v.strip().lower() in ("1", "true", "yes", "on")
+            elif t in ("int", int):
+                changes[k] = int(v)
+            elif t in ("float", float):
+                changes[k] = float(v)
+            else:
+                changes[k] = v.strip()
+        except ValueError:
+            raise BackendError(f"{ENV_PARAMS}: bad value {v!r} for {k}") from None
+    return replace(p, **changes)
+
+
+# --- process-wide caches: contexts per device, programs per source -------------------------------
+_CONTEXTS: dict = {}
+_PROGRAMS: dict = {}
+_ROLE_TABLES: dict = {}
+_WEDGED: dict = {}
+
+
+def _context(pi: int, di: int, device):
+    import pyopencl as cl
+    key = (pi, di)
+    if key not in _CONTEXTS:
+        ctx = cl.Context([device])
+        _CONTEXTS[key] = (ctx, cl.CommandQueue(ctx))
+    return _CONTEXTS[key]
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    for line in str(text).splitlines():
+        if "error" in line.lower():
+            return line.strip()[:limit]
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    return (lines[0] if lines else "unknown error")[:limit]
+
+
+def count_rows(rows: np.ndarray) -> dict[tuple[int, ...], int]:
+    """Count identical rows of an (n, k) int array; returns {row tuple: count}."""
+    n, k = rows.shape
+    if n == 0:
+        return {}
+    if k == 0:
+        return {(): n}
+    rows = rows.astype(np.int64, copy=False)
+    mins = rows.min(axis=0)
+    spans = rows.max(axis=0) - mins + 1
+    total = 1
+    for s in spans.tolist():
+        total *= int(s)
+    if total < (1 << 62):
+        mult = np.ones(k, dtype=np.int64)
+        for j in range(k - 2, -1, -1):
+            mult[j] = mult[j + 1] * spans[j + 1]
+        code = (rows - mins) @ mult
+        if total <= (1 << 22):
+            counts = np.bincount(code, minlength=0)
+            codes = np.flatnonzero(counts)
+            counts = counts[codes]
+        else:
+            codes, counts = np.unique(code, return_counts=True)
+        digits = np.empty((len(codes), k), dtype=np.int64)
+        rest = codes.copy()
+        for j in range(k):
+            digits[:, j] = rest // mult[j]
+            rest = rest % mult[j]
+        digits += mins
+        return {tuple(d): int(c) for d, c in zip(digits.tolist(), counts.tolist())}
+    uniq, counts = np.unique(rows, axis=0, return_counts=True)
+    return {tuple(u): int(c) for u, c in zip(uniq.tolist(), counts.tolist())}
+
+
+def _coprime(rng: np.random.Generator, n: int) -> int:
+    if n <= 2:
+        return 1
+    while True:
+        p = int(rng.integers(1, n))
+        if math.gcd(p, n) == 1:
+            return p
+
+
+class OpenCLBackend(Backend):
+    """Runs tests on one OpenCL device (``opencl`` / ``opencl:P:D``)."""
+
+    def __init__(self, spec: str | None = None, params: Params | None = None,
+                 weaken: str | None = None):
+        import pyopencl as cl
+        self.cl = cl
+        self.spec = spec
+        self.platform, self.device, self.pi, self.di = _devices.select(spec)
+        self.name = "opencl" + (f":{spec}" if spec else "")
+        self.params = params_from_env(params)
+        self.weaken = weaken
+        self.ctx, self.queue = _context(self.pi, self.di, self.device)
+        dialect = self.params.dialect
+        if not dialect:
+            rocm = "AMD Accelerated Parallel Processing" in self.platform.name
+            dialect = "amdgcn" if rocm and self.device.type & cl.device_type.GPU else "cl3"
+        if dialect not in ("cl3", "amdgcn"):
+            raise BackendError(f"unknown OpenCL dialect {dialect!r}")
+        self.dialect = dialect
+        self.wave_size = self.params.wave_size or self._device_wave_size()
+        self.options = self._build_options()
+
+    # -- device facts ---------------------------------------------------------------------------
+    def _device_wave_size(self) -> int:
+        try:
+            w = int(self.device.wavefront_width_amd)
+            if w > 0:
+                return w
+        except Exception:
+            pass
+        return 32
+
+    def _build_options(self) -> list[str]:
+        if self.dialect == "amdgcn":
+            return ["-cl-std=CL2.0"]
+        versions = []
+        try:
+            versions = [v.version for v in self.device.opencl_c_all_versions]
+        except Exception:
+            pass
+        v3 = (3 << 22)
+        if any(v >= v3 for v in versions) or "OpenCL 3." in self.device.version:
+            return ["-cl-std=CL3.0"]
+        return ["-cl-std=CL2.0"]
+
+    def scope_map(self) -> dict[str, str]:
+        """What the cl3 kernel's scopes become on this device (from its OpenCL C features)."""
+        feats = set()
+        try:
+            feats = {f.name for f in self.device.opencl_c_features}
+        except Exception:
+            pass
+        sys_scope = ("all_svm_devices" if "__opencl_c_atomic_scope_all_devices" in feats
+                     else "device")
+        if self.dialect == "amdgcn":
+            return {s: s for s in ("thread", "wave", "wg", "cluster", "agent", "sys")}
+        return {"thread": "work_group", "wave": "work_group", "wg": "work_group",
+                "cluster": "device", "agent": "device", "sys": sys_scope}
+
+    def describe(self) -> str:
+        return (f"{self.name}: {self.device.name.strip()} on {self.platform.name.strip()} "
+                f"({self.dialect})")
+
+    # -- build ----------------------------------------------------------------------------------
+    def kernel_for(self, test: Test) -> Kernel:
+        return generate(test, self.dialect, self.weaken)
+
+    def program(self, source: str):
+        cl = self.cl
+        key = (self.pi, self.di, tuple(self.options), source)
+        prog = _PROGRAMS.get(key)
+        if prog is None:
+            try:
+                built = cl.Program(self.ctx, source).build(options=self.options)
+            except cl.RuntimeError as e:
+                raise BackendError(f"kernel build failed: {_first_line(str(e))}") from None
+            except cl.Error as e:
+                raise BackendError(f"kernel build failed: {_first_line(str(e))}") from None
+            prog = (built, cl.Kernel(built, "litmus"))
+            _PROGRAMS[key] = prog
+        return prog
+
+    # -- run ------------------------------------------------------------------------------------
+    def run(self, test: Test, iterations: int, seed: int = 0) -> Histogram:
+        if (self.pi, self.di) in _WEDGED:
+            raise BackendError(f"device unusable after an earlier hang ({_WEDGED[(self.pi, self.di)]})")
+        if iterations <= 0:
+            raise BackendError(f"iterations must be positive, got {iterations}")
+        problem = barrier_problem(test)
+        if problem:
+            raise BackendError(f"cannot honour barriers: {problem}")
+        try:
+            kernel = self.kernel_for(test)
+        except CodegenError:
+            raise
+        _, knl = self.program(kernel.source)
+        try:
+            return self._run(test, kernel, knl, iterations, seed)
+        except self.cl.Error as e:
+            raise BackendError(f"device error: {_first_line(str(e))}") from None
+
+    def _shape(self, kernel: Kernel, iterations: int) -> tuple[int, int, int]:
+        p, lay = self.params, kernel.layout
+        W = self.wave_size
+        L = max(p.wg_size, lay.max_waves * W)
+        L = -(-L // W) * W
+        if L > self.device.max_work_group_size:
+            raise BackendError(f"test needs a workgroup of {L} work-items; device allows "
+                               f"{self.device.max_work_group_size}")
+        G = lay.n_wg_roles
+        n_wgs = max(1, min(p.testing_wgs, -(-iterations // L)))
+        n_wgs = -(-n_wgs // G) * G
+        problem = check_shape(lay, n_wgs, L, W)
+        if problem:
+            raise BackendError(problem)
+        return L, n_wgs, W
+
+    def _run(self, test: Test, kernel: Kernel, knl, iterations: int, seed: int) -> Histogram:
+        cl, p, q = self.cl, self.params, self.queue
+        start = time.perf_counter()
+        L, n_wgs, W = self._shape(kernel, iterations)
+        NI = n_wgs * L
+        T = kernel.layout.n_threads
+        NG, NR, NL = len(kernel.globals), len(kernel.registers), len(kernel.lds)
+        stride = max(1, p.stride)
+        rng = np.random.default_rng(seed)
+        mf = cl.mem_flags
+
+        lane_mult = 1
+        tables = {}
+        def table(mult):
+            key = (kernel.layout, n_wgs, L, W, mult)
+            if key not in _ROLE_TABLES:
+                if len(_ROLE_TABLES) > 64:
+                    _ROLE_TABLES.clear()
+                _ROLE_TABLES[key] = role_table(kernel.layout, n_wgs, L, W, mult)
+            if mult not in tables:
+                tables[mult] = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                                         hostbuf=_ROLE_TABLES[key])
+            return tables[mult]
+
+        mem_words = max(1, NG * NI * stride)
+        template = np.zeros(mem_words, dtype=np.int32)
+        for k, name in enumerate(kernel.globals):
+            template[k * NI * stride:(k + 1) * NI * stride] = test.location(name).init
+        mem_init = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=template)
+        mem = cl.Buffer(self.ctx, mf.READ_WRITE, template.nbytes)
+        out_host = np.empty(max(1, NI * NR), dtype=np.int32)
+        mem_host = np.empty(mem_words, dtype=np.int32)
+        out = cl.Buffer(self.ctx, mf.READ_WRITE, out_host.nbytes)
+        total_wgs = n_wgs + max(0, p.stress_wgs)
+        stress_lines = max(1, p.stress_lines)
+        scratch = cl.Buffer(self.ctx, mf.READ_WRITE, stress_lines * 16 * 4)
+        cl.enqueue_fill_buffer(q, scratch, np.int32(0), 0, stress_lines * 16 * 4)
+        n_blocks = n_wgs // kernel.layout.n_wg_roles
+        sync = cl.Buffer(self.ctx, mf.READ_WRITE, 4 * n_blocks)
+        ids = np.arange(total_wgs, dtype=np.uint32)
+        wg_ids = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=ids)
+        lds = cl.LocalMemory(max(4, 4 * NL * kernel.layout.n_wg_roles * L))
+        inst = np.arange(NI, dtype=np.int64)
+
+        hist = Histogram(test.observables())
+        launches = -(-iterations // NI)
+        remaining = iterations
+        for launch in range(launches):
+            perm = _coprime(rng, NI)
+            if p.lane_shuffle and W > 1:
+                lane_mult = int(rng.integers(0, W // 2)) * 2 + 1
+            if p.shuffle:
+                rng.shuffle(ids)
+                cl.enqueue_copy(q, wg_ids, ids)
+            cl.enqueue_copy(q, mem, mem_init)
+            if p.sync_spins:
+                cl.enqueue_fill_buffer(q, sync, np.int32(0), 0, 4 * n_blocks)
+            knl.set_args(mem, out, table(lane_mult), wg_ids, scratch, sync, lds, np.uint32(L),
+                         np.uint32(NI), np.uint32(n_wgs), np.uint32(perm), np.uint32(stride),
+                         np.uint32(p.stress_iters), np.uint32(stress_lines),
+                         np.uint32(p.pre_stress_iters), np.uint32(p.sync_spins))
+            ev = cl.enqueue_nd_range_kernel(q, knl, (total_wgs * L,), (L,))
+            self._watch(ev, test)
+            if NR:
+                cl.enqueue_copy(q, out_host, out)
+            if NG:
+                cl.enqueue_copy(q, mem_host, mem)
+            take = min(NI, remaining)
+            remaining -= take
+            cols = []
+            if NR:
+                cols.append(out_host[:NI * NR].reshape(NI, NR)[:take])
+            if NG:
+                slot = (inst[:take] * perm) % NI
+                idx = (np.arange(NG, dtype=np.int64)[None, :] * NI + slot[:, None]) * stride
+                cols.append(mem_host[idx])
+            rows = np.concatenate(cols, axis=1) if cols else np.zeros((take, 0), np.int32)
+            for outcome, n in count_rows(rows).items():
+                hist.add(outcome, n)
+        hist.seconds = time.perf_counter() - start
+        hist.params = {
+            "backend": self.name, "device": self.device.name.strip(),
+            "platform": self.platform.name.strip(), "dialect": self.dialect,
+            "build_options": " ".join(self.options), "weaken": self.weaken,
+            "seed": seed, "launches": launches, "instances_per_launch": NI,
+            "wg_size": L, "testing_wgs": n_wgs, "wave_size": W, "phases": kernel.phases,
+            "scope_map": self.scope_map(),
+            **{k: v for k, v in asdict(p).items() if k not in ("wg_size", "testing_wgs",
+                                                              "wave_size", "dialect")},
+        }
+        return hist
+
+    def _watch(self, ev, test: Test) -> None:
+        """Wait for a launch, polling its status; a launch past the timeout is a hang."""
+        cl = self.cl
+        self.queue.flush()
+        deadline = time.monotonic() + self.params.timeout_s
+        delay = 2e-5
+        while True:
+            status = ev.command_execution_status
+            if status == cl.command_execution_status.COMPLETE:
+                return
+            if status < 0:
+                raise BackendError(f"kernel of {test.name} failed on the device (status {status})")
+            if time.monotonic() > deadline:
+                reason = f"kernel of {test.name} hung for more than {self.params.timeout_s:g} s"
+                _WEDGED[(self.pi, self.di)] = reason
+                raise BackendError(reason)
+            time.sleep(delay)
+            delay = min(delay * 2, 5e-3)
+
+
+def make_backend(spec: str | None) -> OpenCLBackend:
+    """Factory registered in ``hw.FAMILIES["opencl"]``."""
+    return OpenCLBackend(spec)
