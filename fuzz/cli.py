@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "oracle.commands",
     "fuzz.commands",
     "hw.opencl.commands",
+    "hw.commands",
 ]
 
 

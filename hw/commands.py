@@ -1,0 +1,130 @@
+"""``scopefuzz run`` (any backend, against the oracle) and ``scopefuzz mutants`` (the simulator's).
+
+``run --backend B [--iterations N] [--seed S] [--json] FILE|DIR...``: each test is checked by the
+oracle first; a test whose verdict is ``Undef`` is not run (the report says why). Each observed
+outcome is marked allowed or FORBIDDEN. Exit status: 1 if anything forbidden was observed,
+otherwise 2 if some file could not be read or run, otherwise 0.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from litmus.dialects import litmus_files, parse_file
+from litmus.lexer import ParseError
+from litmus.outcome import condition_holds, format_outcome
+
+from . import BackendError, get_backend
+
+
+def run_one(backend, test, path: str, iterations: int, seed: int) -> dict:
+    """Run ``test`` and compare with the oracle: the ``run --json`` object (DESIGN.md)."""
+    import oracle
+    res = oracle.check(test)
+    base = {"test": test.name, "file": path, "backend": backend.name}
+    if res.verdict == "Undef":
+        why = "; ".join(res.ub) or "undefined behaviour"
+        return dict(base, skipped=f"verdict Undef: {why}")
+    hist = backend.run(test, iterations, seed)
+    rows, forbidden, witnesses = [], 0, 0
+    for outcome, n in hist.outcomes():
+        allowed = res.allows(outcome)
+        if not allowed:
+            forbidden += n
+        if condition_holds(test.condition, outcome):
+            witnesses += n
+        rows.append({"outcome": outcome, "count": n, "allowed": allowed})
+    return dict(base, iterations=hist.total, seconds=round(hist.seconds, 6), histogram=rows,
+                forbidden=forbidden, witnesses=witnesses, condition_observed=witnesses > 0)
+
+
+def _print_text(obj: dict) -> None:
+    print(f"{obj['test']} ({obj['file']}) on {obj['backend']}")
+    if "skipped" in obj:
+        print(f"  not run: {obj['skipped']}")
+        return
+    for row in obj["histogram"]:
+        mark = "" if row["allowed"] else "   FORBIDDEN"
+        print(f"  {row['count']:>10}  {format_outcome(row['outcome'])}{mark}")
+    print(f"  {obj['iterations']} iterations in {obj['seconds']:.3f}s; condition observed "
+          f"{obj['witnesses']} times; forbidden {obj['forbidden']}")
+
+
+def cmd_run(args) -> int:
+    try:
+        backend = get_backend(args.backend)
+    except BackendError as e:
+        print(f"scopefuzz run: {e}", file=sys.stderr)
+        return 2
+    files = litmus_files(args.files)
+    if not files:
+        print("scopefuzz run: no *.litmus files found", file=sys.stderr)
+        return 2
+    errors = forbidden = 0
+    try:
+        for path in files:
+            try:
+                test = parse_file(path)
+            except ParseError as e:
+                errors += 1
+                if args.json:
+                    print(json.dumps({"file": path, "error": str(e)}))
+                else:
+                    print(str(e), file=sys.stderr)
+                continue
+            try:
+                obj = run_one(backend, test, path, args.iterations, args.seed)
+            except Exception as e:          # backend or oracle refused: one line, go on
+                errors += 1
+                msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+                if args.json:
+                    print(json.dumps({"file": path, "error": f"{path}: {msg}"}))
+                else:
+                    print(f"{path}: {msg}", file=sys.stderr)
+                continue
+            forbidden += obj.get("forbidden", 0)
+            if args.json:
+                print(json.dumps(obj))
+            else:
+                _print_text(obj)
+            sys.stdout.flush()
+    finally:
+        backend.close()
+    if forbidden:
+        return 1
+    return 2 if errors else 0
+
+
+def cmd_mutants(args) -> int:
+    from .sim.mutants import MUTANTS
+    width = max(len(n) for n in MUTANTS)
+    for m in MUTANTS.values():
+        where = ""
+        if m.profile or m.options:
+            where = f"  [{'@'.join(filter(None, [m.profile]))}{',' if m.profile and m.options else ''}{','.join(m.options)}]"
+        print(f"sim:{m.name:<{width}}  {m.summary}{where}")
+        if args.verbose:
+            print(f"  {'':<{width}}  {m.mechanism}")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="run litmus tests on a backend; outcomes marked allowed or "
+                                   "FORBIDDEN (exit 1 if forbidden seen)",
+                       description="Run each FILE (directories: every *.litmus below) on a "
+                                   "backend and compare every observed outcome with the oracle. "
+                                   "Tests whose verdict is Undef are not run.")
+    p.add_argument("files", nargs="+", metavar="FILE|DIR")
+    p.add_argument("--backend", default="sim",
+                   help="sim, sim:PROFILE, sim:MUTANT[@PROFILE][,OPTION...], opencl[:P:D]")
+    p.add_argument("--iterations", type=int, default=100_000, help="runs per test")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="one JSON object per test per line")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("mutants", help="list the simulator's mutants (backend sim:MUTANT)",
+                       description="Each mutant is a named bug injected into the simulator, "
+                                   "modelled on a real failure mechanism.")
+    p.add_argument("-v", "--verbose", action="store_true", help="also print the mechanism")
+    p.set_defaults(func=cmd_mutants)

@@ -1,0 +1,131 @@
+"""The ``sim`` backend: lower a test, run the numba kernel, return a Histogram."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from litmus import Test
+
+from ..backend import Backend, BackendError, Histogram
+from . import kernel
+from .lower import LoweringError, Machine, lower
+from .mutants import MUTANTS
+from .profiles import DEFAULT_PROFILE, PROFILES, Profile, with_options
+
+#: chunks of a randomized run (fixed, so results do not depend on the number of cores)
+NCHUNKS = 16
+
+
+def parse_spec(spec: str | None) -> tuple[Profile, str | None]:
+    """``None`` | ``PROFILE`` | ``MUTANT`` | ``MUTANT@PROFILE``, then ``,option`` ... ."""
+    tokens = (spec or "").split(",")
+    head, options = tokens[0], [t for t in tokens[1:] if t]
+    mutant, prof_name = None, None
+    if "@" in head:
+        head, prof_name = head.split("@", 1)
+    if head in MUTANTS:
+        mutant = head
+    elif head in PROFILES and prof_name is None:
+        prof_name = head
+    elif head:
+        if head == "tgsplit" or head.startswith("mtype="):
+            options.insert(0, head)
+        else:
+            raise BackendError(
+                f"unknown sim variant {head!r}: expected a profile ({', '.join(PROFILES)}) or "
+                f"a mutant (see `scopefuzz mutants`)")
+    if mutant is not None:
+        m = MUTANTS[mutant]
+        if prof_name is None:
+            prof_name = m.profile
+        if not any(o.split("=")[0] == d.split("=")[0] for d in m.options for o in options):
+            options = list(m.options) + options
+    prof_name = prof_name or DEFAULT_PROFILE
+    if prof_name not in PROFILES:
+        raise BackendError(f"unknown sim profile {prof_name!r} (known: {', '.join(PROFILES)})")
+    try:
+        profile = with_options(PROFILES[prof_name], options)
+    except ValueError as e:
+        raise BackendError(str(e)) from None
+    return profile, mutant
+
+
+class SimBackend(Backend):
+    """The CPU simulator for one profile, optionally with one mutant."""
+
+    def __init__(self, profile: Profile, mutant: str | None = None):
+        self.profile = profile
+        self.mutant = mutant
+        self.name = "sim" + (f":{mutant}@{profile.label()}" if mutant else
+                             ("" if profile.label() == DEFAULT_PROFILE else f":{profile.label()}"))
+
+    def machine(self, test: Test) -> Machine:
+        try:
+            return lower(test, self.profile, self.mutant)
+        except (LoweringError, KeyError) as e:
+            raise BackendError(f"{test.name}: {e}") from None
+
+    def _histogram(self, m: Machine, keys, counts, used) -> Histogram:
+        h = Histogram(list(m.observables), params={"profile": self.profile.label(),
+                                                  "mutant": self.mutant})
+        for k, n, u in zip(keys.reshape(-1, keys.shape[-1]), counts.reshape(-1),
+                           used.reshape(-1)):
+            if u:
+                h.add(tuple(int(v) for v in k), int(n))
+        return h
+
+    def run(self, test: Test, iterations: int, seed: int = 0) -> Histogram:
+        """Randomized mode: ``iterations`` random schedulings (deterministic for a seed)."""
+        if iterations <= 0:
+            raise BackendError("iterations must be positive")
+        m = self.machine(test)
+        t0 = time.perf_counter()
+        nch = min(NCHUNKS, iterations)
+        nobs = max(1, len(m.observables))
+        cap = 256
+        while True:
+            keys = np.zeros((nch, cap, nobs), np.int64)
+            counts = np.zeros((nch, cap), np.int64)
+            used = np.zeros((nch, cap), np.uint8)
+            stats = np.zeros((nch, 2), np.int64)
+            kernel.run_random(*m.args(), iterations, seed & 0x7FFFFFFFFFFFFFFF, nch,
+                              keys, counts, used, stats)
+            if stats[:, 1].sum() == 0:
+                break
+            cap *= 4
+            if cap > 1 << 20:
+                raise BackendError(f"{test.name}: too many distinct outcomes")
+        dead = int(stats[:, 0].sum())
+        if dead:
+            raise BackendError(f"{test.name}: {dead} of {iterations} iterations deadlocked "
+                               f"(a barrier wait that never completes)")
+        h = self._histogram(m, keys, counts, used)
+        h.seconds = time.perf_counter() - t0
+        h.params.update(iterations=iterations, seed=seed, mode="random")
+        return h
+
+    def explore(self, test: Test, max_schedules: int = 200_000) -> tuple[Histogram, bool]:
+        """Exhaustive mode: every scheduling up to ``max_schedules``; counts are schedules.
+        Returns the histogram and whether the exploration was complete."""
+        m = self.machine(test)
+        t0 = time.perf_counter()
+        nobs = max(1, len(m.observables))
+        cap = 1024
+        while True:
+            keys = np.zeros((cap, nobs), np.int64)
+            counts = np.zeros(cap, np.int64)
+            used = np.zeros(cap, np.uint8)
+            stats = np.zeros(4, np.int64)
+            kernel.run_exhaustive(*m.args(), max_schedules, keys, counts, used, stats)
+            if stats[2] == 0:
+                break
+            cap *= 4
+        if stats[1]:
+            raise BackendError(f"{test.name}: {int(stats[1])} schedules deadlocked "
+                               f"(a barrier wait that never completes)")
+        h = self._histogram(m, keys, counts, used)
+        h.seconds = time.perf_counter() - t0
+        h.params.update(mode="exhaustive", schedules=int(stats[0]), complete=bool(stats[3]))
+        return h, bool(stats[3])

@@ -1,0 +1,631 @@
+"""The numba hot loop: execute a lowered micro-op program under one scheduling.
+
+Machine state (all small int arrays, reset per iteration):
+
+- per thread: program counter, registers, barrier wait targets, joined named barrier;
+- in-flight memory operations (``q*`` arrays): issued in program order, they *perform* later,
+  out of order, except that operations of one CU on one global address stay in issue order
+  (the per-CU, per-channel queues of the L2) and LDS operations of one thread stay in order;
+  ``s_waitcnt``-style waits block until all but the ``k`` newest operations of a counter have
+  performed (``k == 0`` on a vector-memory counter also waits for earlier operations of the
+  other waves of the CU: the CU's write-acknowledge path is in order);
+- per CU a non-coherent L1 (value + valid bit): a level-0 load hits it at issue when the line is
+  valid and nothing of the CU to that address is in flight; lines are filled by level-0 loads
+  and updated by the CU's own stores; ``INV1`` drops them all. At the start of an iteration each
+  line may hold the location's initial value (a warm cache), so stale reads need no fill first;
+- the L2: one coherent copy per location for RW/CC memory, one non-coherent copy per agent
+  (with a dirty bit) for NC memory, none for UC memory; memory behind it;
+- LDS per workgroup; barrier objects (expected count, arrive count, generation).
+
+Every scheduling decision goes through :func:`_choose`: random (xorshift64*) in randomized mode,
+or replayed from / recorded into a choice vector in exhaustive mode (stateless model checking:
+the driver enumerates every choice vector depth-first).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CLUSTER_SLOT, CNT_LGKM, CNT_LOAD,
+                   CNT_STORE, CNT_VM, DMA, GCAS, GLD, GRMW, GST, GSTR, INV1, INV2, LCAS, LLD,
+                   LRMW, LST, MT_NC, MT_UC, NCNT, NOP, SLOTS, WAIT, WB2)
+
+QMAX = 256
+MAXD = 8192
+
+
+@njit(cache=True, inline="always")
+def _next(rng):
+    x = rng[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    rng[0] = x
+    return x * np.uint64(0x2545F4914F6CDD1D)
+
+
+@njit(cache=True)
+def _choose(n, mode, rng, ch, nopt, depth, nprefix):
+    if n <= 1:
+        return 0
+    if mode == 0:
+        return np.int64((_next(rng) >> np.uint64(33)) % np.uint64(n))
+    d = depth[0]
+    c = 0
+    if d < nprefix:
+        c = ch[d]
+    ch[d] = c
+    nopt[d] = n
+    depth[0] = d + 1
+    return c
+
+
+@njit(cache=True, inline="always")
+def _rmw(op, old, v):
+    if op == 0:
+        return old + v
+    if op == 1:
+        return old - v
+    if op == 2:
+        return v
+    if op == 3:
+        return old & v
+    if op == 4:
+        return old | v
+    if op == 5:
+        return old ^ v
+    if op == 6:
+        return old if old > v else v
+    return old if old < v else v
+
+
+@njit(cache=True)
+def _read(cu, ag, g, level, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, fill):
+    mt = gmt[g]
+    if mt == MT_UC:
+        return mem[g]
+    if mt == MT_NC:
+        if level == 2:
+            v = l2v[ag, g] if l2d[ag, g] else mem[g]
+        elif l2ok[ag, g]:
+            v = l2v[ag, g]
+        else:
+            v = mem[g]
+            l2v[ag, g] = v
+            l2ok[ag, g] = 1
+    else:
+        v = l2v[0, g]
+    if fill and level == 0:
+        l1v[cu, g] = v
+        l1ok[cu, g] = 1
+    return v
+
+
+@njit(cache=True)
+def _write(cu, ag, g, level, v, gmt, l1v, l1ok, l2v, l2ok, l2d, mem):
+    mt = gmt[g]
+    if mt == MT_UC:
+        mem[g] = v
+        return
+    if mt == MT_NC:
+        l2v[ag, g] = v
+        l2ok[ag, g] = 1
+        if level == 2:
+            mem[g] = v
+            l2d[ag, g] = 0
+        else:
+            l2d[ag, g] = 1
+    else:
+        l2v[0, g] = v
+    if l1ok[cu, g]:
+        l1v[cu, g] = v
+
+
+@njit(cache=True)
+def _bar_check(obj, bexp, barr, bgen):
+    if bexp[obj] > 0 and barr[obj] >= bexp[obj]:
+        bgen[obj] += 1
+        barr[obj] = 0
+
+
+@njit(cache=True)
+def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+             warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
+             mode, rng, ch, nopt, depth, nprefix, out,
+             pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+             qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+             bexp, barr, bgen, arrg, joined, clarr, acts):
+    """Run one iteration; write the outcome into ``out``. Returns 0 (done) or 1 (deadlock)."""
+    T = plen.shape[0]
+    G = ginit.shape[0]
+    # ---- reset -----------------------------------------------------------------------------
+    for t in range(T):
+        pc[t] = 0
+        joined[t] = 0
+        for r in range(regs.shape[1]):
+            regs[t, r] = reginit[t, r]
+        for c in range(NCNT):
+            issued[t, c] = 0
+        for s in range(SLOTS):
+            arrg[t, s] = -1
+    for g in range(G):
+        mem[g] = ginit[g]
+        for a in range(l2v.shape[0]):
+            l2v[a, g] = ginit[g]
+            l2ok[a, g] = 0
+            l2d[a, g] = 0
+        for c in range(l1v.shape[0]):
+            l1v[c, g] = ginit[g]
+            l1ok[c, g] = 0
+    for w in range(lds.shape[0]):
+        for a in range(lds.shape[1]):
+            lds[w, a] = ainit[a]
+    for b in range(bexp.shape[0]):
+        bexp[b] = bexp0[b]
+        barr[b] = 0
+        bgen[b] = 0
+    for w in range(clarr.shape[0]):
+        clarr[w] = -1
+    # warm caches: each candidate line may start valid with the initial value
+    for i in range(warm_l1.shape[0]):
+        if _choose(2, mode, rng, ch, nopt, depth, nprefix) == 1:
+            l1ok[warm_l1[i, 0], warm_l1[i, 1]] = 1
+    for i in range(warm_l2.shape[0]):
+        if _choose(2, mode, rng, ch, nopt, depth, nprefix) == 1:
+            l2ok[warm_l2[i, 0], warm_l2[i, 1]] = 1
+    nq = 0
+    stamp = 0
+    finished = 0
+    for t in range(T):
+        if plen[t] == 0:              # an empty thread ends at once and drops the WG barrier
+            finished += 1
+            obj = twg[t] * 17
+            bexp[obj] -= 1
+            _bar_check(obj, bexp, barr, bgen)
+    # ---- main loop -------------------------------------------------------------------------
+    while True:
+        na = 0
+        # threads that can issue their next micro-op
+        for t in range(T):
+            if pc[t] >= plen[t]:
+                continue
+            op = prog[t, pc[t], 0]
+            ok = True
+            if op == WAIT:
+                c = prog[t, pc[t], 1]
+                k = prog[t, pc[t], 2]
+                lim = issued[t, c] - k
+                for q in range(nq):
+                    if qlive[q] and qnoack[q] == 0 and qc[q] == c:
+                        if qt[q] == t:
+                            if qi[q] < lim:
+                                ok = False
+                                break
+                        elif k == 0 and c != CNT_LGKM and tcu[qt[q]] == tcu[t]:
+                            ok = False
+                            break
+            elif op == WB2:
+                for q in range(nq):
+                    if qlive[q] and qt[q] == t and qc[q] != CNT_LGKM:
+                        ok = False
+                        break
+            elif op == BARWAIT:
+                bid = prog[t, pc[t], 1]
+                if bid == -1:
+                    obj = twg[t] * 17
+                    slot = 0
+                elif bid == -3:
+                    obj = nwg * 17 + tcl[t]
+                    slot = CLUSTER_SLOT
+                else:
+                    slot = joined[t]
+                    if prog[t, pc[t], 2] == 1:
+                        slot = bid
+                    obj = twg[t] * 17 + slot
+                if slot == 0 and bid > 0:
+                    ok = True   # waiting with nothing joined: no-op (UB in the model)
+                else:
+                    if arrg[t, slot] < 0:
+                        arrg[t, slot] = bgen[obj] + 1
+                    ok = bgen[obj] >= arrg[t, slot]
+            if ok:
+                acts[na] = t
+                na += 1
+        # in-flight operations that may perform now
+        for q in range(nq):
+            if not qlive[q]:
+                continue
+            t = qt[q]
+            op = prog[t, qpc[q], 0]
+            ok = True
+            if op >= LLD and op <= LCAS:
+                for p in range(nq):
+                    if qlive[p] and qst[p] < qst[q] and qt[p] == t:
+                        op2 = prog[t, qpc[p], 0]
+                        if op2 >= LLD and op2 <= LCAS:
+                            ok = False
+                            break
+            else:
+                g = prog[t, qpc[q], 2]
+                for p in range(nq):
+                    if qlive[p] and qst[p] < qst[q] and tcu[qt[p]] == tcu[t]:
+                        op2 = prog[qt[p], qpc[p], 0]
+                        if (op2 < LLD or op2 == DMA) and prog[qt[p], qpc[p], 2] == g:
+                            ok = False
+                            break
+            if ok:
+                acts[na] = T + q
+                na += 1
+        if na == 0:
+            break
+        a = acts[_choose(na, mode, rng, ch, nopt, depth, nprefix)]
+        if a < T:
+            # ---- issue -----------------------------------------------------------------
+            t = a
+            row = prog[t, pc[t]]
+            op = row[0]
+            cu = tcu[t]
+            ag = tag[t]
+            enqueue = False
+            if op == GLD:
+                g = row[2]
+                issued[t, row[4]] += 1
+                hit = False
+                if row[3] == 0 and gmt[g] != MT_UC and l1ok[cu, g]:
+                    hit = True
+                    for p in range(nq):
+                        if qlive[p] and tcu[qt[p]] == cu:
+                            op2 = prog[qt[p], qpc[p], 0]
+                            if (op2 < LLD or op2 == DMA) and prog[qt[p], qpc[p], 2] == g:
+                                hit = False
+                                break
+                if hit:
+                    regs[t, row[1]] = l1v[cu, g]
+                else:
+                    enqueue = True
+            elif op == GST or op == GRMW or op == GCAS or op == GSTR or op == DMA:
+                issued[t, row[4]] += 1
+                enqueue = True
+            elif op >= LLD and op <= LCAS:
+                issued[t, CNT_LGKM] += 1
+                enqueue = True
+            elif op == INV1:
+                for g in range(G):
+                    l1ok[cu, g] = 0
+            elif op == INV2 or op == WB2:
+                for g in range(G):
+                    if gmt[g] == MT_NC:
+                        if l2d[ag, g]:
+                            mem[g] = l2v[ag, g]
+                            l2d[ag, g] = 0
+                        if op == INV2:
+                            l2ok[ag, g] = 0
+            elif op == BARRIVE:
+                bid = row[1]
+                if bid == -1:
+                    obj = twg[t] * 17
+                    arrg[t, 0] = bgen[obj] + 1
+                    barr[obj] += 1
+                    _bar_check(obj, bexp, barr, bgen)
+                elif bid == -3:
+                    obj = nwg * 17 + tcl[t]
+                    arrg[t, CLUSTER_SLOT] = bgen[obj] + 1
+                    if row[2] == 1 or clarr[twg[t]] != bgen[obj]:
+                        clarr[twg[t]] = bgen[obj]
+                        barr[obj] += 1
+                        _bar_check(obj, bexp, barr, bgen)
+                elif bid > 0:
+                    obj = twg[t] * 17 + bid
+                    arrg[t, bid] = bgen[obj] + 1
+                    barr[obj] += 1
+                    _bar_check(obj, bexp, barr, bgen)
+            elif op == BARWAIT:
+                bid = row[1]
+                if bid == -1:
+                    arrg[t, 0] = -1
+                elif bid == -3:
+                    arrg[t, CLUSTER_SLOT] = -1
+                else:
+                    slot = joined[t]
+                    if row[2] == 1:
+                        slot = bid
+                    arrg[t, slot] = -1
+            elif op == BARINIT:
+                obj = twg[t] * 17 + row[1]
+                bexp[obj] = row[2]
+                barr[obj] = 0
+            elif op == BARJOIN:
+                joined[t] = row[1]
+            elif op == BARLEAVE:
+                if joined[t] > 0:
+                    obj = twg[t] * 17 + joined[t]
+                    bexp[obj] -= 1
+                    _bar_check(obj, bexp, barr, bgen)
+                    joined[t] = 0
+            if enqueue:
+                slot_q = -1
+                for q in range(nq):
+                    if not qlive[q]:
+                        slot_q = q
+                        break
+                if slot_q < 0:
+                    slot_q = nq
+                    nq += 1
+                qt[slot_q] = t
+                qpc[slot_q] = pc[t]
+                qst[slot_q] = stamp
+                stamp += 1
+                qlive[slot_q] = 1
+                if op >= LLD and op <= LCAS:
+                    qc[slot_q] = CNT_LGKM
+                    qnoack[slot_q] = 0
+                else:
+                    qc[slot_q] = row[4]
+                    qnoack[slot_q] = 1 if ((op == GST or op == DMA) and row[6] == 1) else 0
+                qi[slot_q] = issued[t, qc[slot_q]] - 1
+                if op == GSTR:
+                    qval[slot_q] = _rmw(row[6], regs[t, row[1]], row[5])
+            pc[t] += 1
+            if pc[t] == plen[t]:
+                finished += 1
+                obj = twg[t] * 17          # a thread that ends drops the workgroup barrier
+                bexp[obj] -= 1
+                _bar_check(obj, bexp, barr, bgen)
+        else:
+            # ---- perform ---------------------------------------------------------------
+            q = a - T
+            t = qt[q]
+            row = prog[t, qpc[q]]
+            op = row[0]
+            cu = tcu[t]
+            ag = tag[t]
+            w = twg[t]
+            if op == GLD:
+                regs[t, row[1]] = _read(cu, ag, row[2], row[3], gmt, l1v, l1ok, l2v, l2ok, l2d,
+                                        mem, True)
+            elif op == GST:
+                _write(cu, ag, row[2], row[3], row[5], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
+            elif op == GSTR:
+                _write(cu, ag, row[2], row[3], qval[q], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
+            elif op == GRMW:
+                lvl = row[3] if row[3] > 0 else 1
+                old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
+                _write(cu, ag, row[2], lvl, _rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
+                       l2ok, l2d, mem)
+                regs[t, row[1]] = old
+            elif op == GCAS:
+                lvl = row[3] if row[3] > 0 else 1
+                old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
+                succeed = old == row[5]
+                if succeed and row[7] == 1:
+                    succeed = _choose(2, mode, rng, ch, nopt, depth, nprefix) == 0
+                if succeed:
+                    _write(cu, ag, row[2], lvl, row[6], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
+                regs[t, row[1]] = old
+            elif op == DMA:
+                g = row[2]
+                if row[3] == 0 and gmt[g] != MT_UC and l1ok[cu, g]:
+                    v = l1v[cu, g]
+                else:
+                    v = _read(cu, ag, g, row[3], gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
+                lds[w, row[1]] = v
+            elif op == LLD:
+                regs[t, row[1]] = lds[w, row[2]]
+            elif op == LST:
+                lds[w, row[2]] = row[5]
+            elif op == LRMW:
+                old = lds[w, row[2]]
+                lds[w, row[2]] = _rmw(row[6], old, row[5])
+                regs[t, row[1]] = old
+            elif op == LCAS:
+                old = lds[w, row[2]]
+                if old == row[5]:
+                    lds[w, row[2]] = row[6]
+                regs[t, row[1]] = old
+            qlive[q] = 0
+            while nq > 0 and qlive[nq - 1] == 0:
+                nq -= 1
+    # ---- end of the kernel -----------------------------------------------------------------
+    status = 0
+    if finished < T or nq > 0:
+        status = 1
+    for i in range(obs_kind.shape[0]):
+        if obs_kind[i] == 0:
+            out[i] = regs[obs_a[i], obs_b[i]]
+        else:
+            g = obs_a[i]
+            mt = gmt[g]
+            if mt == MT_UC:
+                out[i] = mem[g]
+            elif mt == MT_NC:
+                v = mem[g]
+                for ag in range(l2v.shape[0]):
+                    if l2d[ag, g]:
+                        v = l2v[ag, g]
+                out[i] = v
+            else:
+                out[i] = l2v[0, g]
+    return status
+
+
+@njit(cache=True, inline="always")
+def _hash_row(row):
+    h = np.uint64(1469598103934665603)
+    for i in range(row.shape[0]):
+        h ^= np.uint64(row[i] & 0xFFFFFFFFFFFF)
+        h *= np.uint64(1099511628211)
+        h ^= h >> np.uint64(29)
+    return h
+
+
+@njit(cache=True)
+def _count(keys, counts, used, row):
+    """Add ``row`` to an open-addressing table; returns False when the table is full."""
+    cap = counts.shape[0]
+    h = np.int64(_hash_row(row) % np.uint64(cap))
+    for _ in range(cap):
+        if used[h] == 0:
+            if used.sum() * 10 > cap * 7:
+                return False
+            used[h] = 1
+            for i in range(row.shape[0]):
+                keys[h, i] = row[i]
+            counts[h] = 1
+            return True
+        same = True
+        for i in range(row.shape[0]):
+            if keys[h, i] != row[i]:
+                same = False
+                break
+        if same:
+            counts[h] += 1
+            return True
+        h += 1
+        if h == cap:
+            h = 0
+    return False
+
+
+def _scratch(T, R, NCU, NAG, G, NWG, A, NB):
+    return (np.zeros(T, np.int64), np.zeros((T, max(R, 1)), np.int64),
+            np.zeros((NCU, G), np.int64), np.zeros((NCU, G), np.uint8),
+            np.zeros((NAG, G), np.int64), np.zeros((NAG, G), np.uint8),
+            np.zeros((NAG, G), np.uint8), np.zeros(G, np.int64), np.zeros((NWG, max(A, 1)), np.int64))
+
+
+@njit(cache=True, parallel=True)
+def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+               warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg, ncu, nag,
+               iterations, seed, nchunks, keys, counts, used, stats):
+    """Randomized mode: ``iterations`` runs split into ``nchunks`` chunks run in parallel, each
+    with its own generator seeded from (seed, chunk), counted into per-chunk tables.
+    ``stats[c] = (deadlocks, overflow)``."""
+    T = plen.shape[0]
+    G = ginit.shape[0]
+    R = reginit.shape[1]
+    A = ainit.shape[0]
+    NB = bexp0.shape[0]
+    NO = obs_kind.shape[0]
+    for c in prange(nchunks):
+        lo = iterations * c // nchunks
+        hi = iterations * (c + 1) // nchunks
+        rng = np.zeros(1, np.uint64)
+        z = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(c + 1) * np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(31)
+        z *= np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(29)
+        if z == 0:
+            z = np.uint64(88172645463325252)
+        rng[0] = z
+        ch = np.zeros(1, np.int64)
+        nopt = np.zeros(1, np.int64)
+        depth = np.zeros(1, np.int64)
+        out = np.zeros(NO, np.int64)
+        pc = np.zeros(T, np.int64)
+        regs = np.zeros((T, max(R, 1)), np.int64)
+        l1v = np.zeros((ncu, G), np.int64)
+        l1ok = np.zeros((ncu, G), np.uint8)
+        l2v = np.zeros((nag, G), np.int64)
+        l2ok = np.zeros((nag, G), np.uint8)
+        l2d = np.zeros((nag, G), np.uint8)
+        mem = np.zeros(G, np.int64)
+        lds = np.zeros((max(nwg, 1), max(A, 1)), np.int64)
+        qt = np.zeros(QMAX, np.int64)
+        qpc = np.zeros(QMAX, np.int64)
+        qst = np.zeros(QMAX, np.int64)
+        qc = np.zeros(QMAX, np.int64)
+        qi = np.zeros(QMAX, np.int64)
+        qlive = np.zeros(QMAX, np.uint8)
+        qval = np.zeros(QMAX, np.int64)
+        qnoack = np.zeros(QMAX, np.uint8)
+        issued = np.zeros((T, NCNT), np.int64)
+        bexp = np.zeros(NB, np.int64)
+        barr = np.zeros(NB, np.int64)
+        bgen = np.zeros(NB, np.int64)
+        arrg = np.zeros((T, SLOTS), np.int64)
+        joined = np.zeros(T, np.int64)
+        clarr = np.zeros(max(nwg, 1), np.int64)
+        acts = np.zeros(T + QMAX, np.int64)
+        for it in range(lo, hi):
+            st = simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                          warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
+                          0, rng, ch, nopt, depth, 0, out,
+                          pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+                          qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+                          bexp, barr, bgen, arrg, joined, clarr, acts)
+            if st != 0:
+                stats[c, 0] += 1
+            elif not _count(keys[c], counts[c], used[c], out):
+                stats[c, 1] += 1
+                break
+
+
+@njit(cache=True)
+def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                   warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg, ncu, nag,
+                   max_schedules, keys, counts, used, stats):
+    """Exhaustive mode: every scheduling (and warm-cache choice), depth-first over choice
+    vectors, up to ``max_schedules``. ``stats = (schedules, deadlocks, overflow, complete)``."""
+    T = plen.shape[0]
+    G = ginit.shape[0]
+    R = reginit.shape[1]
+    A = ainit.shape[0]
+    NB = bexp0.shape[0]
+    NO = obs_kind.shape[0]
+    rng = np.ones(1, np.uint64)
+    ch = np.zeros(MAXD, np.int64)
+    nopt = np.zeros(MAXD, np.int64)
+    depth = np.zeros(1, np.int64)
+    out = np.zeros(NO, np.int64)
+    pc = np.zeros(T, np.int64)
+    regs = np.zeros((T, max(R, 1)), np.int64)
+    l1v = np.zeros((ncu, G), np.int64)
+    l1ok = np.zeros((ncu, G), np.uint8)
+    l2v = np.zeros((nag, G), np.int64)
+    l2ok = np.zeros((nag, G), np.uint8)
+    l2d = np.zeros((nag, G), np.uint8)
+    mem = np.zeros(G, np.int64)
+    lds = np.zeros((max(nwg, 1), max(A, 1)), np.int64)
+    qt = np.zeros(QMAX, np.int64)
+    qpc = np.zeros(QMAX, np.int64)
+    qst = np.zeros(QMAX, np.int64)
+    qc = np.zeros(QMAX, np.int64)
+    qi = np.zeros(QMAX, np.int64)
+    qlive = np.zeros(QMAX, np.uint8)
+    qval = np.zeros(QMAX, np.int64)
+    qnoack = np.zeros(QMAX, np.uint8)
+    issued = np.zeros((T, NCNT), np.int64)
+    bexp = np.zeros(NB, np.int64)
+    barr = np.zeros(NB, np.int64)
+    bgen = np.zeros(NB, np.int64)
+    arrg = np.zeros((T, SLOTS), np.int64)
+    joined = np.zeros(T, np.int64)
+    clarr = np.zeros(max(nwg, 1), np.int64)
+    acts = np.zeros(T + QMAX, np.int64)
+    nprefix = 0
+    n = 0
+    stats[3] = 0
+    while n < max_schedules:
+        depth[0] = 0
+        st = simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                      warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
+                      1, rng, ch, nopt, depth, nprefix, out,
+                      pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+                      qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+                      bexp, barr, bgen, arrg, joined, clarr, acts)
+        n += 1
+        if st != 0:
+            stats[1] += 1
+        elif not _count(keys, counts, used, out):
+            stats[2] += 1
+            break
+        d = depth[0] - 1
+        while d >= 0 and ch[d] + 1 >= nopt[d]:
+            d -= 1
+        if d < 0:
+            stats[3] = 1
+            break
+        ch[d] += 1
+        nprefix = d + 1
+    stats[0] = n

@@ -1,0 +1,388 @@
+"""Lowering: litmus instructions -> micro-op sequences, following LLVM's code sequences per target
+(notes llvm-amdgpu.md §4.1-§4.5, §5.4, §2.3) — and the machine layout of a test.
+
+Release part of an operation at scope S (before it), acquire part (after it):
+
+=========  ======================================  ==============================================
+scope      release                                 acquire
+=========  ======================================  ==============================================
+wave       -                                       -
+wg         lgkmcnt(0) [+ vmcnt(0) in tgsplit];      lgkmcnt(0) [+ vmcnt(0), L1 inv in tgsplit];
+           GFX12: loadcnt/storecnt/dscnt(0)        GFX12 (CU mode): dscnt(0)
+agent      vmcnt(0) lgkmcnt(0) (GFX12: all three)  vmcnt(0) lgkmcnt(0), L1 invalidate
+sys        L2 writeback, then the agent waits      the agent waits, L2 invalidate, L1 invalidate
+=========  ======================================  ==============================================
+
+Cluster scope acts as agent (on GFX1250 it is SCOPE_SE, which this machine, having no SE cache,
+treats the same way). Load/store cache levels: wave → may hit L1; wg → L1 (bypass in tgsplit);
+cluster/agent → bypass L1 (glc / sc1 / SCOPE_DEV); sys → system level. RMWs always go to L2.
+A seq_cst load starts with a full wait; seq_cst stores are release stores, rmws and fences
+acq_rel. ``.noav`` drops the cache writeback/invalidate of the release/acquire but keeps the waits.
+LDS accesses use workgroup scope whatever their syncscope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from litmus import Test
+from litmus.ir import is_acquire, is_release
+
+from .profiles import Profile
+from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CNT_LGKM, CNT_LOAD, CNT_STORE,
+                   CNT_VM, DMA, GCAS, GLD, GRMW, GST, GSTR, INV1, INV2, LCAS, LLD, LRMW, LST,
+                   MTYPES, NFIELDS, RMW_OPS, WAIT, WB2)
+
+RANK = {"thread": 0, "wave": 1, "wg": 2, "cluster": 3, "agent": 4, "sys": 5}
+
+
+class LoweringError(ValueError):
+    """The simulator cannot run this test (a one-line reason)."""
+
+
+@dataclass
+class Machine:
+    """A lowered test: micro-op arrays plus the layout the kernel needs."""
+
+    prog: np.ndarray
+    plen: np.ndarray
+    tcu: np.ndarray
+    tag: np.ndarray
+    twg: np.ndarray
+    tcl: np.ndarray
+    gmt: np.ndarray
+    ginit: np.ndarray
+    ainit: np.ndarray
+    reginit: np.ndarray
+    bexp0: np.ndarray
+    warm_l1: np.ndarray
+    warm_l2: np.ndarray
+    obs_kind: np.ndarray
+    obs_a: np.ndarray
+    obs_b: np.ndarray
+    nwg: int
+    ncu: int
+    nag: int
+    observables: list
+    listing: list        # per thread, the micro-ops as (source instruction index, row)
+
+    def args(self):
+        return (self.prog, self.plen, self.tcu, self.tag, self.twg, self.tcl, self.gmt,
+                self.ginit, self.ainit, self.reginit, self.bexp0, self.warm_l1, self.warm_l2,
+                self.obs_kind, self.obs_a, self.obs_b, self.nwg, self.ncu, self.nag)
+
+
+class _Lowerer:
+    def __init__(self, test: Test, profile: Profile, mutant: str | None):
+        self.test = test
+        self.p = profile
+        self.m = mutant
+        self.gidx = {loc.name: i for i, loc in enumerate(test.globals)}
+        self.aidx = {loc.name: i for i, loc in enumerate(test.lds_locations)}
+
+    # -- scopes and levels ---------------------------------------------------------------------
+    def scope(self, s: str, lds: bool = False) -> str:
+        if lds and RANK[s] > RANK["wg"]:
+            s = "wg"
+        if s == "wg" and self.p.tgsplit and self.m == "tgsplit-wg-as-wave":
+            s = "wave"
+        return s
+
+    def level(self, s: str) -> int:
+        r = RANK[s]
+        if r <= RANK["wave"]:
+            return 0
+        if r == RANK["wg"]:
+            return 1 if self.p.tgsplit else 0
+        if r < RANK["sys"]:
+            return 1
+        return 2
+
+    # -- release / acquire parts -----------------------------------------------------------------
+    def _waits(self, mem_waits: bool):
+        p = self.p
+        out = []
+        if mem_waits:
+            if p.family == "gfx9":
+                out.append((WAIT, CNT_VM, 0))
+            else:
+                out += [(WAIT, CNT_LOAD, 0), (WAIT, CNT_STORE, 0)]
+        out.append((WAIT, CNT_LGKM, 0))
+        return out
+
+    def release(self, s: str, noav: bool):
+        r = RANK[s]
+        if r <= RANK["wave"]:
+            return []
+        p, m = self.p, self.m
+        if m == "noav-drops-order" and noav:
+            return []
+        if r == RANK["wg"]:
+            seq = self._waits(p.tgsplit or p.family == "gfx12")
+        else:
+            seq = self._waits(True)
+            if r == RANK["sys"] and not noav:
+                seq = [(WB2,)] + seq
+        if m == "rel-no-wait":
+            seq = [u for u in seq if not (u[0] == WAIT and u[1] != CNT_LGKM)]
+        if m == "rel-no-loadcnt":
+            seq = [u for u in seq if not (u[0] == WAIT and u[1] == CNT_LOAD)]
+        if m == "lds-rel-no-lgkm":
+            seq = [u for u in seq if not (u[0] == WAIT and u[1] == CNT_LGKM)]
+        if m == "nc-rel-no-wbl2":
+            seq = [u for u in seq if u[0] != WB2]
+        return seq
+
+    def acquire(self, s: str, noav: bool):
+        r = RANK[s]
+        if r <= RANK["wave"]:
+            return []
+        p, m = self.p, self.m
+        if m == "noav-drops-order" and noav:
+            return []
+        if r == RANK["wg"]:
+            if p.tgsplit:
+                seq = self._waits(True) + [(INV1,)]
+            else:
+                seq = [(WAIT, CNT_LGKM, 0)]
+        else:
+            seq = self._waits(True)
+            if r == RANK["sys"]:
+                seq.append((INV2,))
+            seq.append((INV1,))
+        if noav:
+            seq = [u for u in seq if u[0] not in (INV1, INV2)]
+        if m == "acq-no-inv":
+            seq = [u for u in seq if u[0] != INV1]
+        if m == "sys-acq-no-invl2":
+            seq = [u for u in seq if u[0] != INV2]
+        if m == "acq-no-wait":
+            seq = [u for u in seq if not (u[0] == WAIT and u[1] != CNT_LGKM)]
+        return seq
+
+    # -- one instruction -----------------------------------------------------------------------
+    def lower(self, tid: int, code, regs: dict[str, int]):
+        p, m = self.p, self.m
+        out: list[tuple[int, tuple]] = []
+        marks: list[int] = []          # counter ops issued at each pending asyncmark
+        issued = {c: 0 for c in range(5)}
+        signalled_cluster = False
+
+        def emit(i, *uops):
+            for u in uops:
+                out.append((i, u))
+                if u[0] in (GLD, GST, GRMW, GCAS, GSTR, DMA):
+                    issued[u[4]] += 1
+
+        for i, ins in enumerate(code):
+            if ins is None:
+                continue
+            b = ins.base
+            loc = ins.loc
+            lds = loc is not None and self.test.is_lds(loc) and b != "async.ld"
+            lc = p.load_counter
+            sc = p.store_counter
+            if b in ("ld", "st", "rmw", "cas"):
+                s = self.scope(ins.scope or "sys", lds)
+                acc = ins.access
+                order = ins.order or "rlx"
+                if acc == "plain":
+                    s_lvl = 0
+                elif acc == "vol":
+                    s_lvl = 2
+                else:
+                    s_lvl = self.level(s)
+                if m == "slc-bypass" and acc == "atom" and s_lvl == 2:
+                    s_lvl = 1
+                atomic = acc == "atom"
+                pre, post = [], []
+                if atomic and is_release(order) and b != "ld":
+                    pre = self.release(s, ins.noav)
+                if atomic and b == "ld" and order == "sc" and m != "sc-load-no-wait":
+                    pre = self._waits(True)
+                acq_order = order
+                if b == "cas" and ins.fail_order and is_acquire(ins.fail_order):
+                    acq_order = "acq" if order in ("rlx", "rel") else order
+                if atomic and is_acquire(acq_order) and b != "st":
+                    post = self.acquire(s, ins.noav)
+                if acc == "vol":
+                    post = post + ([(WAIT, CNT_LGKM, 0)] if lds else
+                                   [(WAIT, lc if b == "ld" else sc, 0)])
+                if lds:
+                    a = self.aidx[loc]
+                    if b == "ld":
+                        core = [(LLD, regs[ins.reg], a)]
+                    elif b == "st":
+                        core = [(LST, 0, a, 0, 0, ins.args[0])]
+                    elif b == "rmw":
+                        core = [(LRMW, regs[ins.reg], a, 0, 0, ins.args[0], RMW_OPS[ins.op])]
+                    else:
+                        core = [(LCAS, regs[ins.reg], a, 0, 0, ins.args[0], ins.args[1])]
+                else:
+                    g = self.gidx[loc]
+                    if b == "ld":
+                        core = [(GLD, regs[ins.reg], g, s_lvl, lc)]
+                    elif b == "st":
+                        noack = 1 if (m == "sa-near-ack" and acc in ("atom", "av")
+                                      and s_lvl >= 1) else 0
+                        core = [(GST, 0, g, s_lvl, sc, ins.args[0], noack)]
+                    elif b == "rmw":
+                        lvl = max(s_lvl, 1)
+                        if m == "rmw-split":
+                            core = [(GLD, regs[ins.reg], g, lvl, lc), (WAIT, lc, 0),
+                                    (GSTR, regs[ins.reg], g, lvl, sc, ins.args[0],
+                                     RMW_OPS[ins.op])]
+                        else:
+                            core = [(GRMW, regs[ins.reg], g, lvl, lc, ins.args[0],
+                                     RMW_OPS[ins.op])]
+                    else:
+                        core = [(GCAS, regs[ins.reg], g, max(s_lvl, 1), lc, ins.args[0],
+                                 ins.args[1], 1 if m == "cas-spurious" else 0)]
+                emit(i, *pre, *core, *post)
+            elif b == "fence":
+                s = self.scope(ins.scope or "sys")
+                seq = []
+                if is_release(ins.order):
+                    seq += self.release(s, ins.noav)
+                if is_acquire(ins.order):
+                    seq += self.acquire(s, ins.noav)
+                # a workgroup release fence right before s_barrier is merged into the
+                # barrier's full waitcnt on targets without BackOffBarrier
+                nxt = next((c for c in code[i + 1:] if c is not None), None)
+                if (not p.backoff_barrier and nxt is not None and nxt.base == "barrier"
+                        and ins.order == "rel" and RANK[s] == RANK["wg"]):
+                    seq = []
+                emit(i, *seq)
+            elif b == "async.ld":
+                g = self.gidx[loc]
+                a = self.aidx[ins.lds]
+                emit(i, (DMA, a, g, 0, p.async_counter))
+            elif b == "async.mark":
+                marks.append(issued[p.async_counter])
+            elif b == "async.wait":
+                n = ins.args[0]
+                keep = n
+                if m == "asyncmark-inline":
+                    keep = n + 1
+                if len(marks) > keep:
+                    mark = marks[len(marks) - keep - 1]
+                    cnt = p.async_counter
+                    k = issued[cnt] - mark
+                    if m == "asyncwait-no-dma":
+                        cnt, k = (CNT_LGKM if p.family == "gfx9" else CNT_LOAD), 0
+                    emit(i, (WAIT, cnt, k))
+                if len(marks) > n:
+                    del marks[:len(marks) - n]
+            elif b == "barrier":
+                seq = []
+                if not p.backoff_barrier and m != "barrier-no-waits":
+                    seq = self._waits(True)
+                emit(i, *seq, (BARRIVE, -1), (BARWAIT, -1))
+            elif b == "bar.signal":
+                bid = ins.args[0]
+                if bid == -3:
+                    signalled_cluster = True
+                emit(i, (BARRIVE, bid))
+            elif b == "bar.wait":
+                bid = ins.args[0]
+                seq = []
+                if bid == -3 and m == "cluster-multi-arrive" and not signalled_cluster:
+                    seq.append((BARRIVE, -3, 1))
+                if bid == -3:
+                    signalled_cluster = False
+                seq.append((BARWAIT, bid, 1 if m == "named-wait-operand" else 0))
+                emit(i, *seq)
+            elif b == "bar.init":
+                emit(i, (BARINIT, ins.args[0], ins.args[1]))
+            elif b == "bar.join":
+                emit(i, (BARJOIN, ins.args[0]))
+            elif b == "bar.leave":
+                emit(i, (BARLEAVE,))
+            else:
+                raise LoweringError(f"the simulator cannot lower {b!r}")
+        return out
+
+
+def _dense(keys):
+    d = {}
+    for k in keys:
+        d.setdefault(k, len(d))
+    return d
+
+
+def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
+    """Lower ``test`` for ``profile`` (with ``mutant`` injected) into a :class:`Machine`."""
+    if test.dialect != "AMDGPU":
+        raise LoweringError(f"the simulator runs AMDGPU-dialect tests, not {test.dialect}")
+    T = len(test.threads)
+    if T == 0:
+        raise LoweringError("the test has no threads")
+    if profile.tgsplit and test.lds_locations:
+        raise LoweringError("tgsplit mode has no LDS; the test declares LDS locations")
+    wg_of = [test.instance(t, "wg") for t in range(T)]
+    wgs = _dense(wg_of)
+    cls = _dense(test.instance(t, "cluster") for t in range(T))
+    ags = _dense(test.instance(t, "agent") for t in range(T))
+    cu_key = [test.instance(t, "wave") if profile.tgsplit else wg_of[t] for t in range(T)]
+    cus = _dense(cu_key)
+    lw = _Lowerer(test, profile, mutant)
+    regmaps = []
+    listings = []
+    for t in range(T):
+        regs = {r: j for j, r in enumerate(test.registers(t))}
+        regmaps.append(regs)
+        listings.append(lw.lower(t, test.threads[t].code, regs))
+    L = max(1, max(len(x) for x in listings))
+    prog = np.zeros((T, L, NFIELDS), np.int64)
+    plen = np.zeros(T, np.int64)
+    for t, lst in enumerate(listings):
+        plen[t] = len(lst)
+        for j, (_, u) in enumerate(lst):
+            prog[t, j, :len(u)] = u
+    R = max(1, max(len(r) for r in regmaps))
+    reginit = np.zeros((T, R), np.int64)
+    for t, regs in enumerate(regmaps):
+        for r, j in regs.items():
+            reginit[t, j] = test.register_init(t, r)
+    G = len(test.globals)
+    ginit = np.array([loc.init for loc in test.globals] or [0], np.int64)[:max(G, 1)]
+    if G == 0:
+        ginit = np.zeros(0, np.int64)
+    gmt = np.full(G, MTYPES[profile.mtype], np.int64)
+    ainit = np.array([loc.init for loc in test.lds_locations], np.int64)
+    nwg, ncl = len(wgs), len(cls)
+    bexp0 = np.zeros(nwg * 17 + ncl, np.int64)
+    for t in range(T):
+        bexp0[wgs[wg_of[t]] * 17] += 1
+    for c in cls.values():
+        bexp0[nwg * 17 + c] = len({wgs[wg_of[t]] for t in range(T)
+                                   if cls[test.instance(t, "cluster")] == c})
+    tcu = np.array([cus[cu_key[t]] for t in range(T)], np.int64)
+    tag = np.array([ags[test.instance(t, "agent")] for t in range(T)], np.int64)
+    twg = np.array([wgs[wg_of[t]] for t in range(T)], np.int64)
+    tcl = np.array([cls[test.instance(t, "cluster")] for t in range(T)], np.int64)
+    # warm-cache candidates: L1 lines a CU may read through L1; NC L2 lines of an agent
+    warm1, warm2 = set(), set()
+    for t, lst in enumerate(listings):
+        for _, u in lst:
+            if u[0] in (GLD, DMA) and u[3] == 0:
+                warm1.add((int(tcu[t]), u[2]))
+            if u[0] in (GLD, GST, GRMW, GCAS, GSTR, DMA) and profile.mtype == "NC":
+                warm2.add((int(tag[t]), u[2]))
+    warm_l1 = np.array(sorted(warm1), np.int64).reshape(-1, 2)
+    warm_l2 = np.array(sorted(warm2), np.int64).reshape(-1, 2)
+    observables = test.observables()
+    kind, oa, ob = [], [], []
+    for key in observables:
+        if ":" in key:
+            th, r = key.split(":", 1)
+            t = int(th[1:])
+            kind.append(0), oa.append(t), ob.append(regmaps[t][r])
+        else:
+            kind.append(1), oa.append(lw.gidx[key]), ob.append(0)
+    return Machine(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                   warm_l1, warm_l2, np.array(kind, np.int64), np.array(oa, np.int64),
+                   np.array(ob, np.int64), nwg, len(cus), max(1, len(ags)), observables,
+                   listings)
