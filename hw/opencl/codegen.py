@@ -94,7 +94,7 @@ RMW_FN = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "m
 #: kernel arguments, in order (the runner sets them by position)
 KERNEL_ARGS = ("mem", "out", "roles", "wg_ids", "scratch", "sync", "lds", "wg_size",
                "n_instances", "n_testing", "perm", "stride", "stress_iters", "stress_lines",
-               "pre_stress_iters", "sync_spins")
+               "pre_stress_iters", "sync_spins", "block_stride", "sync_target")
 
 
 @dataclass(frozen=True)
@@ -402,7 +402,8 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None) -> Ker
         "                     __local int *lds, const uint wg_size, const uint n_instances,",
         "                     const uint n_testing, const uint perm, const uint stride,",
         "                     const uint stress_iters, const uint stress_lines,",
-        "                     const uint pre_stress_iters, const uint sync_spins)",
+        "                     const uint pre_stress_iters, const uint sync_spins,",
+        "                     const uint block_stride, const uint sync_target)",
         "{",
         "  const uint lid = SF_LOCAL_ID();",
         "  const uint wg = wg_ids[SF_GROUP_ID()];",
@@ -461,9 +462,9 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None) -> Ker
     out += [
         "  /* line up the workgroups of this block: one work-item per workgroup spins (bounded) */",
         "  if (sync_spins && lid == 0) {",
-        f"    __global int *sf_c = sync + wg / {G}u;",
+        f"    __global int *sf_c = sync + (wg / (block_stride * {G}u)) * block_stride + wg % block_stride;",
         f"    (void){arrive};",
-        f"    for (uint k = 0; k < sync_spins && {look} < {G}; k++) ;",
+        f"    for (uint k = 0; k < sync_spins && {look} < (int)sync_target; k++) ;",
         "  }",
         "  SF_PHASE_BARRIER();",
     ]

@@ -82,14 +82,30 @@ def check_shape(layout: Layout, n_wgs: int, wg_size: int, wave_size: int) -> str
     return None
 
 
+def block_of(wg, n_wgs: int, n_wg_roles: int, block_stride: int = 1):
+    """(block, index in block) of workgroup ``wg``: see :func:`role_table`."""
+    S, G = block_stride, n_wg_roles
+    return (wg // (S * G)) * S + wg % S, (wg // S) % G
+
+
+def block_member(block, j, n_wg_roles: int, block_stride: int = 1):
+    """Workgroup ``j`` of ``block`` (inverse of :func:`block_of`)."""
+    S, G = block_stride, n_wg_roles
+    return (block // S) * S * G + j * S + block % S
+
+
 def role_table(layout: Layout, n_wgs: int, wg_size: int, wave_size: int,
-               lane_mult: int = 1) -> np.ndarray:
+               lane_mult: int = 1, block_stride: int = 1) -> np.ndarray:
     """``roles[(wg * L + lane) * T + t]`` = the instance whose thread ``t`` that work-item runs.
 
-    Workgroups come in *blocks* of ``G`` (the number of workgroup roles): instance
-    ``i = (b * G + h) * L + l0`` has its home in workgroup ``b * G + h`` and runs workgroup role
-    ``g`` in workgroup ``b * G + (h + g) mod G`` of the same block, so all threads of an instance
-    sit in one block (the kernel can line a block up with a bounded spin before the test).
+    Workgroups come in *blocks* of ``G`` (the number of workgroup roles) whose members are
+    ``block_stride`` (S) apart: S = 1 gives neighbours, which a GPU runs together; PoCL's CPU
+    scheduler hands each of its threads a contiguous chunk of up to 64 workgroups, so S = 64 puts
+    the members of a block on different threads at the same time. ``n_wgs`` must be a multiple of
+    ``S * G``. Instance ``i = w0 * L + l0``
+    has its home in workgroup ``w0`` (index ``h`` in its block) and runs workgroup role ``g`` in
+    the block's workgroup ``(h + g) mod G``, so all threads of an instance sit in one block (the
+    kernel can line a block up with a bounded spin before the test).
     ``lane_mult`` (odd) permutes lanes inside a wave chunk (MC Mutants' ``permute_id``). Every
     column ``t`` is a bijection onto ``range(n_wgs * wg_size)``.
     """
@@ -103,11 +119,14 @@ def role_table(layout: Layout, n_wgs: int, wg_size: int, wave_size: int,
     n = n_wgs * L
     inst = np.arange(n, dtype=np.int64)
     w0, l0 = inst // L, inst % L
-    b, h = w0 // G, w0 % G
+    if n_wgs % (block_stride * G):
+        raise ValueError(f"{n_wgs} workgroups are not a multiple of block stride {block_stride} "
+                         f"x {G} workgroup roles")
+    b, h = block_of(w0, n_wgs, G, block_stride)
     c, q = l0 // W, l0 % W
     table = np.empty(n * T, dtype=np.uint32)
     for t, r in enumerate(layout.roles):
-        w = b * G + (h + r.wg) % G
+        w = block_member(b, (h + r.wg) % G, G, block_stride)
         lane = ((c + r.wave) % chunks) * W + (q * lane_mult + r.lane) % W
         table[(w * L + lane) * T + t] = inst
     return table

@@ -43,11 +43,19 @@ class Params:
     pre_stress_iters: int = 0   # scratch accesses each testing work-item makes before the test
     shuffle: bool = False       # shuffle workgroup ids per launch
     sync_spins: int = 0         # bounded spin lining up each block's workgroups before the test
+    block_stride: int = 1       # workgroups between members of a block (64 matches PoCL's chunks)
     lane_shuffle: bool = False  # permute lanes inside each wave chunk (MC Mutants permute_id)
     stride: int = 1             # ints between consecutive instances' copies of a location
     wave_size: int = 0          # lanes per wave for placement; 0: the device's (AMD) or 32
     timeout_s: float = 60.0     # watchdog per launch
     dialect: str = ""           # "" picks amdgcn on ROCm devices, cl3 elsewhere
+
+
+#: Defaults for CPU devices (PoCL): small workgroups, blocks matching PoCL's 64-workgroup chunks,
+#: a short spin lining up the two threads' workgroups (measured with benchmarks/bench_opencl.py).
+CPU_PARAMS = Params(wg_size=64, testing_wgs=512, block_stride=64, sync_spins=5000)
+#: Defaults for GPUs: MC Mutants-like launches of neighbouring workgroups.
+GPU_PARAMS = Params(wg_size=256, testing_wgs=256, block_stride=1, sync_spins=0)
 
 
 def params_from_env(base: Params | None = None) -> Params:
@@ -156,6 +164,8 @@ class OpenCLBackend(Backend):
         self.spec = spec
         self.platform, self.device, self.pi, self.di = _devices.select(spec)
         self.name = "opencl" + (f":{spec}" if spec else "")
+        if params is None:
+            params = CPU_PARAMS if self.device.type & cl.device_type.CPU else GPU_PARAMS
         self.params = params_from_env(params)
         self.weaken = weaken
         self.ctx, self.queue = _context(self.pi, self.di, self.device)
@@ -258,16 +268,17 @@ class OpenCLBackend(Backend):
                                f"{self.device.max_work_group_size}")
         G = lay.n_wg_roles
         n_wgs = max(1, min(p.testing_wgs, -(-iterations // L)))
-        n_wgs = -(-n_wgs // G) * G
+        S = max(1, min(p.block_stride, -(-n_wgs // G)))
+        n_wgs = -(-n_wgs // (G * S)) * G * S
         problem = check_shape(lay, n_wgs, L, W)
         if problem:
             raise BackendError(problem)
-        return L, n_wgs, W
+        return L, n_wgs, W, S
 
     def _run(self, test: Test, kernel: Kernel, knl, iterations: int, seed: int) -> Histogram:
         cl, p, q = self.cl, self.params, self.queue
         start = time.perf_counter()
-        L, n_wgs, W = self._shape(kernel, iterations)
+        L, n_wgs, W, S = self._shape(kernel, iterations)
         NI = n_wgs * L
         T = kernel.layout.n_threads
         NG, NR, NL = len(kernel.globals), len(kernel.registers), len(kernel.lds)
@@ -278,11 +289,11 @@ class OpenCLBackend(Backend):
         lane_mult = 1
         tables = {}
         def table(mult):
-            key = (kernel.layout, n_wgs, L, W, mult)
+            key = (kernel.layout, n_wgs, L, W, mult, S)
             if key not in _ROLE_TABLES:
                 if len(_ROLE_TABLES) > 64:
                     _ROLE_TABLES.clear()
-                _ROLE_TABLES[key] = role_table(kernel.layout, n_wgs, L, W, mult)
+                _ROLE_TABLES[key] = role_table(kernel.layout, n_wgs, L, W, mult, S)
             if mult not in tables:
                 tables[mult] = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                          hostbuf=_ROLE_TABLES[key])
@@ -301,7 +312,8 @@ class OpenCLBackend(Backend):
         stress_lines = max(1, p.stress_lines)
         scratch = cl.Buffer(self.ctx, mf.READ_WRITE, stress_lines * 16 * 4)
         cl.enqueue_fill_buffer(q, scratch, np.int32(0), 0, stress_lines * 16 * 4)
-        n_blocks = n_wgs // kernel.layout.n_wg_roles
+        G = kernel.layout.n_wg_roles
+        n_blocks = n_wgs // G
         sync = cl.Buffer(self.ctx, mf.READ_WRITE, 4 * n_blocks)
         ids = np.arange(total_wgs, dtype=np.uint32)
         wg_ids = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=ids)
@@ -324,7 +336,8 @@ class OpenCLBackend(Backend):
             knl.set_args(mem, out, table(lane_mult), wg_ids, scratch, sync, lds, np.uint32(L),
                          np.uint32(NI), np.uint32(n_wgs), np.uint32(perm), np.uint32(stride),
                          np.uint32(p.stress_iters), np.uint32(stress_lines),
-                         np.uint32(p.pre_stress_iters), np.uint32(p.sync_spins))
+                         np.uint32(p.pre_stress_iters), np.uint32(p.sync_spins),
+                         np.uint32(S), np.uint32(min(G, self.device.max_compute_units)))
             ev = cl.enqueue_nd_range_kernel(q, knl, (total_wgs * L,), (L,))
             self._watch(ev, test)
             if NR:
@@ -349,10 +362,10 @@ class OpenCLBackend(Backend):
             "platform": self.platform.name.strip(), "dialect": self.dialect,
             "build_options": " ".join(self.options), "weaken": self.weaken,
             "seed": seed, "launches": launches, "instances_per_launch": NI,
-            "wg_size": L, "testing_wgs": n_wgs, "wave_size": W, "phases": kernel.phases,
+            "wg_size": L, "testing_wgs": n_wgs, "wave_size": W, "block_stride": S, "phases": kernel.phases,
             "scope_map": self.scope_map(),
-            **{k: v for k, v in asdict(p).items() if k not in ("wg_size", "testing_wgs",
-                                                              "wave_size", "dialect")},
+            **{k: v for k, v in asdict(p).items() if k not in ("wg_size", "testing_wgs", "wave_size",
+                                                              "dialect", "block_stride")},
         }
         return hist
 
