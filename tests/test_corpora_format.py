@@ -112,3 +112,15 @@ def test_a_malformed_file_is_reported_with_a_position(tmp_path):
     with pytest.raises(ParseError) as e:
         parse_file(bad)
     assert re.match(rf"{re.escape(str(bad))}:\d+:\d+: ", str(e.value))
+
+
+def test_docs_table_matches_the_corpora():
+    """docs/corpora.md states each directory's size and verdict split; keep it true."""
+    doc = (ROOT / "docs" / "corpora.md").read_text(encoding="utf-8")
+    rows = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)))
+            for m in re.finditer(r"^\| `(\w+)/` \| (\d+) \| (\d+) / (\d+) / (\d+) \|", doc, re.M)}
+    assert sorted(rows) == sorted(DIRS)
+    for name in DIRS:
+        verdicts = list(read_expected(CORPORA / name).values())
+        actual = (len(verdicts),) + tuple(verdicts.count(v) for v in VERDICTS)
+        assert rows[name] == actual, f"docs/corpora.md says {rows[name]} for {name}/, actual {actual}"
