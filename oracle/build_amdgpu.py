@@ -10,13 +10,15 @@ sets   ``R W F`` reads, writes, fences; ``IW`` initial writes; ``FR`` final-memo
        without ``.noav``); ``SA LV`` store-available writes / load-visible reads (atomics,
        ``st.av``/``ld.vis``, volatile, every LDS access); ``LDS`` LDS accesses;
        ``lvl_S`` events whose scope is S or wider (S in thread wave wg cluster agent sys);
-       ``CO`` writes ordered by co (atomic writes and IW); ``UndefOK`` reads that may read undef.
+       ``CO`` writes ordered by co (atomic writes and IW); ``UndefOK`` reads that may read undef;
+       ``CohR`` the other reads: rule 2 always defines them, so per-location coherence holds.
 rels   ``po`` program order (rmw read po-before its write); ``rmw`` read -> write of one rmw;
        ``loc`` same location copy; ``int``/``ext`` same/different thread; ``sin`` (X, Y): Y's
        thread lies in X's scope instance; ``incl`` inclusive scopes; ``same_S`` same instance of
        scope S; ``ini`` initial writes -> every other event; ``fin`` every event -> final reads;
        ``nrf`` (W, R) pairs no consistent execution can use (R po-before W; W hidden by a later
-       po-earlier write), pruned before the search.
+       po-earlier write), pruned before the search; ``cohord`` = po | ini | fin, the static
+       part of hb that the search's per-location coherence pruning respects.
 
 Initial writes and final reads are scope-inclusive with everything (DESIGN.md).
 """
@@ -286,3 +288,8 @@ def _undef_ok(pe: PreExecution) -> None:
             all((a, b) in incl for a in group for b in group)
         if not safe:
             pe.mark(r, "UndefOK")
+        else:
+            pe.mark(r, "CohR")
+    pe.sets.setdefault("CohR", set())
+    # the static part of hb that per-location coherence must respect (used to prune the search)
+    pe.rels["cohord"] = pe.rels["po"] | pe.rels["ini"] | pe.rels["fin"]

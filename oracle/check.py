@@ -64,6 +64,11 @@ class Packed:
     cand: np.ndarray
     ncand: np.ndarray
     co_perm: np.ndarray
+    read_loc: np.ndarray
+    loc_events: np.ndarray
+    loc_nev: np.ndarray
+    coh_mask: np.ndarray
+    cohord: np.ndarray
     co_start: np.ndarray
     co_count: np.ndarray
     co_len: np.ndarray
@@ -100,8 +105,9 @@ def rf_candidates(pe: PreExecution) -> dict[int, list[int]]:
 
 
 def co_groups(pe: PreExecution) -> list[tuple[int, list[int]]]:
-    """Per location: (initial write, other co-ordered writes)."""
-    groups: dict[int, list] = {}
+    """Per location (every loc_id of a read or write, in order): (initial write or -1, the other
+    co-ordered writes)."""
+    groups: dict[int, list] = {e.loc_id: [] for e in pe.events if e.loc_id >= 0}
     for w in sorted(pe.sets.get("CO", ())):
         groups.setdefault(pe.events[w].loc_id, []).append(w)
     out = []
@@ -148,13 +154,31 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
     co_perm = np.zeros((max(len(perms), 1), width), np.int64)
     for i, p in enumerate(perms):
         co_perm[i, :len(p)] = p
+    lids = sorted({e.loc_id for e in pe.events if e.loc_id >= 0})
+    lidx = {lid: i for i, lid in enumerate(lids)}
+    read_loc = np.array([lidx[pe.events[r].loc_id] for r in reads], np.int64)
+    per = [[i for i, e in enumerate(pe.events) if e.loc_id == lid] for lid in lids]
+    loc_events = np.zeros((max(len(lids), 1), max([len(p) for p in per] + [1])), np.int64)
+    for i, evs in enumerate(per):
+        loc_events[i, :len(evs)] = evs
+    loc_nev = np.array([len(p) for p in per], np.int64)
+    cohset = set(pe.sets.get("CO", ())) | set(pe.sets.get("CohR", ()))
+    coh_mask = np.zeros(max(len(lids), 1), np.uint64)
+    for i, evs in enumerate(per):
+        for e in evs:
+            if e in cohset:
+                coh_mask[i] |= np.uint64(1) << np.uint64(e)
+    cohord = np.zeros(max(n, 1), np.uint64)
+    for a, b in pe.rels.get("cohord", ()):
+        cohord[a] |= np.uint64(1) << np.uint64(b)
     ev = pe.events
     is_read = np.zeros(n, np.bool_)
     for r in pe.sets["R"]:
         is_read[r] = True
     obs_kind = np.array([1 if k == "event" else 0 for _, (k, _) in pe.observables], np.int64)
     obs_arg = np.array([a for _, (_, a) in pe.observables], np.int64)
-    return Packed(pe, slots, reads, cand, ncand, co_perm, np.array(starts, np.int64),
+    return Packed(pe, slots, reads, cand, ncand, co_perm, read_loc, loc_events, loc_nev,
+                  coh_mask, cohord, np.array(starts, np.int64),
                   np.array(counts, np.int64), np.array(lens, np.int64), is_read,
                   np.array([e.value for e in ev], np.int64), np.array([e.wsrc for e in ev], np.int64),
                   np.array([e.wop for e in ev], np.int64), np.array([e.wopnd for e in ev], np.int64),
@@ -165,8 +189,9 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
 def run_packed(p: Packed, prog: Program, want_state: bool = True):
     from .engine import search
     return search(p.slots, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm, p.co_start,
-                  p.co_count, p.co_len, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
-                  p.req_mode, p.req_val, p.obs_kind, p.obs_arg, len(prog.checks), want_state, -1)
+                  p.co_count, p.co_len, p.read_loc, p.loc_events, p.loc_nev, p.coh_mask,
+                  p.cohord, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
+                  p.req_mode, p.req_val, p.obs_kind, p.obs_arg, len(prog.checks), want_state)
 
 
 def _cache_key(test: Test, model: str):

@@ -4,8 +4,8 @@ Relations are bit matrices, one ``uint64`` row per event (row i, bit j = the pai
 program has at most 64 events. :func:`eval_ops` runs a model's flat op array
 (:mod:`oracle.lang`) over a slot array; :func:`search` is a backtracking search over the
 candidate choices (a co permutation per location, a source write or undef per read): a partial
-choice is abandoned as soon as the values it fixes break a read's required value or a chain of
-rmw values cannot be resolved, before the model is evaluated. Both are compiled once
+choice is abandoned as soon as one location is complete and its values break a read's required
+value, its rmw values cannot be resolved, or it breaks per-location coherence where that must hold. Both are compiled once
 (``cache=True``); models and programs are data.
 """
 
@@ -178,11 +178,15 @@ def rmw_value(op, old, operand):
 
 
 @njit(cache=True)
-def compute_values(src, is_read, val_const, wsrc, wop, wopnd, n):
-    """Values of every event given the rf sources (``src[r]`` = write, -1 undef, -2 not a read).
-    Returns the value array, or None-like (first element PENDING) when rmw values form a cycle."""
-    val = np.empty(n, np.int64)
-    for e in range(n):
+def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
+                 is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, n):
+    """Checks on one location once its co and every read of it are chosen: rmw values resolve,
+    required values hold, and (po|rf|co|fr) is acyclic over the reads where per-location
+    coherence must hold (set CohR) and the co-ordered writes."""
+    m = loc_nev[l]
+    # values of this location's events (rmw chains stay within a location)
+    for q in range(m):
+        e = loc_events[l, q]
         if is_read[e] or wsrc[e] >= 0:
             val[e] = PENDING
         else:
@@ -190,41 +194,99 @@ def compute_values(src, is_read, val_const, wsrc, wop, wopnd, n):
     changed = True
     while changed:
         changed = False
-        for e in range(n):
+        for q in range(m):
+            e = loc_events[l, q]
             if val[e] != PENDING:
                 continue
             if is_read[e]:
-                s = src[e]
-                if s == -1:
+                sv = src[e]
+                if sv == -1:
                     val[e] = UNDEF_VAL
                     changed = True
-                elif val[s] != PENDING:
-                    val[e] = val[s]
+                elif val[sv] != PENDING:
+                    val[e] = val[sv]
                     changed = True
             else:
                 v = val[wsrc[e]]
                 if v != PENDING:
                     val[e] = rmw_value(wop[e], v, wopnd[e])
                     changed = True
-    return val
+    for q in range(m):
+        e = loc_events[l, q]
+        v = val[e]
+        if v == PENDING:
+            return False
+        if req_mode[e] != 0 and v != UNDEF_VAL:
+            if (req_mode[e] == 1) != (v == req_val[e]):
+                return False
+    # per-location coherence over CohR reads and co-ordered writes
+    mask = coh_mask[l]
+    if mask == ZERO64:
+        return True
+    g = np.zeros(n, np.uint64)
+    for q in range(m):
+        e = loc_events[l, q]
+        if mask & _bit(e):
+            g[e] = cohord[e] & mask
+    k = co_len[l]
+    for i in range(k):
+        w = co_perm[co_row, i]
+        for j in range(i + 1, k):
+            g[w] |= _bit(co_perm[co_row, j])
+    for q in range(m):
+        r = loc_events[l, q]
+        if is_read[r] and (mask & _bit(r)):
+            w = src[r]
+            if w >= 0:
+                g[w] |= _bit(r)
+                # fr: r -> co-successors of w
+                pos = -1
+                for i in range(k):
+                    if co_perm[co_row, i] == w:
+                        pos = i
+                if pos >= 0:
+                    for j in range(pos + 1, k):
+                        g[r] |= _bit(co_perm[co_row, j])
+    _closure(g, n)
+    for i in range(n):
+        if g[i] & _bit(i):
+            return False
+    return True
 
 
 @njit(cache=True)
 def search(slots, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_len,
+           read_loc, loc_events, loc_nev, coh_mask, cohord,
            is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, obs_kind, obs_arg,
-           nchecks, want_state, want_check):
-    """Enumerate every candidate; return (states, nstates, candidates, consistent, flags,
-    fail_counts). ``fail_counts[c]`` counts candidates whose first failed check is c (the last
-    entry counts value-rule rejections before the model ran)."""
+           nchecks, want_state):
+    """Backtracking search over candidates: per location (in order), its co permutation, then
+    the source of each of its reads; a location whose choices fail :func:`_location_ok` is
+    abandoned with everything below it. Complete candidates are evaluated by the model.
+
+    Returns (states, nstates, candidates evaluated, consistent, flags, fail_counts): the last
+    entry of ``fail_counts`` counts partial choices pruned before the model ran."""
     full = ~ZERO64 if n == 64 else (_bit(n) - ONE)
     nr = reads.shape[0]
     nl = co_start.shape[0]
+    # digits: for each location, its co digit then its reads' digits
     nd = nl + nr
+    dig_kind = np.empty(nd, np.int64)      # 0 co, 1 read
+    dig_idx = np.empty(nd, np.int64)
+    dig_end = np.zeros(nd, np.bool_)       # last digit of its location
     radix = np.empty(nd, np.int64)
+    k = 0
     for l in range(nl):
-        radix[l] = co_count[l]
-    for k in range(nr):
-        radix[nl + k] = ncand[k]
+        dig_kind[k] = 0
+        dig_idx[k] = l
+        radix[k] = co_count[l]
+        k += 1
+        for q in range(nr):
+            if read_loc[q] == l:
+                dig_kind[k] = 1
+                dig_idx[k] = q
+                radix[k] = ncand[q]
+                k += 1
+        dig_end[k - 1] = True
     nobs = obs_kind.shape[0]
     cap = 64
     states = np.empty((cap, nobs), np.int64)
@@ -233,87 +295,92 @@ def search(slots, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_le
     consistent = 0
     flags_all = np.int64(0)
     fail_counts = np.zeros(nchecks + 1, np.int64)
-    for k in range(nd):
-        if radix[k] == 0:
+    for d in range(nd):
+        if radix[d] == 0:
             return states[:0], 0, 0, 0, flags_all, fail_counts
     digit = np.zeros(nd, np.int64)
     src = np.full(n, -2, np.int64)
-    while True:
-        candidates += 1
-        # -- rf and values
-        for k in range(nr):
-            src[reads[k]] = cand[k, digit[nl + k]]
-        val = compute_values(src, is_read, val_const, wsrc, wop, wopnd, n)
-        ok = True
-        for e in range(n):
-            v = val[e]
-            if v == PENDING:
-                ok = False
-                break
-            if req_mode[e] != 0 and v != UNDEF_VAL:
-                if (req_mode[e] == 1) != (v == req_val[e]):
-                    ok = False
-                    break
-        if not ok:
-            fail_counts[nchecks] += 1
+    val = np.zeros(n, np.int64)
+    co_row = np.zeros(max(nl, 1), np.int64)
+    loc_of_digit = np.empty(nd, np.int64)
+    cur_loc = 0
+    for d in range(nd):
+        if dig_kind[d] == 0:
+            cur_loc = dig_idx[d]
+        loc_of_digit[d] = cur_loc
+    d = 0
+    while d >= 0:
+        if digit[d] >= radix[d]:
+            digit[d] = 0
+            d -= 1
+            if d >= 0:
+                digit[d] += 1
+            continue
+        if dig_kind[d] == 0:
+            co_row[dig_idx[d]] = co_start[dig_idx[d]] + digit[d]
         else:
-            # -- dynamic slots
-            for i in range(n):
-                slots[S_RF, i] = ZERO64
-                slots[S_CO, i] = ZERO64
-                slots[S_RDEF, i] = ZERO64
-                slots[S_RUNDEF, i] = ZERO64
-            for k in range(nr):
-                r = reads[k]
-                s = src[r]
-                if s >= 0:
-                    slots[S_RF, s] |= _bit(r)
-                    slots[S_RDEF, r] = _bit(r)
-                else:
-                    slots[S_RUNDEF, r] = _bit(r)
-            for l in range(nl):
-                row = co_start[l] + digit[l]
-                m = co_len[l]
-                for i in range(m):
-                    for j in range(i + 1, m):
-                        slots[S_CO, co_perm[row, i]] |= _bit(co_perm[row, j])
-            failed, fl = eval_ops(slots, ops, n, full)
-            if failed >= 0:
-                fail_counts[failed] += 1
+            q = dig_idx[d]
+            src[reads[q]] = cand[q, digit[d]]
+        if dig_end[d]:
+            l = loc_of_digit[d]
+            if not _location_ok(l, src, val, co_row[l], co_perm, co_len, loc_events, loc_nev,
+                                coh_mask, cohord, is_read, val_const, wsrc, wop, wopnd,
+                                req_mode, req_val, n):
+                fail_counts[nchecks] += 1
+                digit[d] += 1
+                continue
+        if d < nd - 1:
+            d += 1
+            digit[d] = 0
+            continue
+        # -- a complete candidate: dynamic slots, then the model
+        candidates += 1
+        for i in range(n):
+            slots[S_RF, i] = ZERO64
+            slots[S_CO, i] = ZERO64
+            slots[S_RDEF, i] = ZERO64
+            slots[S_RUNDEF, i] = ZERO64
+        for q in range(nr):
+            r = reads[q]
+            sv = src[r]
+            if sv >= 0:
+                slots[S_RF, sv] |= _bit(r)
+                slots[S_RDEF, r] = _bit(r)
             else:
-                consistent += 1
-                flags_all |= fl
-                # -- the outcome
-                if want_state:
-                    cur = np.empty(nobs, np.int64)
+                slots[S_RUNDEF, r] = _bit(r)
+        for l in range(nl):
+            row = co_row[l]
+            m = co_len[l]
+            for i in range(m):
+                for j in range(i + 1, m):
+                    slots[S_CO, co_perm[row, i]] |= _bit(co_perm[row, j])
+        failed, fl = eval_ops(slots, ops, n, full)
+        if failed >= 0:
+            fail_counts[failed] += 1
+        else:
+            consistent += 1
+            flags_all |= fl
+            if want_state:
+                cur = np.empty(nobs, np.int64)
+                for o in range(nobs):
+                    cur[o] = val[obs_arg[o]] if obs_kind[o] == 1 else obs_arg[o]
+                dup = False
+                for s_i in range(nstates):
+                    same = True
                     for o in range(nobs):
-                        cur[o] = val[obs_arg[o]] if obs_kind[o] == 1 else obs_arg[o]
-                    dup = False
-                    for s_i in range(nstates):
-                        same = True
-                        for o in range(nobs):
-                            if states[s_i, o] != cur[o]:
-                                same = False
-                                break
-                        if same:
-                            dup = True
+                        if states[s_i, o] != cur[o]:
+                            same = False
                             break
-                    if not dup:
-                        if nstates == cap:
-                            bigger = np.empty((cap * 2, nobs), np.int64)
-                            bigger[:cap] = states
-                            states = bigger
-                            cap *= 2
-                        states[nstates] = cur
-                        nstates += 1
-        # -- next candidate (odometer, last digit fastest)
-        k = nd - 1
-        while k >= 0:
-            digit[k] += 1
-            if digit[k] < radix[k]:
-                break
-            digit[k] = 0
-            k -= 1
-        if k < 0:
-            break
+                    if same:
+                        dup = True
+                        break
+                if not dup:
+                    if nstates == cap:
+                        bigger = np.empty((cap * 2, nobs), np.int64)
+                        bigger[:cap] = states
+                        states = bigger
+                        cap *= 2
+                    states[nstates] = cur
+                    nstates += 1
+        digit[d] += 1
     return states[:nstates], nstates, candidates, consistent, flags_all, fail_counts

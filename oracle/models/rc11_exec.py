@@ -274,11 +274,20 @@ class ConformanceResult:
         return any(matches(s, observed) for s in self.states)
 
 
-def executions(test: Test, unroll: int = UNROLL):
-    """Yield (Execution, final registers per thread) for every rf/co candidate."""
+def executions(test: Test, unroll: int = UNROLL, prepare=None):
+    """Yield (Execution, paths, co orders) for every rf/co candidate.
+
+    ``prepare(x0)``, when given, is called once per combination of paths with the execution
+    before rf/co are chosen; it returns a list of dicts (one per variant of the combination, e.g.
+    the barrier synchronization choices), each merged into the candidates' ``cache``; an empty
+    list drops the combination (e.g. a control barrier that can never complete).
+    """
     paths = pre_executions(test, unroll)
     for combo in itertools.product(*paths):
         x0 = _build(test, combo)
+        variants = prepare(x0) if prepare is not None else [{}]
+        if not variants:
+            continue
         rfc = _rf_choices(x0)
         if any(not c for _, c in rfc):
             continue
@@ -289,9 +298,11 @@ def executions(test: Test, unroll: int = UNROLL):
             for (r, _), w in zip(rfc, rf_pick):
                 rf[w] |= 1 << r
             for orders in itertools.product(*co_lists):
-                x = Execution(test, x0.events, x0.n, x0.po, x0.rmw, x0.loc, x0.sets, x0.ext,
-                              rf, _co_rel(x0.n, orders))
-                yield x, combo, orders
+                co = _co_rel(x0.n, orders)
+                for extra in variants:
+                    x = Execution(test, x0.events, x0.n, x0.po, x0.rmw, x0.loc, x0.sets, x0.ext,
+                                  rf, co, dict(extra))
+                    yield x, combo, orders
 
 
 def final_state(test: Test, x: Execution, combo, orders) -> dict:
@@ -309,7 +320,12 @@ def final_state(test: Test, x: Execution, combo, orders) -> dict:
     return state
 
 
-def check_with(model, test: Test, name: str, unroll: int = UNROLL) -> ConformanceResult:
+#: Most candidate executions one test may enumerate before the check gives up (ValueError).
+BUDGET = 300_000
+
+
+def check_with(model, test: Test, name: str, unroll: int = UNROLL,
+               budget: int = BUDGET) -> ConformanceResult:
     """Enumerate candidates, keep the model's consistent ones, compute states, verdict, flags.
 
     ``model.consistent(x) -> bool``; optional ``model.racy(x) -> bool`` raises the ``racy``
@@ -320,8 +336,10 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL) -> Conformanc
     states: dict[tuple, dict] = {}
     cand = cons = 0
     racy = False
-    for x, combo, orders in executions(test, unroll):
+    for x, combo, orders in executions(test, unroll, getattr(model, "prepare", None)):
         cand += 1
+        if cand > budget:
+            raise ValueError(f"{test.name}: more than {budget} candidate executions")
         if not model.consistent(x):
             continue
         cons += 1
