@@ -10,8 +10,8 @@ from .errors import OracleError
 
 
 def explain(test, outcome, model=None):
-    """Why ``model`` forbids (or allows) ``outcome`` of ``test``: see :mod:`oracle.explain`."""
-    from .explain import explain as _explain
+    """Why ``model`` forbids (or allows) ``outcome`` of ``test``: see :mod:`oracle.explanation`."""
+    from .explanation import explain as _explain
     return _explain(test, outcome, model)
 
 

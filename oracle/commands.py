@@ -133,7 +133,7 @@ def cmd_check(args) -> int:
 
 # --- explain -------------------------------------------------------------------------------------
 def cmd_explain(args) -> int:
-    from .explain import explain
+    from .explanation import explain
     try:
         test = parse_file(args.file)
         ex = explain(test, args.outcome, args.model)

@@ -2,7 +2,7 @@
 
 It walks the model's AST (not the compiled op array) over relations as Python sets of pairs and
 enumerates candidates with :func:`itertools.product`. Tests check that it and the engine agree on
-generated programs; :mod:`oracle.explain` uses it because it keeps every intermediate relation.
+generated programs; :mod:`oracle.explanation` uses it because it keeps every intermediate relation.
 """
 
 from __future__ import annotations
