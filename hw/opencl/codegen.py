@@ -369,8 +369,14 @@ def _prelude(dialect: str, test: Test) -> list[str]:
     return lines
 
 
-def generate(test: Test, dialect: str = "cl3", weaken: str | None = None) -> Kernel:
-    """The kernel of ``test`` in ``dialect``; :class:`CodegenError` for what has no lowering."""
+def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
+             kernel_name: str = "litmus") -> Kernel:
+    """The kernel of ``test`` in ``dialect``; :class:`CodegenError` for what has no lowering.
+
+    ``kernel_name`` names the kernel function (several kernels can then share one source file).
+    """
+    if not kernel_name.isidentifier():
+        raise CodegenError(f"bad kernel name {kernel_name!r}")
     if dialect not in DIALECTS:
         raise CodegenError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
     if weaken not in WEAKENINGS:
@@ -397,7 +403,7 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None) -> Ker
         out.append(f"/* P{tid} (wg role {r.wg}, wave role {r.wave}, lane {r.lane}): {code} */")
     out += [
         "",
-        "__kernel void litmus(__global int *mem, __global int *out, __global const uint *roles,",
+        f"__kernel void {kernel_name}(__global int *mem, __global int *out, __global const uint *roles,",
         "                     __global const uint *wg_ids, __global int *scratch, __global int *sync,",
         "                     __local int *lds, const uint wg_size, const uint n_instances,",
         "                     const uint n_testing, const uint perm, const uint stride,",
@@ -496,4 +502,5 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None) -> Ker
     if not regs:
         out.append("  (void)out;")
     out.append("}")
-    return Kernel("\n".join(out) + "\n", dialect, layout, regs, globs, ldss, n_phases - 1)
+    return Kernel("\n".join(out) + "\n", dialect, layout, regs, globs, ldss, n_phases - 1,
+                  kernel_name)
