@@ -98,12 +98,13 @@ class SimBackend(Backend):
             if cap > 1 << 20:
                 raise BackendError(f"{test.name}: too many distinct outcomes")
         dead = int(stats[:, 0].sum())
-        if dead:
-            raise BackendError(f"{test.name}: {dead} of {iterations} iterations deadlocked "
+        if dead == iterations:
+            raise BackendError(f"{test.name}: every iteration deadlocked "
                                f"(a barrier wait that never completes)")
         h = self._histogram(m, keys, counts, used)
         h.seconds = time.perf_counter() - t0
-        h.params.update(iterations=iterations, seed=seed, mode="random")
+        # deadlocked iterations (a hang: some barrier wait never completes) have no outcome
+        h.params.update(iterations=iterations, seed=seed, mode="random", deadlocks=dead)
         return h
 
     def explore(self, test: Test, max_schedules: int = 200_000) -> tuple[Histogram, bool]:
@@ -122,10 +123,11 @@ class SimBackend(Backend):
             if stats[2] == 0:
                 break
             cap *= 4
-        if stats[1]:
-            raise BackendError(f"{test.name}: {int(stats[1])} schedules deadlocked "
+        if stats[1] == stats[0]:
+            raise BackendError(f"{test.name}: every schedule deadlocked "
                                f"(a barrier wait that never completes)")
         h = self._histogram(m, keys, counts, used)
         h.seconds = time.perf_counter() - t0
-        h.params.update(mode="exhaustive", schedules=int(stats[0]), complete=bool(stats[3]))
+        h.params.update(mode="exhaustive", schedules=int(stats[0]), complete=bool(stats[3]),
+                        deadlocks=int(stats[1]))
         return h, bool(stats[3])
