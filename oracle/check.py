@@ -24,6 +24,7 @@ from .lang import DYNAMIC, Program, load_model
 
 #: dialect -> event graph builder module function; models name the builder they need
 BUILDERS = {"amdgpu": "oracle.build_amdgpu:build"}
+BUILDERS.update(rc11="oracle.models.rc11_events:build", vulkan="oracle.models.vulkan_events:build")  # conformance (issue 5)
 
 
 @dataclass

@@ -66,6 +66,16 @@ def match_expected(file: str, expected, csv_dir: str) -> str | None:
     return best
 
 
+def is_dr_csv(path: str) -> bool:
+    """Dat3M's data-race suites (``VULKAN-DR.csv``): 1 = no consistent execution is racy."""
+    return os.path.splitext(os.path.basename(path))[0].upper().endswith("-DR")
+
+
+def race_verdict(res) -> str:
+    """The verdict a ``-DR`` suite expects: Ok when the ``racy`` flag never fires, else No."""
+    return "No" if "racy" in res.flags else "Ok"
+
+
 # --- check ---------------------------------------------------------------------------------------
 def cmd_check(args) -> int:
     from .check import check
@@ -83,6 +93,7 @@ def cmd_check(args) -> int:
         csv_dir = os.path.dirname(os.path.abspath(args.expect))
     status = 0
     agree = disagree = missing = 0
+    dr = args.dr or bool(args.expect and is_dr_csv(args.expect))
     for path in files:
         try:
             test = parse_file(path)
@@ -115,11 +126,11 @@ def cmd_check(args) -> int:
             want = match_expected(path, expected, csv_dir)
             if want is None:
                 missing += 1
-            elif want == res.verdict:
+            elif want == (got := race_verdict(res) if dr else res.verdict):
                 agree += 1
             else:
                 disagree += 1
-                print(f"DISAGREE {path}: expected {want}, model {res.model} says {res.verdict}",
+                print(f"DISAGREE {path}: expected {want}, model {res.model} says {got}",
                       file=sys.stderr if args.json else sys.stdout)
     if expected is not None:
         line = f"{agree} agree, {disagree} disagree"
@@ -181,6 +192,9 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per test per line")
     p.add_argument("--expect", metavar="CSV", help="compare with expected verdicts (path,verdict)")
     p.add_argument("--states", action="store_true", help="also print the allowed states")
+    p.add_argument("--dr", action="store_true",
+                   help="compare the racy flag, not the verdict (Dat3M -DR suites: 1 = race-free;"
+                        " automatic when the CSV name ends in -DR)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("explain", help="why the model forbids (or allows) an outcome",

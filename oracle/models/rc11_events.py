@@ -1,0 +1,110 @@
+"""Event graph builder for the ``rc11`` model file: C-dialect tests -> engine pre-executions.
+
+One :class:`~oracle.events.PreExecution` per combination of thread paths (litmus/cfg.py: a path
+fixes every branch and the value each read returned). Each read carries that value as a required
+value (``REQ_EQ``), so the engine only pairs it with writes of that value; every written value is
+then a constant of the path. Per global location a final read (set ``FR``, thread -1) gives the
+final memory value: the model file makes it read the co-last write.
+
+Vocabulary provided to ``oracle/models/rc11``: sets ``R W IW FR F A NA ACQ REL SC CO CohR``;
+relations ``sb`` (po plus initial writes before everything), ``po``, ``loc``, ``ext``, ``rmw``,
+``cohord`` (po, for the engine's per-location pruning) and ``nrf`` (a read never reads a po-later
+write of its own thread).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from litmus.cfg import pre_executions
+from litmus.ir import Test
+
+from ..events import REQ_EQ, Event, PreExecution
+from .rc11_exec import _build
+
+REL = ("rel", "acq_rel", "sc")
+ACQ = ("acq", "acq_rel", "sc")
+
+
+def to_pre_execution(test: Test, x0, combo) -> PreExecution:
+    """The engine's pre-execution for one combination of paths (``x0`` from rc11_exec._build)."""
+    pe = PreExecution()
+    loc_ids = {loc.name: i for i, loc in enumerate(test.locations)}
+    pe.loc_names = [loc.name for loc in test.locations]
+    for e in x0.events:
+        kind = e.kind
+        label = (f"{kind} {e.loc}={e.val}" if kind in ("R", "W") else
+                 f"F {e.order}" if kind == "F" else kind)
+        ev = Event(label, e.tid, loc_ids.get(e.loc, -1) if e.loc else -1,
+                   value=e.val if kind == "W" else 0, instr=e.index)
+        if kind == "R":
+            ev.req_mode, ev.req_val = REQ_EQ, e.val
+        sets = []
+        if kind in ("R", "W", "F"):
+            sets.append(kind)
+        if e.tid < 0:
+            sets += ["IW", "A", "CO"]
+        elif kind in ("R", "W"):
+            sets.append("A" if e.atomic else "NA")
+            if kind == "W":
+                sets.append("CO")
+            else:
+                sets.append("CohR")
+        if e.order in REL and kind in ("W", "F"):
+            sets.append("REL")
+        if e.order in ACQ and kind in ("R", "F"):
+            sets.append("ACQ")
+        if e.order == "sc":
+            sets.append("SC")
+        pe.add(ev, *sets)
+    n0 = len(x0.events)
+    # final memory reads
+    final = {}
+    for loc in test.globals:
+        final[loc.name] = pe.add(Event(f"R {loc.name} (final)", -1, loc_ids[loc.name]), "R", "FR")
+    n = pe.n
+    iw = [e.eid for e in x0.events if e.tid < 0]
+    thread_ev = [e.eid for e in x0.events if e.tid >= 0]
+    for a in range(n0):
+        for b in range(n0):
+            if (x0.po[a] >> b) & 1:
+                pe.relate("po", a, b)
+                pe.relate("sb", a, b)
+                pe.relate("cohord", a, b)
+                if x0.events[a].kind == "R" and x0.events[b].kind == "W":
+                    pe.relate("nrf", b, a)
+            if (x0.rmw[a] >> b) & 1:
+                pe.relate("rmw", a, b)
+            if (x0.ext[a] >> b) & 1 and a not in iw and b not in iw:
+                pe.relate("ext", a, b)
+    for a in iw:
+        for b in thread_ev:
+            pe.relate("sb", a, b)
+    by_loc: dict[int, list[int]] = {}
+    for i, ev in enumerate(pe.events):
+        if ev.loc_id >= 0:
+            by_loc.setdefault(ev.loc_id, []).append(i)
+    for evs in by_loc.values():
+        for a in evs:
+            for b in evs:
+                pe.relate("loc", a, b)
+    for name in ("po", "sb", "cohord", "nrf", "rmw", "ext", "loc"):
+        rows = pe.rels.setdefault(name, [])
+        rows.extend([0] * (n - len(rows)))
+    for name in ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR"):
+        pe.sets.setdefault(name, set())
+    for tid, path in enumerate(combo):
+        regs = path.reg_dict()
+        for r in test.registers(tid):
+            pe.observables.append((f"P{tid}:{r}", ("const", regs.get(r, test.register_init(tid, r)))))
+    for loc in test.globals:
+        pe.observables.append((loc.name, ("event", final[loc.name])))
+    return pe
+
+
+def build(test: Test) -> list[PreExecution]:
+    """Every pre-execution of a C-dialect test (one per combination of thread paths)."""
+    out = []
+    for combo in itertools.product(*pre_executions(test)):
+        out.append(to_pre_execution(test, _build(test, combo), combo))
+    return out
