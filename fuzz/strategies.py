@@ -265,7 +265,8 @@ class _Builder:
                           else a for a in self.atoms if a.thread is None or a.thread in remap]
         used = {n for th in self.code for ins in th for n in ins.locations()}
         used |= {a.name for a in self.atoms if a.thread is None}
-        locs = tuple(loc for n, loc in sorted(self.locs.items()) if n in used)
+        locs = tuple(loc for n, loc in sorted(self.locs.items(), key=lambda kv: (kv[1].lds, kv[0]))
+                     if n in used)   # globals first, as the printer lays them out
         threads = tuple(Thread(p, tuple(c)) for p, c in zip(self.placements, self.code))
         prop = (self.atoms[0] if len(self.atoms) == 1 else
                 And(tuple(self.atoms)) if self.atoms else Const(True))
