@@ -143,8 +143,15 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 class LitmusFile(pytest.File):
+    """One ``*.litmus`` file: one item named after the test (the file stem if it does not parse;
+    the item then fails with the parse error)."""
+
     def collect(self):
-        yield LitmusItem.from_parent(self, name=self.path.stem)
+        try:
+            name = parse_file(self.path).name
+        except ParseError:
+            name = self.path.stem
+        yield LitmusItem.from_parent(self, name=name)
 
 
 class LitmusFailure(Exception):

@@ -6,6 +6,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+# In-process pytester runs restore sys.modules afterwards; numpy's C extension cannot be imported
+# twice in one process, so load the oracle (and numpy) before any run takes its snapshot.
+import hw  # noqa: F401
+import numpy  # noqa: F401
+import oracle  # noqa: F401
+
 from conftest import CORPORA
 
 pytest_plugins = ["pytester"]
@@ -47,7 +53,8 @@ class Fake(Backend):
         self.name = "fake:" + (spec or "")
     def run(self, test, iterations, seed=0):
         h = Histogram(test.observables())
-        h.add(tuple(0 for _ in test.observables()), iterations)
+        # registers read 0, every global ends at 1
+        h.add(tuple(0 if ":" in k else 1 for k in test.observables()), iterations)
         return h
 
 def make(spec):
@@ -111,7 +118,7 @@ def test_undef_program_checks_verdict_and_is_never_run(pytester):
 def test_forbidden_outcome_fails_with_histogram_and_explanation(pytester):
     # a backend that always reports the outcome MP forbids: r0 = 1, r1 = 0
     pytester.makepyfile(fakehw=FAKE_HW.replace(
-        "h.add(tuple(0 for _ in test.observables()), iterations)",
+        "h.add(tuple(0 if \":\" in k else 1 for k in test.observables()), iterations)",
         "h.add(tuple({'P1:r0': 1, 'x': 1, 'y': 1}.get(k, 0) for k in test.observables()), "
         "iterations)"))
     pytester.makeconftest(FAKE_CONFTEST)
@@ -152,7 +159,7 @@ def test_junitxml_records_outcome_counts(pytester):
     props = {p.get("name"): p.get("value")
              for p in ET.parse(pytester.path / "out.xml").iter("property")}
     assert props["verdict"] == "Ok" and props["backend"] == "fake:x"
-    assert props["outcome P0:r0=0; P1:r0=0; x=0; y=0;"] == "5"
+    assert props["outcome P0:r0=0; P1:r0=0; x=1; y=1;"] == "5"
 
 
 def test_litmus_oracle_fixture(pytester):
