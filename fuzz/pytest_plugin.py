@@ -241,15 +241,19 @@ class FuzzItem(pytest.Item):
         self.seconds = seconds
 
     def runtest(self):
-        from fuzz import campaign
+        from fuzz.campaign import Campaign, Config
         session: _Session = self.config.stash[_KEY]
-        out = pathlib.Path(self.config.rootpath) / ".scopefuzz-pytest" / f"w{worker_index(self.config)}"
-        summary = campaign.run_for_pytest(session.spec, seconds=self.seconds,
-                                          seed=self.config.getoption("--litmus-seed"), out=out)
-        self.user_properties.append(("programs", summary["programs"]))
-        if summary["findings"]:
-            raise LitmusFailure(f"fuzz campaign on {session.spec} found {summary['findings']} "
-                                f"finding(s); reports under {out}")
+        out = (pathlib.Path(self.config.rootpath) / ".scopefuzz-pytest"
+               / f"campaign-w{worker_index(self.config)}")
+        cfg = Config(backend=session.spec, out=str(out), seed=self.config.getoption("--litmus-seed"),
+                     time=self.seconds)
+        stats = Campaign(cfg).run()
+        self.user_properties.append(("programs", stats.programs))
+        self.user_properties.append(("findings", stats.findings))
+        if stats.findings:
+            raise LitmusFailure(f"fuzz campaign on {session.spec}: {stats.findings} finding(s) in "
+                                f"{stats.programs} programs; see {out}/findings "
+                                f"(scopefuzz report {out})")
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, LitmusFailure):

@@ -186,3 +186,16 @@ def test_real_parallel_run_over_the_corpora_on_the_simulator(pytester):
     assert outcomes.get("failed", 0) == 0, r.stdout.str()[-3000:]
     n_files = sum(1 for p in dirs for _ in p.rglob("*.litmus"))
     assert outcomes.get("passed", 0) == n_files
+
+
+def test_fuzz_item_fails_on_a_finding_and_passes_without(pytester):
+    # a backend whose final memory is impossible: every global ends at 12345
+    pytester.makepyfile(fakehw=FAKE_HW.replace("0 if \":\" in k else 1", "0 if \":\" in k else 12345"))
+    pytester.makeconftest(FAKE_CONFTEST)
+    r = pytester.runpytest_subprocess("--litmus-fuzz=3", "--litmus-backend=fake:bad", "-p",
+                                      "no:cacheprovider", str(pytester.path))
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*fuzz campaign on fake:bad: * finding(s) in * programs*"])
+    assert list((pytester.path / ".scopefuzz-pytest").rglob("*.litmus"))
+    r = pytester.runpytest_subprocess("--litmus-fuzz=3", "--litmus-backend=sim", str(pytester.path))
+    r.assert_outcomes(passed=1)
