@@ -130,12 +130,26 @@ def _bar_check(obj, bexp, barr, bgen):
 
 
 @njit(cache=True)
+def _wait_ok(t, mask, k, nq, qlive, qnoack, qc, qt, qi, qcu, issued, tcu):
+    """s_waitcnt: all but the k newest ops of each counter in ``mask`` have performed; with
+    k == 0 also the earlier ops of the CU's other waves on vector-memory counters."""
+    for q in range(nq):
+        if qlive[q] and qnoack[q] == 0 and (mask >> qc[q]) & 1:
+            if qt[q] == t:
+                if qi[q] < issued[t, qc[q]] - k:
+                    return False
+            elif k == 0 and qc[q] != CNT_LGKM and qcu[q] == tcu[t]:
+                return False
+    return True
+
+
+@njit(cache=True)
 def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
              warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
              mode, rng, ch, nopt, depth, nprefix, out,
              pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
              qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-             bexp, barr, bgen, arrg, joined, clarr, acts):
+             bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu):
     """Run one iteration; write the outcome into ``out``. Returns 0 (done) or 1 (deadlock)."""
     T = plen.shape[0]
     G = ginit.shape[0]
@@ -186,26 +200,25 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
     # ---- main loop -------------------------------------------------------------------------
     while True:
         na = 0
-        # threads that can issue their next micro-op
+        # threads that can issue their next micro-op; satisfied waits are passed at once (a
+        # wait has no effect but blocking, so passing it later adds no behaviour)
         for t in range(T):
-            if pc[t] >= plen[t]:
+            ok = True
+            while pc[t] < plen[t] and prog[t, pc[t], 0] == WAIT:
+                if not _wait_ok(t, prog[t, pc[t], 1], prog[t, pc[t], 2], nq, qlive, qnoack,
+                                qc, qt, qi, qcu, issued, tcu):
+                    ok = False
+                    break
+                pc[t] += 1
+                if pc[t] == plen[t]:
+                    finished += 1
+                    obj = twg[t] * 17
+                    bexp[obj] -= 1
+                    _bar_check(obj, bexp, barr, bgen)
+            if pc[t] >= plen[t] or not ok:
                 continue
             op = prog[t, pc[t], 0]
-            ok = True
-            if op == WAIT:
-                c = prog[t, pc[t], 1]
-                k = prog[t, pc[t], 2]
-                lim = issued[t, c] - k
-                for q in range(nq):
-                    if qlive[q] and qnoack[q] == 0 and qc[q] == c:
-                        if qt[q] == t:
-                            if qi[q] < lim:
-                                ok = False
-                                break
-                        elif k == 0 and c != CNT_LGKM and tcu[qt[q]] == tcu[t]:
-                            ok = False
-                            break
-            elif op == WB2:
+            if op == WB2:
                 for q in range(nq):
                     if qlive[q] and qt[q] == t and qc[q] != CNT_LGKM:
                         ok = False
@@ -232,28 +245,16 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
             if ok:
                 acts[na] = t
                 na += 1
-        # in-flight operations that may perform now
+        # in-flight operations that may perform now: one CU's ops on one address in issue
+        # order (qg = address, or -1-thread for LDS ops, which stay in order per thread)
         for q in range(nq):
             if not qlive[q]:
                 continue
-            t = qt[q]
-            op = prog[t, qpc[q], 0]
             ok = True
-            if op >= LLD and op <= LCAS:
-                for p in range(nq):
-                    if qlive[p] and qst[p] < qst[q] and qt[p] == t:
-                        op2 = prog[t, qpc[p], 0]
-                        if op2 >= LLD and op2 <= LCAS:
-                            ok = False
-                            break
-            else:
-                g = prog[t, qpc[q], 2]
-                for p in range(nq):
-                    if qlive[p] and qst[p] < qst[q] and tcu[qt[p]] == tcu[t]:
-                        op2 = prog[qt[p], qpc[p], 0]
-                        if (op2 < LLD or op2 == DMA) and prog[qt[p], qpc[p], 2] == g:
-                            ok = False
-                            break
+            for p in range(nq):
+                if qlive[p] and qst[p] < qst[q] and qg[p] == qg[q] and qcu[p] == qcu[q]:
+                    ok = False
+                    break
             if ok:
                 acts[na] = T + q
                 na += 1
@@ -275,11 +276,9 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                 if row[3] == 0 and gmt[g] != MT_UC and l1ok[cu, g]:
                     hit = True
                     for p in range(nq):
-                        if qlive[p] and tcu[qt[p]] == cu:
-                            op2 = prog[qt[p], qpc[p], 0]
-                            if (op2 < LLD or op2 == DMA) and prog[qt[p], qpc[p], 2] == g:
-                                hit = False
-                                break
+                        if qlive[p] and qcu[p] == cu and qg[p] == g:
+                            hit = False
+                            break
                 if hit:
                     regs[t, row[1]] = l1v[cu, g]
                 else:
@@ -357,10 +356,13 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                 qst[slot_q] = stamp
                 stamp += 1
                 qlive[slot_q] = 1
+                qcu[slot_q] = cu
                 if op >= LLD and op <= LCAS:
                     qc[slot_q] = CNT_LGKM
                     qnoack[slot_q] = 0
+                    qg[slot_q] = -1 - t
                 else:
+                    qg[slot_q] = row[2]
                     qc[slot_q] = row[4]
                     qnoack[slot_q] = 1 if ((op == GST or op == DMA) and row[6] == 1) else 0
                 qi[slot_q] = issued[t, qc[slot_q]] - 1
@@ -547,13 +549,15 @@ def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0
         joined = np.zeros(T, np.int64)
         clarr = np.zeros(max(nwg, 1), np.int64)
         acts = np.zeros(T + QMAX, np.int64)
+        qg = np.zeros(QMAX, np.int64)
+        qcu = np.zeros(QMAX, np.int64)
         for it in range(lo, hi):
             st = simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                           warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
                           0, rng, ch, nopt, depth, 0, out,
                           pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
                           qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-                          bexp, barr, bgen, arrg, joined, clarr, acts)
+                          bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
             if st != 0:
                 stats[c, 0] += 1
             elif not _count(keys[c], counts[c], used[c], out):
@@ -603,6 +607,8 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
     joined = np.zeros(T, np.int64)
     clarr = np.zeros(max(nwg, 1), np.int64)
     acts = np.zeros(T + QMAX, np.int64)
+    qg = np.zeros(QMAX, np.int64)
+    qcu = np.zeros(QMAX, np.int64)
     nprefix = 0
     n = 0
     stats[3] = 0
@@ -613,7 +619,7 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
                       1, rng, ch, nopt, depth, nprefix, out,
                       pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
                       qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-                      bexp, barr, bgen, arrg, joined, clarr, acts)
+                      bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
         n += 1
         if st != 0:
             stats[1] += 1

@@ -305,6 +305,20 @@ class _Lowerer:
         return out
 
 
+def _merge_waits(uops):
+    """Kernel form of waits: ``(WAIT, counter bitmask, k)``; adjacent waits with the same k
+    become one (as SIInsertWaitcnts merges them into one s_waitcnt)."""
+    out = []
+    for u in uops:
+        if u[0] == WAIT:
+            u = (WAIT, 1 << u[1], u[2])
+            if out and out[-1][0] == WAIT and out[-1][2] == u[2]:
+                out[-1] = (WAIT, out[-1][1] | u[1], u[2])
+                continue
+        out.append(u)
+    return out
+
+
 def _dense(keys):
     d = {}
     for k in keys:
@@ -338,8 +352,9 @@ def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
     prog = np.zeros((T, L, NFIELDS), np.int64)
     plen = np.zeros(T, np.int64)
     for t, lst in enumerate(listings):
-        plen[t] = len(lst)
-        for j, (_, u) in enumerate(lst):
+        rows = _merge_waits([u for _, u in lst])
+        plen[t] = len(rows)
+        for j, u in enumerate(rows):
             prog[t, j, :len(u)] = u
     R = max(1, max(len(r) for r in regmaps))
     reginit = np.zeros((T, R), np.int64)
