@@ -1,0 +1,215 @@
+"""The ``opencl`` backend on a real OpenCL device (PoCL on this machine's CPU).
+
+Runs are short: built programs are cached per source within the process (and on disk by PoCL),
+and each test runs a few thousand to a few million instances. Every observed outcome is checked
+against the oracle; SB's weak outcome must show; a deliberately wrong lowering must be caught.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import litmus
+import oracle
+from hw import BackendError, get_backend
+from hw.opencl import runner
+from hw.opencl.runner import OpenCLBackend, Params
+
+from conftest import CORPORA
+
+
+def _device_or_skip():
+    try:
+        return OpenCLBackend(None)
+    except BackendError as e:      # no OpenCL platform on this machine: nothing to run on
+        pytest.skip(f"no OpenCL device: {e}")
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return _device_or_skip()
+
+
+def forbidden(test, hist) -> list:
+    res = oracle.check(test)
+    return [(o, n) for o, n in hist.outcomes() if not res.allows(o)]
+
+
+SB_RLX = """AMDGPU SB+rlx
+{ x = 0; y = 0; }
+ P0@wg 0             | P1@wg 1             ;
+ st.atom.agent x, 1  | st.atom.agent y, 1  ;
+ ld.atom.agent r0, y | ld.atom.agent r0, x ;
+exists (P0:r0 == 0 /\\ P1:r0 == 0)
+"""
+
+SB_SC_FENCE = """AMDGPU SB+fence.sc
+{ x = 0; y = 0; }
+ P0@wg 0             | P1@wg 1             ;
+ st.atom.agent x, 1  | st.atom.agent y, 1  ;
+ fence.sc.agent      | fence.sc.agent      ;
+ ld.atom.agent r0, y | ld.atom.agent r0, x ;
+exists (P0:r0 == 0 /\\ P1:r0 == 0)
+"""
+
+#: rounds x instances to look for a weak outcome (0.3-1 s per round; weak outcomes need both
+#: PoCL threads running at once, which a loaded 2-core machine does not always grant)
+ROUNDS, PER_ROUND = 30, 1_000_000
+
+
+def _hunt(backend, test):
+    """Run until the condition is witnessed (bounded); returns (witnesses, merged histogram)."""
+    total = None
+    for seed in range(ROUNDS):
+        h = backend.run(test, PER_ROUND, seed)
+        total = h if total is None else (total.merge(h) or total)
+        seen = sum(n for o, n in total.outcomes() if litmus.condition_holds(test.condition, o))
+        if seen:
+            return seen, total
+    return 0, total
+
+
+def test_sb_weak_outcome_shows_and_is_allowed(backend):
+    t = litmus.parse(SB_RLX)
+    seen, hist = _hunt(backend, t)
+    assert seen > 0, f"SB weak outcome never seen in {hist.total:,} instances: {dict(hist.counts)}"
+    assert forbidden(t, hist) == []
+
+
+def test_wrong_lowering_is_caught(backend):
+    """sc fences lowered as acq_rel fences (no mfence on x86): SB's forbidden outcome shows."""
+    t = litmus.parse(SB_SC_FENCE)
+    assert oracle.check(t).verdict == "No"
+    weak = OpenCLBackend(None, weaken="sc-fence-as-acq_rel")
+    seen, hist = _hunt(weak, t)
+    assert seen > 0 and forbidden(t, hist), "the harness missed a miscompiled sc fence"
+    assert hist.params["weaken"] == "sc-fence-as-acq_rel"
+    good = backend.run(t, 2 * PER_ROUND, 0)
+    assert forbidden(t, good) == []
+
+
+def test_classic_corpus_has_no_forbidden_outcome(backend):
+    files = litmus.litmus_files([CORPORA / "classic"])
+    assert files, "corpora/classic is empty"
+    tests = [litmus.parse_file(p) for p in files]
+    backend.prepare(tests)              # one build for all kernels
+    ran, bad = 0, []
+    for path, t in zip(files, tests):
+        res = oracle.check(t)
+        if res.verdict == "Undef":
+            continue
+        h = backend.run(t, 4096, 1)
+        assert h.total == 4096
+        ran += 1
+        bad += [(path, o, n) for o, n in h.outcomes() if not res.allows(o)]
+    assert ran > 100
+    assert bad == []
+
+
+LDS_BARRIER = """AMDGPU MP+lds+barrier
+"P1 must see both stores after the fenced workgroup barrier."
+{ lds a = 0; x = 0; }
+ P0@wave 0, wg 0 | P1@wave 1, wg 0 ;
+ st a, 1         | barrier         ;
+ st x, 1         | fence.acq.wg    ;
+ fence.rel.wg    | ld r0, a        ;
+ barrier         | ld r1, x        ;
+forall (P1:r0 == 1 /\\ P1:r1 == 1)
+"""
+
+ASYNC = """AMDGPU async+wait
+{ x = 5; lds a = 0; }
+ P0@wg 0 ;
+ async.ld a, x ;
+ async.mark ;
+ async.wait 0 ;
+ ld r0, a ;
+forall (P0:r0 == 5)
+"""
+
+
+@pytest.mark.parametrize("text", [LDS_BARRIER, ASYNC])
+def test_barrier_lds_and_async_programs(backend, text):
+    """Hand-derived forall conditions (the oracle does not read barriers and async ops yet):
+    every observed outcome must satisfy them."""
+    t = litmus.parse(text)
+    h = backend.run(t, 20_000, 3)
+    assert h.total == 20_000
+    assert all(not litmus.condition_holds(t.condition, o) for o, _ in h.outcomes()), \
+        dict(h.counts)
+
+
+def test_params_are_recorded(backend):
+    t = litmus.parse(SB_RLX)
+    h = backend.run(t, 10_000, 7)
+    p = h.params
+    for key in ("device", "dialect", "seed", "launches", "instances_per_launch", "wg_size",
+                "testing_wgs", "block_stride", "sync_spins", "stress_wgs", "pre_stress_iters",
+                "shuffle", "scope_map", "build_options"):
+        assert key in p, key
+    assert p["seed"] == 7 and p["dialect"] == "cl3"
+    assert p["launches"] * p["instances_per_launch"] >= 10_000 == h.total
+    assert p["scope_map"]["wave"] == "work_group" and p["scope_map"]["agent"] == "device"
+    assert h.observables == ["P0:r0", "P1:r0", "x", "y"]
+    # final memory: both stores always land
+    assert all(o["x"] == 1 and o["y"] == 1 for o, _ in h.outcomes())
+
+
+def test_stress_shuffle_and_lane_permutation_stay_sound(backend):
+    t = litmus.parse(SB_SC_FENCE)
+    b = OpenCLBackend(None, Params(wg_size=64, testing_wgs=128, stress_wgs=8, stress_iters=64,
+                                   pre_stress_iters=8, shuffle=True, lane_shuffle=True,
+                                   stride=4, block_stride=1))
+    h = b.run(t, 50_000, 11)
+    assert h.total == 50_000 and h.params["stress_wgs"] == 8
+    assert forbidden(t, h) == []
+
+
+def test_refusals_and_errors_are_one_line(backend):
+    misaligned = litmus.parse("""AMDGPU named
+{ x = 0; }
+ P0@wave 0, wg 0 | P1@wave 1, wg 0 ;
+ bar.join 1      | barrier         ;
+ bar.wait 1      | ld r0, x        ;
+ barrier         |                 ;
+exists (true)
+""")
+    with pytest.raises(BackendError, match="cannot honour barriers") as e:
+        backend.run(misaligned, 100, 0)
+    assert "\n" not in str(e.value)
+    with pytest.raises(BackendError, match="kernel build failed") as e:
+        backend.program("__kernel void litmus(void) { this is not C; }")
+    assert "\n" not in str(e.value)
+    with pytest.raises(BackendError, match="no OpenCL platform 7"):
+        OpenCLBackend("7:0")
+    with pytest.raises(BackendError, match="no OpenCL device matches"):
+        OpenCLBackend("0:no-such-device")
+    with pytest.raises(BackendError, match="iterations"):
+        backend.run(litmus.parse(SB_RLX), 0, 0)
+
+
+def test_backend_names(backend):
+    b = get_backend("opencl")
+    assert b.describe() == backend.describe()
+    plat = backend.platform.name.split()[0]
+    b2 = get_backend(f"opencl:{plat.lower()}:0")
+    assert b2.device.name == backend.device.name
+    assert get_backend("opencl:0:0").name == "opencl:0:0"
+
+
+def test_hang_watchdog_reports_and_marks_device(backend, monkeypatch):
+    """A launch past the time limit is a one-line BackendError; the device is then refused."""
+    t = litmus.parse(SB_RLX)
+    slow = OpenCLBackend(None, Params(wg_size=64, testing_wgs=2, stress_wgs=64,
+                                      stress_iters=50_000, timeout_s=0.01))
+    key = (slow.pi, slow.di)
+    try:
+        with pytest.raises(BackendError, match="hung for more than") as e:
+            slow.run(t, 128, 0)
+        assert "\n" not in str(e.value)
+        with pytest.raises(BackendError, match="unusable after an earlier hang"):
+            backend.run(t, 128, 0)
+    finally:
+        slow.queue.finish()                 # the stress kernel does end; let it
+        runner._WEDGED.pop(key, None)
+    assert backend.run(t, 128, 0).total == 128
