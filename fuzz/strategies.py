@@ -64,6 +64,8 @@ ALL_SCOPE_PAIRS: tuple[tuple[str, str], ...] = tuple(
 #: Program size limits: the oracle refuses programs over 64 events; typical programs stay small.
 MAX_EVENTS = 64
 MAX_THREADS = 4
+#: Random programs stop growing here: the oracle's cost grows fast with racing accesses.
+RANDOM_MAX_SIZE = 10
 
 
 class FeatureError(ValueError):
@@ -529,6 +531,38 @@ def _coherence(src, features: frozenset[str], near_miss: float) -> Test:
     return b.test(shape, f"coherence shape {shape}" + (f"; near miss: {change}" if change else ""))
 
 
+def _atomicity(src, features: frozenset[str], near_miss: float) -> Test:
+    """Concurrent rmw/cas on one location: the weak outcome is a lost update (both read the init).
+
+    Operands are distinct powers of two, so the final value names the updates that took effect.
+    """
+    n = src.weighted([(2, 4.0), (3, 1.0)])
+    pl = draw_placements(src, n, features)
+    b = _Builder(pl)
+    x = b.loc("x")
+    ops = [("add", 3.0), ("or", 1.0), ("xor", 1.0), ("max", 0.5)]
+    span = "wave"
+    for t in range(1, n):
+        span = SCOPES[max(SCOPE_RANK[span], SCOPE_RANK[common_scope(pl, 0, t)])]
+    for t in range(n):
+        v = 1 << t
+        scope = widen(src, span)
+        if "cas" in features and ("rmw" not in features or src.chance(0.3)):
+            ins = b.emit(t, Instr("cas", access="atom", order="rlx", fail_order="rlx", scope=scope,
+                                  reg=b.reg(t), loc=x, args=(0, v)))
+        else:
+            ins = b.emit(t, Instr("rmw", access="atom", order="rlx", scope=scope,
+                                  op=src.weighted(ops), reg=b.reg(t), loc=x, args=(v,)))
+        b.expect(t, ins.reg, 0)
+    summing = all(c[0].base == "rmw" and c[0].op in ("add", "or", "xor") for c in b.code)
+    if summing and src.chance(0.5):      # the final value misses an update
+        b.atoms = []
+        b.expect(None, x, 1 << (n - 1))
+    change = _near_miss(src, b, features) if src.chance(near_miss) else ""
+    return b.test(f"atomicity{n}", "concurrent read-modify-writes; weak: a lost update"
+                  + (f"; near miss: {change}" if change else ""))
+
+
 def _producer(src, b: _Builder, tid: int, features, data: str, flag: str, scope: str) -> None:
     """``data = v ; release ; flag = 1`` with the release as a fence or a release store."""
     _write(b, tid, data, src.choice(_plainish(features)), "rlx", scope, False, b.value(data))
@@ -643,7 +677,7 @@ def _barrier(src, features: frozenset[str], near_miss: float) -> Test:
 
 def _random(src, features: frozenset[str], near_miss: float) -> Test:
     """Anything from the enabled instruction set, for breadth (no barriers: they need structure)."""
-    n = src.integer(2, MAX_THREADS)
+    n = src.weighted([(2, 5.0), (3, 3.0), (4, 1.0)])
     pl = draw_placements(src, n, features)
     b = _Builder(pl)
     nloc = src.integer(1, 3)
@@ -653,8 +687,8 @@ def _random(src, features: frozenset[str], near_miss: float) -> Test:
     values: dict[str, list[int]] = {}
     reads: list[tuple[int, Instr]] = []
     for t in range(n):
-        for _ in range(src.integer(1, 5)):
-            if len(b.code[t]) >= 6:
+        for _ in range(src.integer(1, 4)):
+            if len(b.code[t]) >= 5 or sum(len(c) for c in b.code) >= RANDOM_MAX_SIZE:
                 break
             opts = [("access", 6.0)]
             if "fences" in features:
@@ -697,7 +731,7 @@ def _random(src, features: frozenset[str], near_miss: float) -> Test:
 
 
 SHAPES = {"cycle": _cycle, "coherence": _coherence, "async": _async, "barrier": _barrier,
-          "random": _random}
+          "atomicity": _atomicity, "random": _random}
 
 
 def shape_weights(features: frozenset[str]) -> list[tuple[str, float]]:
@@ -706,6 +740,8 @@ def shape_weights(features: frozenset[str]) -> list[tuple[str, float]]:
         out.append(("async", 1.5))
     if "barriers" in features:
         out.append(("barrier", 1.5))
+    if "rmw" in features or "cas" in features:
+        out.append(("atomicity", 1.0))
     return out
 
 

@@ -60,7 +60,7 @@ def test_features_without_atomics_never_draw_atomics(test):
 
 
 @settings(max_examples=50, deadline=None)
-@given(programs(shapes=["cycle", "coherence"], near_miss=0.0))
+@given(programs(shapes=["cycle", "coherence", "atomicity"], near_miss=0.0))
 def test_cycle_condition_is_the_cycle_outcome_that_sc_forbids(test):
     """A diy cycle of po and rf/co/fr edges is forbidden under SC: the condition names it."""
     atoms = list(prop_atoms(test.condition.prop))
