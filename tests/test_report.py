@@ -1,0 +1,130 @@
+"""``scopefuzz report``: report.html and report.md, checked structurally (html.parser)."""
+
+from __future__ import annotations
+
+import html.parser
+import os
+
+import pytest
+
+import litmus
+from fuzz.campaign import Campaign, Config
+from fuzz.cli import main
+from fuzz.fakes import StaleReadBackend, sc_check
+from fuzz.findings import load_findings
+from fuzz.report import build_report
+from fuzz.strategies import parse_features
+
+
+class _Outline(html.parser.HTMLParser):
+    """Sections (by id/class), SVG elements and <pre> texts of a page; checks tags balance."""
+
+    VOID = {"meta", "br", "img", "hr", "input", "link"}
+
+    def __init__(self):
+        super().__init__()
+        self.sections: list[str] = []
+        self.svgs = 0
+        self.finding_svgs = 0
+        self.pres: list[tuple[str, str]] = []
+        self.stack: list[str] = []
+        self._pre = None
+        self.in_finding = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "section":
+            self.sections.append(a.get("id", ""))
+            if a.get("class") == "finding":
+                self.in_finding = len(self.stack) + 1
+        if tag == "svg":
+            self.svgs += 1
+            if self.in_finding:
+                self.finding_svgs += 1
+        if tag == "pre":
+            self._pre = [a.get("class", ""), ""]
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes <{self.stack[-1:]}>"
+        self.stack.pop()
+        if tag == "pre":
+            self.pres.append(tuple(self._pre))
+            self._pre = None
+        if tag == "section" and self.in_finding and len(self.stack) < self.in_finding:
+            self.in_finding = 0
+
+    def handle_data(self, data):
+        if self._pre is not None:
+            self._pre[1] += data
+
+
+class _Explanation:
+    def __init__(self, outcome):
+        self.outcome = outcome
+
+    def text(self):
+        return f"fails axiom sc: W x=1 -po-> R x -fr-> W x=1 for {self.outcome}"
+
+    def svg(self):
+        return '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><circle r="3"/></svg>'
+
+
+@pytest.fixture(scope="module")
+def campaign_dir(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("rep") / "c")
+    cfg = Config(backend="fake", out=out, seed=1, programs=16, iterations=150,
+                 features=parse_features("atomics,plain,fences,rmw"), minimize_seconds=10)
+    Campaign(cfg, backend=StaleReadBackend(0.3), checker=sc_check).run()
+    assert load_findings(out)
+    return out
+
+
+def test_html_report_structure(campaign_dir):
+    page, md = build_report(campaign_dir, explainer=lambda t, o: _Explanation(o))
+    p = _Outline()
+    with open(page, encoding="utf-8") as f:
+        p.feed(f.read())
+    assert p.stack == []
+    fs = load_findings(campaign_dir)
+    for sec in ("summary", "throughput", "timeline", "coverage"):
+        assert sec in p.sections
+    assert sum(1 for s in p.sections if s.startswith("f-")) == len(fs)
+    assert p.finding_svgs == len(fs)           # one explanation graph per finding
+    assert p.svgs == len(fs) + 1                # + the timeline
+    litmus_pres = [t for c, t in p.pres if c == "litmus"]
+    assert {litmus.canonical_hash(litmus.parse(t)) for t in litmus_pres} == {r["id"] for r in fs}
+    expl = [t for c, t in p.pres if c == "explanation"]
+    assert len(expl) == len(fs) and all("fails axiom sc" in t for t in expl)
+
+
+def test_markdown_report_has_test_histogram_and_explanation(campaign_dir):
+    _, md = build_report(campaign_dir, explainer=lambda t, o: _Explanation(o))
+    text = open(md, encoding="utf-8").read()
+    for rec in load_findings(campaign_dir):
+        assert rec["test"].strip() in text
+        assert f"findings/{rec['id']}/report.md" in text
+    assert "| outcome | count | model |" in text and "**FORBIDDEN**" in text
+    assert "fails axiom sc" in text
+    assert "## Throughput" in text and "## Coverage" in text
+
+
+def test_report_without_explain_says_why(campaign_dir):
+    def broken(test, outcome):
+        raise RuntimeError("no witness")
+    _, md = build_report(campaign_dir, explainer=broken)
+    assert "explanation unavailable: RuntimeError: no witness" in open(md).read()
+
+
+def test_report_cli_rejects_a_non_campaign(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not a campaign directory" in err and len(err.splitlines()) == 1
+
+
+def test_timeline_marks_findings(campaign_dir):
+    build_report(campaign_dir, explainer=None)
+    page = open(os.path.join(campaign_dir, "report.html"), encoding="utf-8").read()
+    n = len({r["first"]["index"] for r in load_findings(campaign_dir)})
+    assert page.count('class="finding" cx=') >= n
