@@ -258,7 +258,9 @@ class _Lowerer:
             elif b == "async.ld":
                 g = self.gidx[loc]
                 a = self.aidx[ins.lds]
-                emit(i, (DMA, a, g, 0, p.async_counter))
+                # the DMA's LDS write must not overtake the wave's earlier LDS accesses (they
+                # happen before it): SIInsertWaitcnts orders them with lgkmcnt(0)
+                emit(i, (WAIT, CNT_LGKM, 0), (DMA, a, g, 0, p.async_counter))
             elif b == "async.mark":
                 marks.append(issued[p.async_counter])
             elif b == "async.wait":
