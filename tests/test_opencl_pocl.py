@@ -213,3 +213,11 @@ def test_hang_watchdog_reports_and_marks_device(backend, monkeypatch):
         slow.queue.finish()                 # the stress kernel does end; let it
         runner._WEDGED.pop(key, None)
     assert backend.run(t, 128, 0).total == 128
+
+
+def test_devices_command_lists_backend_names(backend, capsys):
+    from fuzz.cli import main
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    assert f"opencl:{backend.pi}:{backend.di}" in out
+    assert backend.device.name.strip() in out

@@ -58,4 +58,14 @@ def run(args) -> list[tuple[str, object, str]]:
         weak = sum(c for o, c in hist.outcomes()
                    if litmus.condition_holds(test.condition, o))
         out.append((f"{label}: weak outcome (condition) seen", weak, "instances"))
+    # the CPU layout choice: the same SB run with neighbouring workgroups and no alignment spin
+    if backend.params.block_stride > 1:
+        from dataclasses import replace
+        plain = OpenCLBackend(None, replace(backend.params, block_stride=1, sync_spins=0))
+        rate, total, hist = measure(plain, SB, n)
+        test = litmus.parse(SB)
+        weak = sum(c for o, c in hist.outcomes() if litmus.condition_holds(test.condition, o))
+        out.append(("SB with neighbouring workgroups, no spin: instances/s", rate, ""))
+        out.append(("SB with neighbouring workgroups, no spin: weak outcome seen", weak,
+                    f"of {total:,} instances"))
     return out
