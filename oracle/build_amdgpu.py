@@ -186,37 +186,65 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
         if ev.loc_id >= 0 and "@wg" in pe.loc_names[ev.loc_id]:
             pe.mark(i, "LDS")
 
-    # program order (transitive) and rmw
-    for evs in thread_events:
-        for a, b in itertools.combinations(evs, 2):
-            pe.relate("po", a, b)
-    for name in ("rmw", "po", "loc", "int", "ext", "sin") + tuple("same_" + l for l in LEVELS[:-1]):
-        pe.rels.setdefault(name, set())
-
-    # scope relations; initial writes and final reads are inclusive with everything
-    def inst(i: int, lvl: str):
-        return test.instance(tid_of[i], lvl)
-
-    for a in range(n):
-        for b in range(n):
-            ta, tb = tid_of[a], tid_of[b]
-            special = ta < 0 or tb < 0
-            if pe.events[a].loc_id >= 0 and pe.events[a].loc_id == pe.events[b].loc_id:
-                pe.relate("loc", a, b)
-            if not special:
-                pe.relate("int" if ta == tb else "ext", a, b)
-            elif a != b:
-                pe.relate("ext", a, b)
-            if special or inst(a, LEVELS[rank_of[a]]) == test.instance(tb, LEVELS[rank_of[a]]):
-                pe.relate("sin", a, b)
-            for lname in LEVELS[:-1]:
-                if special or inst(a, lname) == inst(b, lname):
-                    pe.relate("same_" + lname, a, b)
-    sin = pe.rels.get("sin", set())
-    pe.rels["incl"] = {(a, b) for (a, b) in sin if (b, a) in sin}
+    # relations as bitmask rows
+    allm = (1 << n) - 1
+    tmask = [0] * nth
+    for t, evs in enumerate(thread_events):
+        for e in evs:
+            tmask[t] |= 1 << e
     inits, fins = pe.sets["IW"], set(finals)
-    pe.rels["ini"] = {(a, b) for a in inits for b in range(n) if b not in inits}
-    pe.rels["fin"] = {(a, b) for b in fins for a in range(n) if a not in fins}
+    special = 0
+    for e in list(inits) + finals:
+        special |= 1 << e
+    po = [0] * n
+    for evs in thread_events:
+        for k, e in enumerate(evs):
+            for f in evs[k + 1:]:
+                po[e] |= 1 << f
+    pe.rels["po"] = po
+    pe.rels["rmw"] = pe.rel_rows("rmw")
+    locm: dict[int, int] = {}
+    for i, e in enumerate(pe.events):
+        if e.loc_id >= 0:
+            locm[e.loc_id] = locm.get(e.loc_id, 0) | 1 << i
+    pe.rels["loc"] = [locm.get(e.loc_id, 0) for e in pe.events]
+    pe.rels["int"] = [tmask[t] if t >= 0 else 0 for t in tid_of]
+    pe.rels["ext"] = [(allm & ~tmask[t]) if t >= 0 else (allm & ~(1 << i))
+                      for i, t in enumerate(tid_of)]
+    # instance tables: per level, per thread
+    inst = {lv: [test.instance(t, lv) for t in range(nth)] for lv in LEVELS}
+    groups = {}
+    for lv in LEVELS:
+        g = {}
+        for t in range(nth):
+            g[inst[lv][t]] = g.get(inst[lv][t], 0) | tmask[t]
+        groups[lv] = g
+    sin = []
+    for i in range(n):
+        t = tid_of[i]
+        if t < 0:
+            sin.append(allm)
+        else:
+            lv = LEVELS[rank_of[i]]
+            sin.append(special | groups[lv][inst[lv][t]])
+    pe.rels["sin"] = sin
+    sint = [0] * n
+    for a_ in range(n):
+        row, b_ = sin[a_], 0
+        while row:
+            if row & 1:
+                sint[b_] |= 1 << a_
+            row >>= 1
+            b_ += 1
+    pe.rels["incl"] = [sin[i] & sint[i] for i in range(n)]
+    for lv in LEVELS[:-1]:
+        pe.rels["same_" + lv] = [allm if t < 0 else special | groups[lv][inst[lv][t]]
+                                 for t in tid_of]
+    pe.rels["ini"] = [(allm & ~special_init(pe)) if i in inits else 0 for i in range(n)]
+    finm = 0
+    for f in finals:
+        finm |= 1 << f
+    pe.rels["fin"] = [0 if i in fins else finm for i in range(n)]
 
     # observables: registers (last event writing them, or the initial value), then globals
     for tid in range(nth):
@@ -232,6 +260,13 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
     _static_pruning(pe, thread_events, init_of)
     _undef_ok(pe)
     return pe
+
+
+def special_init(pe: PreExecution) -> int:
+    m = 0
+    for i in pe.sets["IW"]:
+        m |= 1 << i
+    return m
 
 
 def _order_sets(pe, i, order, noav, fence=False, reading=False, writing=False):
@@ -257,39 +292,41 @@ def _static_pruning(pe: PreExecution, thread_events, init_of) -> None:
 
     R po W means R hb W, so R may not see W. W1 po W2 po R (same location) means W1 lo W2 lo R, so
     R may not see W1; and the initial write is lo-before every write, so a read po-after a write
-    to its location never sees the initial write.
+    to its location never sees the initial write. Everything is lo-before a final-memory read.
     """
-    nrf = set()
-    po = pe.rels.get("po", set())
+    nrf = [0] * pe.n
     writes = pe.sets["W"]
     for r in pe.sets["R"]:
         lr = pe.events[r].loc_id
         same = [w for w in writes if pe.events[w].loc_id == lr]
-        earlier = [w for w in same if (w, r) in po]
+        if r in pe.sets["FR"]:
+            earlier = [w for w in same if w not in pe.sets["IW"]]
+        else:
+            earlier = [w for w in same if pe.has("po", w, r)]
         for w in same:
-            if (r, w) in po:
-                nrf.add((w, r))
-            if w in pe.sets["IW"] and earlier:
-                nrf.add((w, r))
-            if any((w, w2) in po for w2 in earlier):
-                nrf.add((w, r))
+            if pe.has("po", r, w) or (w in pe.sets["IW"] and earlier) or \
+                    any(pe.has("po", w, w2) for w2 in earlier):
+                nrf[w] |= 1 << r
     pe.rels["nrf"] = nrf
 
 
 def _undef_ok(pe: PreExecution) -> None:
-    """Reads that may read undef. A read cannot when it is atomic and every write to its location
-    is atomic with pairwise inclusive scopes (including the read): rule 2 always applies then."""
-    incl = pe.rels["incl"]
+    """Reads that may read undef. A read cannot when it is atomic and every write it may ever see
+    (the writes to its location not excluded by ``nrf``) is atomic, with pairwise inclusive scopes
+    (the read included): rule 2 always applies then (rule 1 never does: the initial write is
+    lo-before every access)."""
+    nrf = pe.rels["nrf"]
     for r in pe.sets["R"]:
         lr = pe.events[r].loc_id
-        ws = [w for w in pe.sets["W"] if pe.events[w].loc_id == lr]
+        ws = [w for w in pe.sets["W"] if pe.events[w].loc_id == lr and not nrf[w] >> r & 1]
         group = ws + [r]
         safe = r in pe.sets["A"] and all(w in pe.sets["A"] for w in ws) and \
-            all((a, b) in incl for a in group for b in group)
+            all(pe.has("incl", a, b) for a in group for b in group)
         if not safe:
             pe.mark(r, "UndefOK")
         else:
             pe.mark(r, "CohR")
     pe.sets.setdefault("CohR", set())
     # the static part of hb that per-location coherence must respect (used to prune the search)
-    pe.rels["cohord"] = pe.rels["po"] | pe.rels["ini"] | pe.rels["fin"]
+    pe.rels["cohord"] = [p | i | f for p, i, f in zip(pe.rels["po"], pe.rels["ini"],
+                                                      pe.rels["fin"])]

@@ -86,7 +86,7 @@ class Packed:
 
 def rf_candidates(pe: PreExecution) -> dict[int, list[int]]:
     """Per read: the writes it may read from (-1 = undef), after static pruning."""
-    nrf = pe.rels.get("nrf", set())
+    nrf = pe.rel_rows("nrf")
     out = {}
     writes = sorted(pe.sets["W"])
     for r in sorted(pe.sets["R"]):
@@ -94,7 +94,7 @@ def rf_candidates(pe: PreExecution) -> dict[int, list[int]]:
         cs = []
         for w in writes:
             ew = pe.events[w]
-            if ew.loc_id != er.loc_id or (w, r) in nrf:
+            if ew.loc_id != er.loc_id or nrf[w] >> r & 1:
                 continue
             if ew.wsrc < 0 and er.req_mode and ((er.req_mode == 1) != (ew.value == er.req_val)):
                 continue        # a constant write that breaks the read's required value
@@ -129,8 +129,8 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
             for i in pe.sets[name]:
                 slots[s, i] = np.uint64(1) << np.uint64(i)
         elif name in pe.rels:
-            for a, b in pe.rels[name]:
-                slots[s, a] |= np.uint64(1) << np.uint64(b)
+            rows = pe.rels[name]
+            slots[s, :min(len(rows), n)] = np.array(rows[:n], np.uint64)
         else:
             raise OracleError(f"model {prog.name} uses {name!r}, which the event builder does "
                               f"not provide")
@@ -170,8 +170,7 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
             if e in cohset:
                 coh_mask[i] |= np.uint64(1) << np.uint64(e)
     cohord = np.zeros(max(n, 1), np.uint64)
-    for a, b in pe.rels.get("cohord", ()):
-        cohord[a] |= np.uint64(1) << np.uint64(b)
+    cohord[:n] = np.array(pe.rel_rows("cohord"), np.uint64)
     ev = pe.events
     is_read = np.zeros(n, np.bool_)
     for r in pe.sets["R"]:
@@ -189,7 +188,7 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
 
 def run_packed(p: Packed, prog: Program, want_state: bool = True):
     from .engine import search
-    return search(p.slots, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm, p.co_start,
+    return search(p.slots, prog.prelude, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm, p.co_start,
                   p.co_count, p.co_len, p.read_loc, p.loc_events, p.loc_nev, p.coh_mask,
                   p.cohord, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
                   p.req_mode, p.req_val, p.obs_kind, p.obs_arg, len(prog.checks), want_state)

@@ -255,7 +255,7 @@ def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_
 
 
 @njit(cache=True)
-def search(slots, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_len,
+def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_len,
            read_loc, loc_events, loc_nev, coh_mask, cohord,
            is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, obs_kind, obs_arg,
            nchecks, want_state):
@@ -266,6 +266,7 @@ def search(slots, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_le
     Returns (states, nstates, candidates evaluated, consistent, flags, fail_counts): the last
     entry of ``fail_counts`` counts partial choices pruned before the model ran."""
     full = ~ZERO64 if n == 64 else (_bit(n) - ONE)
+    eval_ops(slots, prelude, n, full)
     nr = reads.shape[0]
     nl = co_start.shape[0]
     # digits: for each location, its co digit then its reads' digits

@@ -49,7 +49,8 @@ class Event:
 
 @dataclass
 class PreExecution:
-    """Events + named sets (event index lists) + named static relations (pair lists).
+    """Events + named sets (event index sets) + named static relations (bitmask rows: bit j of
+    ``rels[name][i]`` is the pair (i, j); rows may be shorter than the event count).
 
     ``observables`` maps each outcome key to ``("event", i)`` (the value read/returned by event i)
     or ``("const", v)``; ``loc_names`` names each location copy.
@@ -57,7 +58,7 @@ class PreExecution:
 
     events: list[Event] = field(default_factory=list)
     sets: dict[str, set[int]] = field(default_factory=dict)
-    rels: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
+    rels: dict[str, list[int]] = field(default_factory=dict)     # name -> bitmask rows
     observables: list[tuple[str, tuple[str, int]]] = field(default_factory=list)
     loc_names: list[str] = field(default_factory=list)
     ub: list[str] = field(default_factory=list)      # UB known statically (barrier misuse ...)
@@ -76,7 +77,25 @@ class PreExecution:
             self.sets.setdefault(s, set()).add(i)
 
     def relate(self, name: str, a: int, b: int) -> None:
-        self.rels.setdefault(name, set()).add((a, b))
+        rows = self.rels.setdefault(name, [])
+        if len(rows) <= a:
+            rows.extend([0] * (a + 1 - len(rows)))
+        rows[a] |= 1 << b
+
+    def has(self, name: str, a: int, b: int) -> bool:
+        rows = self.rels.get(name, ())
+        return a < len(rows) and bool(rows[a] >> b & 1)
+
+    def pairs(self, name: str) -> set[tuple[int, int]]:
+        out = set()
+        for a, row in enumerate(self.rels.get(name, ())):
+            b = 0
+            while row:
+                if row & 1:
+                    out.add((a, b))
+                row >>= 1
+                b += 1
+        return out
 
     @property
     def n(self) -> int:
@@ -89,9 +108,7 @@ class PreExecution:
         return m
 
     def rel_rows(self, name: str) -> list[int]:
-        rows = [0] * self.n
-        for a, b in self.rels.get(name, ()):
-            rows[a] |= 1 << b
-        return rows
+        rows = list(self.rels.get(name, ()))[:self.n]
+        return rows + [0] * (self.n - len(rows))
 
 PENDING_REF = UNDEF_VAL + 1     # "not computed yet" while resolving rmw value chains

@@ -21,7 +21,8 @@ intersection). Syntax (our own, in the spirit of herd's cat)::
 
 :func:`compile_model` turns the statements into a :class:`Program`: ``ops`` is an ``int32[k, 4]``
 array ``(opcode, dst, a, b)`` over numbered slots, evaluated by :mod:`oracle.engine` for every
-candidate execution without recompiling anything; the AST is kept for the pure-Python reference
+candidate execution without recompiling anything (``prelude``: the ops that depend on static
+relations only, run once per pre-execution); the AST is kept for the pure-Python reference
 evaluator (:mod:`oracle.reference`) and explanations.
 """
 
@@ -80,6 +81,7 @@ class Program:
     flags: list[str]            # flag index -> name
     nslots: int = 0
     check_stmts: list[Stmt] = field(default_factory=list)
+    prelude: np.ndarray | None = None   # ops over static slots only, run once per pre-execution
 
 
 # --- parsing -------------------------------------------------------------------------------------
@@ -272,38 +274,35 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
         defined.add(n)
         return s
 
+    memo: dict[tuple[int, int, int], int] = {}
+
+    def op(code: int, a: int = 0, b: int = 0) -> int:
+        """Emit one pure op, or reuse the slot of an identical one (common subexpressions).
+        Reuse across a fixpoint loop is sound: the loop's last iteration computed every
+        intermediate slot from the final value of the loop variable."""
+        key = (code, a, b)
+        if key in memo:
+            return memo[key]
+        d = new()
+        ops.append((code, d, a, b))
+        memo[key] = d
+        return d
+
     def emit(node: Node, line: int) -> int:
         if node.op == "name":
             return ref(node.name, line)
         if node.op in ("zero", "id", "univ"):
-            if node.op not in const_slots:
-                s = new()
-                ops.append(({"zero": ZERO, "id": ID, "univ": UNIV}[node.op], s, 0, 0))
-                const_slots[node.op] = s
-            return const_slots[node.op]
+            return op({"zero": ZERO, "id": ID, "univ": UNIV}[node.op])
         if node.op == "compl":
-            u = emit(Node("univ"), line)
-            a = emit(node.args[0], line)
-            d = new()
-            ops.append((DIFF, d, u, a))
-            return d
+            return op(DIFF, emit(Node("univ"), line), emit(node.args[0], line))
         if node.op in _UNARY:
-            a = emit(node.args[0], line)
-            d = new()
-            ops.append((_UNARY[node.op], d, a, 0))
-            return d
+            return op(_UNARY[node.op], emit(node.args[0], line))
         if node.op in _BINARY:
             a = emit(node.args[0], line)
             b = emit(node.args[1], line)
-            d = new()
             if node.op == "prod":
-                da, db = new(), new()
-                ops.append((DOM, da, a, 0))
-                ops.append((DOM, db, b, 0))
-                ops.append((PROD, d, da, db))
-            else:
-                ops.append((_BINARY[node.op], d, a, b))
-            return d
+                return op(PROD, op(DOM, a), op(DOM, b))
+            return op(_BINARY[node.op], a, b)
         raise OracleError(f"{path}:{line}:1: unknown expression {node.op}")
 
     for st in stmts:
@@ -315,14 +314,12 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
         elif st.kind == "fix":
             if st.name in slots:
                 raise OracleError(f"{path}:{st.line}:1: {st.name!r} is already defined")
-            const_slots.clear()           # constants inside a loop body must be recomputed safely
             target = new()
             slots[st.name] = target
             start = len(ops)
             ops.append((FIXSTART, target, 0, 0))
             body = emit(st.expr, st.line)
             ops.append((FIXEND, target, body, start))
-            const_slots.clear()
         else:
             s = emit(st.expr, st.line)
             if st.kind == "flag":
@@ -333,8 +330,76 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
                             s, len(checks), 0))
                 checks.append(st.name)
                 check_stmts.append(st)
-    arr = np.array(ops, dtype=np.int32).reshape(-1, 4)
-    return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts)
+    prelude, main = _hoist(_licm(ops))
+    arr = np.array(main, dtype=np.int32).reshape(-1, 4)
+    pre = np.array(prelude, dtype=np.int32).reshape(-1, 4)
+    return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre)
+
+
+def _licm(ops):
+    """Move the ops of a fixpoint body that do not depend on the loop variable in front of the
+    loop, so each iteration recomputes only what changes."""
+    out = []
+    i = 0
+    while i < len(ops):
+        code, d, a, b = ops[i]
+        if code != FIXSTART:
+            out.append(ops[i])
+            i += 1
+            continue
+        end = next(j for j in range(i + 1, len(ops)) if ops[j][0] == FIXEND and ops[j][1] == d)
+        variant = {d}
+        inv, body = [], []
+        for (c2, d2, a2, b2) in ops[i + 1:end]:
+            reads = () if c2 in (ZERO, ID, UNIV) else \
+                (a2, b2) if c2 in (UNION, INTER, DIFF, SEQ, PROD) else (a2,)
+            if any(x in variant for x in reads):
+                variant.add(d2)
+                body.append((c2, d2, a2, b2))
+            else:
+                inv.append((c2, d2, a2, b2))
+        out.extend(inv)
+        start = len(out)
+        out.append((FIXSTART, d, 0, 0))
+        out.extend(body)
+        fe = ops[end]
+        out.append((FIXEND, fe[1], fe[2], start))
+        i = end + 1
+    return out
+
+
+def _hoist(ops):
+    """Split ops into a *prelude* (inputs all static: base relations and constants, outside any
+    fixpoint loop), run once per pre-execution, and the per-candidate rest. Jump targets of
+    fixpoint loops are renumbered for the shorter array."""
+    dynamic = set(range(len(DYNAMIC)))
+    prelude, main = [], []
+    in_loop = 0
+    remap = {}
+    for idx, (code, d, a, b) in enumerate(ops):
+        if code == FIXSTART:
+            in_loop += 1
+            remap[idx] = len(main)
+            main.append((code, d, a, b))
+            dynamic.add(d)
+            continue
+        if code == FIXEND:
+            in_loop -= 1
+            main.append((code, d, a, remap[b]))
+            dynamic.add(d)
+            continue
+        if code in (ACYCLIC, IRREFL, EMPTY, FLAG_EMPTY, FLAG_NONEMPTY):
+            main.append((code, d, a, b))
+            continue
+        inputs = {ZERO: (), ID: (), UNIV: ()}.get(code)
+        if inputs is None:
+            inputs = (a, b) if code in (UNION, INTER, DIFF, SEQ, PROD) else (a,)
+        if in_loop or any(x in dynamic for x in inputs):
+            dynamic.add(d)
+            main.append((code, d, a, b))
+        else:
+            prelude.append((code, d, a, b))
+    return prelude, main
 
 
 @lru_cache(maxsize=None)

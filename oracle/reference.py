@@ -164,7 +164,7 @@ def base_env(pe: PreExecution, prog: Program) -> dict:
         if name in pe.sets:
             env[name] = {(i, i) for i in pe.sets[name]}
         elif name in pe.rels:
-            env[name] = set(pe.rels[name])
+            env[name] = pe.pairs(name)
         else:
             raise OracleError(f"model {prog.name} uses {name!r}, which the builder does not provide")
     return env

@@ -166,9 +166,12 @@ def _build(test: Test, combo: tuple[Path, ...]):
         events.append(Event(len(events), -1, "W", loc.name, loc.init, None, atomic=True))
     thread_events: list[list[int]] = []
     rmw_pairs = []
+    op_event: list[list[int]] = []       # per thread: op index -> event id (the read of an rmw)
     for tid, path in enumerate(combo):
         ids = []
+        op_event.append([])
         for op in path.ops:
+            op_event[tid].append(len(events))
             ins = op.instr
             order = ins.order
             atomic = ins.access == "atom" or ins.base in ("rmw", "cas")
@@ -218,7 +221,9 @@ def _build(test: Test, combo: tuple[Path, ...]):
         thr[key] = thr.get(key, 0) | (1 << e.eid)
     allm = (1 << n) - 1
     ext = [allm & ~thr[e.tid if e.tid >= 0 else -1 - e.eid] for e in events]
-    return Execution(test, events, n, po, rmw, loc, sets, ext)
+    x = Execution(test, events, n, po, rmw, loc, sets, ext)
+    x.op_event = op_event
+    return x
 
 
 def _rf_choices(x: Execution) -> list[list[int]]:
@@ -232,7 +237,7 @@ def _rf_choices(x: Execution) -> list[list[int]]:
         if e.kind != "R":
             continue
         cands = [w.eid for w in writes_by_loc.get(e.loc, [])
-                 if w.val == e.val and not (x.po[e.eid] >> w.eid) & 1]
+                 if (e.val is None or w.val == e.val) and not (x.po[e.eid] >> w.eid) & 1]
         out.append((e.eid, cands))
     return out
 
@@ -274,13 +279,18 @@ class ConformanceResult:
         return any(matches(s, observed) for s in self.states)
 
 
-def executions(test: Test, unroll: int = UNROLL, prepare=None):
+def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None):
     """Yield (Execution, paths, co orders) for every rf/co candidate.
 
     ``prepare(x0)``, when given, is called once per combination of paths with the execution
     before rf/co are chosen; it returns a list of dicts (one per variant of the combination, e.g.
     the barrier synchronization choices), each merged into the candidates' ``cache``; an empty
     list drops the combination (e.g. a control barrier that can never complete).
+
+    ``partial(x)``, when given, is the model's consistency check applied to a candidate whose
+    reads are only partly assigned a source: every model here is monotone in rf (more rf edges
+    give more edges in every derived relation), so a failing partial candidate is abandoned with
+    every completion of it. Reads are assigned in event order.
     """
     paths = pre_executions(test, unroll)
     for combo in itertools.product(*paths):
@@ -293,24 +303,47 @@ def executions(test: Test, unroll: int = UNROLL, prepare=None):
             continue
         cos = _co_choices(x0)
         co_lists = [[(init, p) for p in itertools.permutations(ws)] for init, ws in cos]
-        for rf_pick in itertools.product(*[c for _, c in rfc]):
-            rf = empty(x0.n)
-            for (r, _), w in zip(rfc, rf_pick):
-                rf[w] |= 1 << r
-            for orders in itertools.product(*co_lists):
-                co = _co_rel(x0.n, orders)
-                for extra in variants:
-                    x = Execution(test, x0.events, x0.n, x0.po, x0.rmw, x0.loc, x0.sets, x0.ext,
-                                  rf, co, dict(extra))
+        nr = len(rfc)
+        for orders in itertools.product(*co_lists):
+            co = _co_rel(x0.n, orders)
+            for extra in variants:
+                def make(rf):
+                    return Execution(test, x0.events, x0.n, x0.po, x0.rmw, x0.loc, x0.sets,
+                                     x0.ext, rf, co, dict(extra))
+
+                def dfs(k, rf):
+                    if k == nr:
+                        yield make(rf)
+                        return
+                    r, cands = rfc[k]
+                    for w in cands:
+                        rf2 = list(rf)
+                        rf2[w] |= 1 << r
+                        if partial is not None and nr - k > 2 and len(cands) > 1 \
+                                and not partial(make(rf2)):
+                            continue
+                        yield from dfs(k + 1, rf2)
+
+                for x in dfs(0, empty(x0.n)):
+                    x.op_event = x0.op_event
                     yield x, combo, orders
 
 
 def final_state(test: Test, x: Execution, combo, orders) -> dict:
     state: dict = {}
+    src = None
     for tid, path in enumerate(combo):
         regs = path.reg_dict()
         for r in test.registers(tid):
-            state[f"P{tid}:{r}"] = regs.get(r, test.register_init(tid, r))
+            v = regs.get(r, test.register_init(tid, r))
+            if isinstance(v, tuple):                  # a free read: the value of its rf source
+                if src is None:
+                    src = {}
+                    for w, row in enumerate(x.rf):
+                        for rd in bits(row):
+                            src[rd] = w
+                v = x.events[src[x.op_event[tid][v[1]]]].val
+            state[f"P{tid}:{r}"] = v
     last = {}
     for (init, perm), loc in zip(orders, test.locations):
         eid = perm[-1] if perm else init
@@ -336,7 +369,8 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL,
     states: dict[tuple, dict] = {}
     cand = cons = 0
     racy = False
-    for x, combo, orders in executions(test, unroll, getattr(model, "prepare", None)):
+    for x, combo, orders in executions(test, unroll, getattr(model, "prepare", None),
+                                       model.consistent):
         cand += 1
         if cand > budget:
             raise ValueError(f"{test.name}: more than {budget} candidate executions")
