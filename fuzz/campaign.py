@@ -73,12 +73,14 @@ class Config:
     minimize_seconds: float = 60.0
     repro_runs: int = 3
     resume: bool = False
+    baseline: str | None = None       # a reference backend (e.g. "sim" for "sim:MUTANT")
+    max_findings: int | None = None   # stop after this many new findings (not on the baseline)
 
     def identity(self) -> dict:
         """What must match for ``--resume`` (program numbering and meaning of each program)."""
         return {"backend": self.backend, "seed": self.seed, "features": sorted(self.features),
                 "shard": f"{self.shard[0]}/{self.shard[1]}", "iterations": self.iterations,
-                "near_miss": self.near_miss}
+                "near_miss": self.near_miss, "baseline": self.baseline}
 
 
 def default_checker():
@@ -126,10 +128,13 @@ class Campaign:
     """One campaign directory; :meth:`run` fuzzes until the program count or time is reached."""
 
     def __init__(self, config: Config, backend=None, checker: Callable | None = None,
-                 explainer: Callable | None = None, progress: Progress | None = None):
+                 explainer: Callable | None = None, progress: Progress | None = None,
+                 baseline=None):
         self.cfg = config
         self.dir = config.out
         self._backend = backend
+        self._baseline = baseline
+        self.new_findings = 0
         self._checker = checker
         self._explainer = explainer
         self.progress = progress
@@ -196,6 +201,16 @@ class Campaign:
         return self._backend
 
     @property
+    def baseline(self):
+        if self._baseline is None and self.cfg.baseline:
+            import hw
+            try:
+                self._baseline = hw.get_backend(self.cfg.baseline)
+            except hw.BackendError as e:
+                raise CampaignError(f"baseline: {e}") from None
+        return self._baseline
+
+    @property
     def checker(self):
         if self._checker is None:
             self._checker = default_checker()
@@ -212,7 +227,7 @@ class Campaign:
 
     def run(self) -> Stats:
         self.open()
-        _ = self.backend, self.checker
+        _ = self.backend, self.checker, self.baseline
         if self.progress:
             self.progress.begin(self.stats)
         start = time.monotonic()
@@ -230,6 +245,9 @@ class Campaign:
                 self.stats.active = entry["t"]
                 if self.progress:
                     self.progress.update(self.stats, self.coverage)
+                if self.cfg.max_findings is not None and \
+                        self.new_findings >= self.cfg.max_findings:
+                    break
         finally:
             self.journal.close()
             if self.progress:
@@ -289,10 +307,20 @@ class Campaign:
             entry["test"] = format_test(test)
             entry["forbidden"] = [o for o, _ in forb[:3]]
             return "unconfirmed"
-        entry["finding"] = self._finding(test, i, pseed, res, hist, execs, clock)
+        on_base = 0
+        if self.baseline is not None:
+            try:
+                bh = self.baseline.run(test, self.cfg.iterations, pseed)
+                on_base = sum(n for _, n in forbidden_outcomes(bh, res))
+            except Exception as e:
+                entry["error"] = "baseline: " + _one_line(e)
+            entry["baseline_forbidden"] = on_base
+        entry["finding"] = self._finding(test, i, pseed, res, hist, execs, clock, on_base == 0)
         return "finding"
 
-    def _fails(self, execs, seed_box):
+    def _fails(self, execs, seed_box, clean_baseline: bool):
+        """The minimizer's predicate: some forbidden outcome shows on the backend (in one of two
+        runs) and, when the original was clean on the baseline backend, none shows there."""
         def still_fails(t: Test) -> bool:
             if estimate_events(t) > MAX_EVENTS:
                 return False
@@ -303,14 +331,19 @@ class Campaign:
                 seed_box[0] += 1
                 h = self._run(t, self.cfg.iterations, seed_box[0], execs)
                 if forbidden_outcomes(h, r):
-                    return True
-            return False
+                    break
+            else:
+                return False
+            if clean_baseline and self.baseline is not None:
+                bh = self.baseline.run(t, self.cfg.iterations, seed_box[0])
+                return not forbidden_outcomes(bh, r)
+            return True
         return still_fails
 
-    def _finding(self, test, i, pseed, res, hist, execs, clock) -> str:
+    def _finding(self, test, i, pseed, res, hist, execs, clock, clean_baseline=True) -> str:
         seed_box = [pseed * 7 + 1000]
-        small, mstats = minimize(test, self._fails(execs, seed_box), self.cfg.minimize_tries,
-                                 self.cfg.minimize_seconds)
+        small, mstats = minimize(test, self._fails(execs, seed_box, clean_baseline),
+                                 self.cfg.minimize_tries, self.cfg.minimize_seconds)
         small = renumber_registers(small)
         try:
             r = self.checker(small)
@@ -341,6 +374,14 @@ class Campaign:
                      (f"Found by scopefuzz on {self.cfg.backend}: campaign seed {self.cfg.seed}, "
                       f"program {i}.",), small.reg_init, small.dialect)
         fid = canonical_hash(small)
+        base = None
+        if self.baseline is not None:
+            try:
+                bh = self.baseline.run(small, self.cfg.iterations * max(1, runs), pseed)
+                base = {"backend": self.cfg.baseline, "iterations": bh.total,
+                        "forbidden": sum(n for _, n in forbidden_outcomes(bh, r))}
+            except Exception as e:
+                base = {"backend": self.cfg.baseline, "error": _one_line(e)}
         record = {
             "id": fid, "backend": self.cfg.backend, "mutant": mutant_of(self.cfg.backend),
             "model": getattr(r, "model", None), "campaign_seed": self.cfg.seed,
@@ -359,10 +400,13 @@ class Campaign:
                          "size_after": small.size, "seconds": round(mstats.seconds, 3)},
             "first": {"campaign": self.uid, "index": i, "seed": pseed, "t": round(clock(), 3)},
             "sources": [{"campaign": self.uid, "index": i, "seed": pseed}],
+            "baseline": base,
         }
         if publish(self.dir, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
+            if base is None or base.get("forbidden", 1) == 0:
+                self.new_findings += 1
         return fid
 
 

@@ -23,7 +23,7 @@ def cmd_fuzz(args) -> int:
                      else 60.0,
                      features=parse_features(args.features), shard=parse_shard(args.shard),
                      iterations=args.iterations, resume=args.resume,
-                     minimize_seconds=args.minimize_seconds)
+                     minimize_seconds=args.minimize_seconds, baseline=args.baseline)
         camp = Campaign(cfg, progress=None if args.quiet else Progress())
         stats = camp.run()
     except (CampaignError, FeatureError) as e:
@@ -88,6 +88,9 @@ def register(sub) -> None:
                    help="backend iterations per program run (default 1000)")
     p.add_argument("--minimize-seconds", type=float, default=60.0,
                    help="time limit of one minimization (default 60)")
+    p.add_argument("--baseline", default=None, metavar="B",
+                   help="reference backend (e.g. sim for sim:MUTANT): minimized findings must stay "
+                        "clean on it; findings it shows too are marked")
     p.add_argument("--report", action="store_true", help="build OUT/report.html at the end")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=cmd_fuzz)

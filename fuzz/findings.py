@@ -107,6 +107,19 @@ def reproduced_text(record: dict) -> str:
             f"program(s)")
 
 
+def baseline_text(record: dict) -> str | None:
+    b = record.get("baseline")
+    if not b:
+        return None
+    if "error" in b:
+        return f"- baseline `{b['backend']}`: could not run ({b['error']})"
+    if b["forbidden"]:
+        return (f"- baseline `{b['backend']}` shows it too ({b['forbidden']} of {b['iterations']} "
+                "iterations): the reference backend and the model disagree")
+    return (f"- baseline `{b['backend']}`: never forbidden in {b['iterations']} iterations "
+            "(the bug is specific to this backend)")
+
+
 def finding_markdown(record: dict, explanation: str | None = None) -> str:
     """A finding written up for a bug report (Markdown, paste-ready)."""
     m = record.get("minimize", {})
@@ -118,6 +131,7 @@ def finding_markdown(record: dict, explanation: str | None = None) -> str:
         f"- model: `{record.get('model', '?')}`; forbidden outcome: "
         f"`{outcome_text(record['forbidden'][0]['outcome'])}`" if record.get("forbidden") else "",
         f"- reproduced: {reproduced_text(record)}",
+        baseline_text(record),
         f"- minimized from {m.get('size_before', '?')} to {m.get('size_after', '?')} instructions "
         f"({m.get('accepted', 0)} reductions of {m.get('tried', 0)} tried)",
         f"- first found: campaign seed {record.get('campaign_seed')}, program "

@@ -19,7 +19,7 @@ from typing import Callable
 from litmus.scopes import SCOPES
 
 from .campaign import JOURNAL, META
-from .findings import (allowed_lines, finding_markdown, histogram_table, load_findings,
+from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
 from .journal import atomic_write, read_journal
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
@@ -240,6 +240,7 @@ def _finding_html(r: dict, text: str, svg: str) -> str:
         f"<li>forbidden outcome: <code class=\"forbidden\">"
         f"{e(outcome_text(r['forbidden'][0]['outcome']))}</code></li>",
         f"<li>reproduced: {e(reproduced_text(r))}</li>",
+        f"<li>{e(baseline_text(r)[2:])}</li>" if baseline_text(r) else "",
         f"<li>minimized from {m.get('size_before')} to {m.get('size_after')} instructions</li>",
         "</ul>",
         "<h3>Minimized test</h3>", f'<pre class="litmus">{e(r["test"])}</pre>',
