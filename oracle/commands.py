@@ -22,6 +22,7 @@ from .errors import OracleError
 BENCH_SECTIONS: dict[str, str] = {
     "oracle": "oracle.bench",
     "opencl": "hw.opencl.bench",
+    "sim": "hw.sim.bench",
 }
 
 

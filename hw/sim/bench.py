@@ -1,0 +1,121 @@
+"""``scopefuzz bench`` section ``sim``: simulator throughput and weakness.
+
+- randomized mode: litmus iterations/s (end to end ``Backend.run``, compile excluded by a warm-up
+  run) for 2-, 3- and 4-thread tests, on all cores numba is allowed to use;
+- exhaustive mode: per weakness test, the fraction of the oracle's allowed states the correct
+  simulator reaches in some scheduling (states with undef positions count as reached when some
+  outcome matches them), plus schedules explored; and the same fraction averaged over the
+  classic corpus.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import litmus
+
+from . import make_backend
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+SB = """AMDGPU SB
+{ x = 0; y = 0; }
+ P0@wg 0             | P1@wg 1             ;
+ st.atom.agent x, 1  | st.atom.agent y, 1  ;
+ ld.atom.agent r0, y | ld.atom.agent r0, x ;
+exists (P0:r0 == 0 /\\ P1:r0 == 0)
+"""
+LB = """AMDGPU LB
+{ x = 0; y = 0; }
+ P0@wg 0             | P1@wg 1             ;
+ ld.atom.agent r0, x | ld.atom.agent r0, y ;
+ st.atom.agent y, 1  | st.atom.agent x, 1  ;
+exists (P0:r0 == 1 /\\ P1:r0 == 1)
+"""
+MP = """AMDGPU MP
+{ x = 0; y = 0; }
+ P0@wg 0             | P1@wg 1             ;
+ st x, 1             | ld.atom.agent r0, y ;
+ st.atom.agent y, 1  | ld r1, x            ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""
+MP_RELACQ = """AMDGPU MP+rel+acq
+{ x = 0; y = 0; }
+ P0@wg 0                | P1@wg 1                 ;
+ st x, 1                | ld.atom.acq.agent r0, y ;
+ st.atom.rel.agent y, 1 | ld r1, x                ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""
+STALE = """AMDGPU STALE-L1
+{ x = 0; }
+ P0@wg 0             | P1@wg 1             ;
+ st.atom.agent x, 1  | ld.atom.agent r0, x ;
+                     | ld r1, x            ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""
+WRC = """AMDGPU WRC
+{ x = 0; y = 0; }
+ P0@wg 0            | P1@wg 1             | P2@wg 2             ;
+ st.atom.agent x, 1 | ld.atom.agent r0, x | ld.atom.agent r0, y ;
+                    | st.atom.agent y, 1  | ld.atom.agent r1, x ;
+exists (P1:r0 == 1 /\\ P2:r0 == 1 /\\ P2:r1 == 0)
+"""
+IRIW = """AMDGPU IRIW
+{ x = 0; y = 0; }
+ P0@wg 0            | P1@wg 1             | P2@wg 2            | P3@wg 3             ;
+ st.atom.agent x, 1 | ld.atom.agent r0, x | st.atom.agent y, 1 | ld.atom.agent r0, y ;
+                    | ld.atom.agent r1, y |                    | ld.atom.agent r1, x ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0 /\\ P3:r0 == 1 /\\ P3:r1 == 0)
+"""
+
+
+def reached_fraction(test, hist) -> tuple[int, int]:
+    """(allowed states matched by some observed outcome, allowed states)."""
+    import oracle
+    res = oracle.check(test)
+    observed = [o for o, _ in hist.outcomes()]
+    hit = sum(1 for s in res.states if any(litmus.matches(s, o) for o in observed))
+    return hit, len(res.states)
+
+
+def run(args) -> list[tuple[str, object, str]]:
+    quick = getattr(args, "quick", False)
+    n = 1_000_000 if quick else 4_000_000
+    import numba
+    out: list[tuple[str, object, str]] = [("numba threads", numba.get_num_threads(), "")]
+    b = make_backend(None)
+    for label, text in (("2 threads, SB", SB), ("2 threads, MP+rel+acq", MP_RELACQ),
+                        ("3 threads, WRC", WRC), ("4 threads, IRIW", IRIW)):
+        test = litmus.parse(text)
+        b.run(test, 1000, 1)
+        t0 = time.perf_counter()
+        h = b.run(test, n, 1)
+        dt = time.perf_counter() - t0
+        out.append((f"randomized {label}: iterations/s", n / dt, f"({n:,} iterations)"))
+    for label, text in (("SB", SB), ("LB", LB), ("MP", MP), ("STALE-L1", STALE),
+                        ("MP+rel+acq", MP_RELACQ)):
+        test = litmus.parse(text)
+        h, complete = b.explore(test, 1_000_000)
+        hit, total = reached_fraction(test, h)
+        out.append((f"exhaustive {label}: allowed states reached", 100.0 * hit / total,
+                    f"% ({hit}/{total}; {h.params['schedules']:,} schedules"
+                    f"{'' if complete else ', capped'})"))
+    if not quick:
+        fr, tests, t0 = [], 0, time.perf_counter()
+        for path in litmus.litmus_files([str(ROOT / "corpora" / "classic")]):
+            test = litmus.parse_file(path)
+            try:
+                h, _ = b.explore(test, 20_000)
+                hit, total = reached_fraction(test, h)
+            except Exception:
+                continue
+            if total:
+                fr.append(hit / total)
+                tests += 1
+        if fr:
+            out.append(("exhaustive classic corpus: mean allowed states reached",
+                        100.0 * sum(fr) / len(fr),
+                        f"% over {tests} tests (cap 20,000 schedules, "
+                        f"{time.perf_counter() - t0:.1f}s)"))
+    return out
