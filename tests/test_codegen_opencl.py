@@ -577,3 +577,17 @@ def test_cl3_sys_scope_macro_expansion(tmp_path):
                              capture_output=True, text=True, check=True).stdout
     assert "memory_order_seq_cst, memory_scope_all_svm_devices)" in with_feature
     assert "memory_order_seq_cst, memory_scope_device)" in without
+
+
+def test_params_from_environment(monkeypatch):
+    from hw import BackendError
+    from hw.opencl.runner import ENV_PARAMS, Params, params_from_env
+    monkeypatch.setenv(ENV_PARAMS, "wg_size=128, shuffle=yes,timeout_s=2.5,dialect=amdgcn")
+    p = params_from_env(Params(testing_wgs=7))
+    assert (p.wg_size, p.shuffle, p.timeout_s, p.dialect, p.testing_wgs) == (128, True, 2.5, "amdgcn", 7)
+    monkeypatch.setenv(ENV_PARAMS, "nosuch=1")
+    with pytest.raises(BackendError, match="unknown parameter 'nosuch'"):
+        params_from_env()
+    monkeypatch.setenv(ENV_PARAMS, "wg_size=big")
+    with pytest.raises(BackendError, match="bad value 'big' for wg_size"):
+        params_from_env()

@@ -25,7 +25,7 @@ from litmus import Test
 
 from ..backend import Backend, BackendError, Histogram
 from . import devices as _devices
-from .codegen import CodegenError, Kernel, barrier_problem, generate
+from .codegen import Kernel, barrier_problem, generate
 from .layout import check_shape, role_table
 
 ENV_PARAMS = "SCOPEFUZZ_OPENCL_PARAMS"
@@ -292,17 +292,15 @@ class OpenCLBackend(Backend):
         problem = barrier_problem(test)
         if problem:
             raise BackendError(f"cannot honour barriers: {problem}")
-        try:
-            kernel = self.kernel_for(test)
-        except CodegenError:
-            raise
+        kernel = self.kernel_for(test)          # CodegenError is a BackendError
         _, knl = self.program(kernel.source)
         try:
             return self._run(test, kernel, knl, iterations, seed)
         except self.cl.Error as e:
             raise BackendError(f"device error: {_first_line(str(e))}") from None
 
-    def _shape(self, kernel: Kernel, iterations: int) -> tuple[int, int, int]:
+    def _shape(self, kernel: Kernel, iterations: int) -> tuple[int, int, int, int]:
+        """(workgroup size, testing workgroups, wave size, block stride) for this run."""
         p, lay = self.params, kernel.layout
         W = self.wave_size
         L = max(p.wg_size, lay.max_waves * W)
@@ -317,6 +315,10 @@ class OpenCLBackend(Backend):
         problem = check_shape(lay, n_wgs, L, W)
         if problem:
             raise BackendError(problem)
+        lds_bytes = 4 * len(kernel.lds) * G * L
+        if lds_bytes > self.device.local_mem_size:
+            raise BackendError(f"test needs {lds_bytes} bytes of local memory per workgroup; "
+                               f"device has {self.device.local_mem_size}")
         return L, n_wgs, W, S
 
     def _run(self, test: Test, kernel: Kernel, knl, iterations: int, seed: int) -> Histogram:
