@@ -23,7 +23,8 @@ def cmd_fuzz(args) -> int:
                      else 60.0,
                      features=parse_features(args.features), shard=parse_shard(args.shard),
                      iterations=args.iterations, resume=args.resume,
-                     minimize_seconds=args.minimize_seconds, baseline=args.baseline)
+                     minimize_seconds=args.minimize_seconds, baseline=args.baseline,
+                     max_findings=args.stop_after)
         camp = Campaign(cfg, progress=None if args.quiet else Progress())
         stats = camp.run()
     except (CampaignError, FeatureError) as e:
@@ -91,6 +92,8 @@ def register(sub) -> None:
     p.add_argument("--baseline", default=None, metavar="B",
                    help="reference backend (e.g. sim for sim:MUTANT): minimized findings must stay "
                         "clean on it; findings it shows too are marked")
+    p.add_argument("--stop-after", type=int, default=None, metavar="N",
+                   help="stop after N new findings (with --baseline: findings clean on it)")
     p.add_argument("--report", action="store_true", help="build OUT/report.html at the end")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=cmd_fuzz)

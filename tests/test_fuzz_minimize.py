@@ -1,0 +1,117 @@
+"""The minimizer (fuzz/minimize.py) with predicates standing in for "a forbidden outcome shows"."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+
+import litmus
+from litmus.ir import prop_atoms
+from fuzz.fakes import StaleReadBackend, sc_check
+from fuzz.minimize import (drop_thread, forbidding_condition, minimize, renumber_registers,
+                           variants)
+from fuzz.strategies import programs
+
+MP = litmus.parse("""AMDGPU MP
+{ x = 0; y = 0; z = 0; }
+ P0@wg 0                   | P1@wg 1                      | P2          ;
+ st.vol x, 5               | ld.atom.acq.sys r0, y        | st z, 1     ;
+ fence.sc.sys              | fence.acq_rel.agent          | ld r0, z    ;
+ st.atom.sc.sys.noav y, 7  | ld r1, x                     |             ;
+exists (P1:r0 == 7 /\\ P1:r1 == 0)
+""")
+
+
+def test_reduces_to_what_the_predicate_needs():
+    # "fails" while some thread still has a fence with a release part and a write to x after it
+    def fails(t):
+        for th in t.threads:
+            code = th.code
+            for i, ins in enumerate(code):
+                if ins.base == "fence" and ins.order in ("rel", "acq_rel", "sc"):
+                    if any(j.writes and j.loc == "y" for j in code[i + 1:]):
+                        return True
+        return False
+
+    small, stats = minimize(MP, fails)
+    assert fails(small)
+    assert len(small.threads) == 1 and small.size == 2
+    fence, st = small.threads[0].code
+    assert fence.order == "rel" and fence.scope == "wave"          # weakest, narrowest
+    assert st.base == "st" and st.order == "rlx" and not st.noav and st.args == (1,)
+    assert [loc.name for loc in small.locations] == ["y"]
+    assert stats.accepted == len(stats.steps) >= 6 and stats.size_before == 8
+
+
+def test_never_returns_a_passing_test_and_respects_the_budget():
+    calls = []
+
+    def fails(t):
+        calls.append(t)
+        return t.size >= 6
+
+    small, stats = minimize(MP, fails, max_tries=5)
+    assert stats.tried == len(calls) <= 5
+    assert fails(small)
+
+
+def test_a_predicate_that_raises_is_not_a_reduction():
+    def fails(t):
+        if t != MP:
+            raise RuntimeError("backend refused")
+        return True
+
+    small, _ = minimize(MP, fails)
+    assert small == MP
+
+
+def test_drop_thread_renumbers_the_condition():
+    t = drop_thread(MP, 0)
+    assert len(t.threads) == 2
+    keys = {a.key for a in prop_atoms(t.condition.prop)}
+    assert keys == {"P0:r0", "P0:r1"}
+    litmus.parse(litmus.format_test(t))     # still a well-formed test
+
+
+@settings(max_examples=25, deadline=None)
+@given(programs(features="atomics,plain,fences,rmw,cas,av,vol,noav"))
+def test_every_variant_is_a_well_formed_test(test):
+    for why, v in variants(test):
+        text = litmus.format_test(v)
+        assert litmus.parse(text) == v, why
+        assert v.size <= test.size
+
+
+def test_forbidding_condition_is_minimal_and_forbidden():
+    states = [{"P0:r0": 0, "P0:r1": 0, "x": 1}, {"P0:r0": 1, "P0:r1": 1, "x": 1},
+              {"P0:r0": 0, "P0:r1": 1, "x": "undef"}]
+    cond = forbidding_condition(MP, {"P0:r0": 1, "P0:r1": 0, "x": 1}, states)
+    atoms = list(prop_atoms(cond.prop))
+    assert {(a.key, a.value) for a in atoms} == {("P0:r0", 1), ("P0:r1", 0)}
+    assert litmus.verdict(cond, states) == "No"
+
+
+def test_renumber_registers_follows_the_condition():
+    t = litmus.parse("""AMDGPU R
+{ x = 0; }
+ P0          | P1        ;
+ ld r3, x    | st x, 1   ;
+ ld r7, x    |           ;
+exists (P0:r3 == 1 /\\ P0:r7 == 0)
+""")
+    r = renumber_registers(t)
+    assert [i.reg for i in r.threads[0].code] == ["r0", "r1"]
+    assert litmus.format_condition(r.condition) == "exists (P0:r0 == 1 /\\ P0:r1 == 0)"
+
+
+def test_minimizing_a_stale_read_finding_keeps_it_forbidden():
+    backend = StaleReadBackend(0.5)
+    res0 = sc_check(MP)
+
+    def fails(t):
+        r = sc_check(t)
+        h = backend.run(t, 200, 1)
+        return any(not r.allows(o) for o, _ in h.outcomes())
+
+    assert fails(MP) and res0.verdict == "No"
+    small, _ = minimize(MP, fails)
+    assert fails(small) and small.size <= 3 and len(small.threads) == 2
