@@ -149,306 +149,313 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
              mode, rng, ch, nopt, depth, nprefix, out,
              pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
              qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-             bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu):
-    """Run one iteration; write the outcome into ``out``. Returns 0 (done) or 1 (deadlock)."""
+             bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu,
+             niter, keys, counts, used, stats):
+    """Run ``niter`` iterations, counting each outcome into the table (keys, counts, used);
+    ``stats[0]`` counts deadlocked iterations, ``stats[1]`` a full table (then it stops)."""
     T = plen.shape[0]
     G = ginit.shape[0]
-    # ---- reset -----------------------------------------------------------------------------
-    for t in range(T):
-        pc[t] = 0
-        joined[t] = 0
-        for r in range(regs.shape[1]):
-            regs[t, r] = reginit[t, r]
-        for c in range(NCNT):
-            issued[t, c] = 0
-        for s in range(SLOTS):
-            arrg[t, s] = -1
-    for g in range(G):
-        mem[g] = ginit[g]
-        for a in range(l2v.shape[0]):
-            l2v[a, g] = ginit[g]
-            l2ok[a, g] = 0
-            l2d[a, g] = 0
-        for c in range(l1v.shape[0]):
-            l1v[c, g] = ginit[g]
-            l1ok[c, g] = 0
-    for w in range(lds.shape[0]):
-        for a in range(lds.shape[1]):
-            lds[w, a] = ainit[a]
-    for b in range(bexp.shape[0]):
-        bexp[b] = bexp0[b]
-        barr[b] = 0
-        bgen[b] = 0
-    for w in range(clarr.shape[0]):
-        clarr[w] = -1
-    # warm caches: each candidate line may start valid with the initial value
-    for i in range(warm_l1.shape[0]):
-        if _choose(2, mode, rng, ch, nopt, depth, nprefix) == 1:
-            l1ok[warm_l1[i, 0], warm_l1[i, 1]] = 1
-    for i in range(warm_l2.shape[0]):
-        if _choose(2, mode, rng, ch, nopt, depth, nprefix) == 1:
-            l2ok[warm_l2[i, 0], warm_l2[i, 1]] = 1
-    nq = 0
-    stamp = 0
-    finished = 0
-    for t in range(T):
-        if plen[t] == 0:              # an empty thread ends at once and drops the WG barrier
-            finished += 1
-            obj = twg[t] * 17
-            bexp[obj] -= 1
-            _bar_check(obj, bexp, barr, bgen)
-    # ---- main loop -------------------------------------------------------------------------
-    while True:
-        na = 0
-        # threads that can issue their next micro-op; satisfied waits are passed at once (a
-        # wait has no effect but blocking, so passing it later adds no behaviour)
+    for _it in range(niter):
+        # ---- reset -----------------------------------------------------------------------------
         for t in range(T):
-            ok = True
-            while pc[t] < plen[t] and prog[t, pc[t], 0] == WAIT:
-                if not _wait_ok(t, prog[t, pc[t], 1], prog[t, pc[t], 2], nq, qlive, qnoack,
-                                qc, qt, qi, qcu, issued, tcu):
-                    ok = False
-                    break
+            pc[t] = 0
+            joined[t] = 0
+            for r in range(regs.shape[1]):
+                regs[t, r] = reginit[t, r]
+            for c in range(NCNT):
+                issued[t, c] = 0
+            for s in range(SLOTS):
+                arrg[t, s] = -1
+        for g in range(G):
+            mem[g] = ginit[g]
+            for a in range(l2v.shape[0]):
+                l2v[a, g] = ginit[g]
+                l2ok[a, g] = 0
+                l2d[a, g] = 0
+            for c in range(l1v.shape[0]):
+                l1v[c, g] = ginit[g]
+                l1ok[c, g] = 0
+        for w in range(lds.shape[0]):
+            for a in range(lds.shape[1]):
+                lds[w, a] = ainit[a]
+        for b in range(bexp.shape[0]):
+            bexp[b] = bexp0[b]
+            barr[b] = 0
+            bgen[b] = 0
+        for w in range(clarr.shape[0]):
+            clarr[w] = -1
+        # warm caches: each candidate line may start valid with the initial value
+        for i in range(warm_l1.shape[0]):
+            if _choose(2, mode, rng, ch, nopt, depth, nprefix) == 1:
+                l1ok[warm_l1[i, 0], warm_l1[i, 1]] = 1
+        for i in range(warm_l2.shape[0]):
+            if _choose(2, mode, rng, ch, nopt, depth, nprefix) == 1:
+                l2ok[warm_l2[i, 0], warm_l2[i, 1]] = 1
+        nq = 0
+        stamp = 0
+        finished = 0
+        for t in range(T):
+            if plen[t] == 0:              # an empty thread ends at once and drops the WG barrier
+                finished += 1
+                obj = twg[t] * 17
+                bexp[obj] -= 1
+                _bar_check(obj, bexp, barr, bgen)
+        # ---- main loop -------------------------------------------------------------------------
+        while True:
+            na = 0
+            # threads that can issue their next micro-op; satisfied waits are passed at once (a
+            # wait has no effect but blocking, so passing it later adds no behaviour)
+            for t in range(T):
+                ok = True
+                while pc[t] < plen[t] and prog[t, pc[t], 0] == WAIT:
+                    if not _wait_ok(t, prog[t, pc[t], 1], prog[t, pc[t], 2], nq, qlive, qnoack,
+                                    qc, qt, qi, qcu, issued, tcu):
+                        ok = False
+                        break
+                    pc[t] += 1
+                    if pc[t] == plen[t]:
+                        finished += 1
+                        obj = twg[t] * 17
+                        bexp[obj] -= 1
+                        _bar_check(obj, bexp, barr, bgen)
+                if pc[t] >= plen[t] or not ok:
+                    continue
+                op = prog[t, pc[t], 0]
+                if op == WB2:
+                    for q in range(nq):
+                        if qlive[q] and qt[q] == t and qc[q] != CNT_LGKM:
+                            ok = False
+                            break
+                elif op == BARWAIT:
+                    bid = prog[t, pc[t], 1]
+                    if bid == -1:
+                        obj = twg[t] * 17
+                        slot = 0
+                    elif bid == -3:
+                        obj = nwg * 17 + tcl[t]
+                        slot = CLUSTER_SLOT
+                    else:
+                        slot = joined[t]
+                        if prog[t, pc[t], 2] == 1:
+                            slot = bid
+                        obj = twg[t] * 17 + slot
+                    if slot == 0 and bid > 0:
+                        ok = True   # waiting with nothing joined: no-op (UB in the model)
+                    else:
+                        if arrg[t, slot] < 0:
+                            arrg[t, slot] = bgen[obj] + 1
+                        ok = bgen[obj] >= arrg[t, slot]
+                if ok:
+                    acts[na] = t
+                    na += 1
+            # in-flight operations that may perform now: one CU's ops on one address in issue
+            # order (qg = address, or -1-thread for LDS ops, which stay in order per thread)
+            for q in range(nq):
+                if not qlive[q]:
+                    continue
+                ok = True
+                for p in range(nq):
+                    if qlive[p] and qst[p] < qst[q] and qg[p] == qg[q] and qcu[p] == qcu[q]:
+                        ok = False
+                        break
+                if ok:
+                    acts[na] = T + q
+                    na += 1
+            if na == 0:
+                break
+            a = acts[_choose(na, mode, rng, ch, nopt, depth, nprefix)]
+            if a < T:
+                # ---- issue -----------------------------------------------------------------
+                t = a
+                row = prog[t, pc[t]]
+                op = row[0]
+                cu = tcu[t]
+                ag = tag[t]
+                enqueue = False
+                if op == GLD:
+                    g = row[2]
+                    issued[t, row[4]] += 1
+                    hit = False
+                    if row[3] == 0 and gmt[g] != MT_UC and l1ok[cu, g]:
+                        hit = True
+                        for p in range(nq):
+                            if qlive[p] and qcu[p] == cu and qg[p] == g:
+                                hit = False
+                                break
+                    if hit:
+                        regs[t, row[1]] = l1v[cu, g]
+                    else:
+                        enqueue = True
+                elif op == GST or op == GRMW or op == GCAS or op == GSTR or op == DMA:
+                    issued[t, row[4]] += 1
+                    enqueue = True
+                elif op >= LLD and op <= LCAS:
+                    issued[t, CNT_LGKM] += 1
+                    enqueue = True
+                elif op == INV1:
+                    for g in range(G):
+                        l1ok[cu, g] = 0
+                elif op == INV2 or op == WB2:
+                    for g in range(G):
+                        if gmt[g] == MT_NC:
+                            if l2d[ag, g]:
+                                mem[g] = l2v[ag, g]
+                                l2d[ag, g] = 0
+                            if op == INV2:
+                                l2ok[ag, g] = 0
+                elif op == BARRIVE:
+                    bid = row[1]
+                    if bid == -1:
+                        obj = twg[t] * 17
+                        arrg[t, 0] = bgen[obj] + 1
+                        barr[obj] += 1
+                        _bar_check(obj, bexp, barr, bgen)
+                    elif bid == -3:
+                        obj = nwg * 17 + tcl[t]
+                        arrg[t, CLUSTER_SLOT] = bgen[obj] + 1
+                        if row[2] == 1 or clarr[twg[t]] != bgen[obj]:
+                            clarr[twg[t]] = bgen[obj]
+                            barr[obj] += 1
+                            _bar_check(obj, bexp, barr, bgen)
+                    elif bid > 0:
+                        obj = twg[t] * 17 + bid
+                        arrg[t, bid] = bgen[obj] + 1
+                        barr[obj] += 1
+                        _bar_check(obj, bexp, barr, bgen)
+                elif op == BARWAIT:
+                    bid = row[1]
+                    if bid == -1:
+                        arrg[t, 0] = -1
+                    elif bid == -3:
+                        arrg[t, CLUSTER_SLOT] = -1
+                    else:
+                        slot = joined[t]
+                        if row[2] == 1:
+                            slot = bid
+                        arrg[t, slot] = -1
+                elif op == BARINIT:
+                    obj = twg[t] * 17 + row[1]
+                    bexp[obj] = row[2]
+                    barr[obj] = 0
+                elif op == BARJOIN:
+                    joined[t] = row[1]
+                elif op == BARLEAVE:
+                    if joined[t] > 0:
+                        obj = twg[t] * 17 + joined[t]
+                        bexp[obj] -= 1
+                        _bar_check(obj, bexp, barr, bgen)
+                        joined[t] = 0
+                if enqueue:
+                    slot_q = -1
+                    for q in range(nq):
+                        if not qlive[q]:
+                            slot_q = q
+                            break
+                    if slot_q < 0:
+                        slot_q = nq
+                        nq += 1
+                    qt[slot_q] = t
+                    qpc[slot_q] = pc[t]
+                    qst[slot_q] = stamp
+                    stamp += 1
+                    qlive[slot_q] = 1
+                    qcu[slot_q] = cu
+                    if op >= LLD and op <= LCAS:
+                        qc[slot_q] = CNT_LGKM
+                        qnoack[slot_q] = 0
+                        qg[slot_q] = -1 - t
+                    else:
+                        qg[slot_q] = row[2]
+                        qc[slot_q] = row[4]
+                        qnoack[slot_q] = 1 if ((op == GST or op == DMA) and row[6] == 1) else 0
+                    qi[slot_q] = issued[t, qc[slot_q]] - 1
+                    if op == GSTR:
+                        qval[slot_q] = _rmw(row[6], regs[t, row[1]], row[5])
                 pc[t] += 1
                 if pc[t] == plen[t]:
                     finished += 1
-                    obj = twg[t] * 17
+                    obj = twg[t] * 17          # a thread that ends drops the workgroup barrier
                     bexp[obj] -= 1
                     _bar_check(obj, bexp, barr, bgen)
-            if pc[t] >= plen[t] or not ok:
-                continue
-            op = prog[t, pc[t], 0]
-            if op == WB2:
-                for q in range(nq):
-                    if qlive[q] and qt[q] == t and qc[q] != CNT_LGKM:
-                        ok = False
-                        break
-            elif op == BARWAIT:
-                bid = prog[t, pc[t], 1]
-                if bid == -1:
-                    obj = twg[t] * 17
-                    slot = 0
-                elif bid == -3:
-                    obj = nwg * 17 + tcl[t]
-                    slot = CLUSTER_SLOT
-                else:
-                    slot = joined[t]
-                    if prog[t, pc[t], 2] == 1:
-                        slot = bid
-                    obj = twg[t] * 17 + slot
-                if slot == 0 and bid > 0:
-                    ok = True   # waiting with nothing joined: no-op (UB in the model)
-                else:
-                    if arrg[t, slot] < 0:
-                        arrg[t, slot] = bgen[obj] + 1
-                    ok = bgen[obj] >= arrg[t, slot]
-            if ok:
-                acts[na] = t
-                na += 1
-        # in-flight operations that may perform now: one CU's ops on one address in issue
-        # order (qg = address, or -1-thread for LDS ops, which stay in order per thread)
-        for q in range(nq):
-            if not qlive[q]:
-                continue
-            ok = True
-            for p in range(nq):
-                if qlive[p] and qst[p] < qst[q] and qg[p] == qg[q] and qcu[p] == qcu[q]:
-                    ok = False
-                    break
-            if ok:
-                acts[na] = T + q
-                na += 1
-        if na == 0:
-            break
-        a = acts[_choose(na, mode, rng, ch, nopt, depth, nprefix)]
-        if a < T:
-            # ---- issue -----------------------------------------------------------------
-            t = a
-            row = prog[t, pc[t]]
-            op = row[0]
-            cu = tcu[t]
-            ag = tag[t]
-            enqueue = False
-            if op == GLD:
-                g = row[2]
-                issued[t, row[4]] += 1
-                hit = False
-                if row[3] == 0 and gmt[g] != MT_UC and l1ok[cu, g]:
-                    hit = True
-                    for p in range(nq):
-                        if qlive[p] and qcu[p] == cu and qg[p] == g:
-                            hit = False
-                            break
-                if hit:
-                    regs[t, row[1]] = l1v[cu, g]
-                else:
-                    enqueue = True
-            elif op == GST or op == GRMW or op == GCAS or op == GSTR or op == DMA:
-                issued[t, row[4]] += 1
-                enqueue = True
-            elif op >= LLD and op <= LCAS:
-                issued[t, CNT_LGKM] += 1
-                enqueue = True
-            elif op == INV1:
-                for g in range(G):
-                    l1ok[cu, g] = 0
-            elif op == INV2 or op == WB2:
-                for g in range(G):
-                    if gmt[g] == MT_NC:
-                        if l2d[ag, g]:
-                            mem[g] = l2v[ag, g]
-                            l2d[ag, g] = 0
-                        if op == INV2:
-                            l2ok[ag, g] = 0
-            elif op == BARRIVE:
-                bid = row[1]
-                if bid == -1:
-                    obj = twg[t] * 17
-                    arrg[t, 0] = bgen[obj] + 1
-                    barr[obj] += 1
-                    _bar_check(obj, bexp, barr, bgen)
-                elif bid == -3:
-                    obj = nwg * 17 + tcl[t]
-                    arrg[t, CLUSTER_SLOT] = bgen[obj] + 1
-                    if row[2] == 1 or clarr[twg[t]] != bgen[obj]:
-                        clarr[twg[t]] = bgen[obj]
-                        barr[obj] += 1
-                        _bar_check(obj, bexp, barr, bgen)
-                elif bid > 0:
-                    obj = twg[t] * 17 + bid
-                    arrg[t, bid] = bgen[obj] + 1
-                    barr[obj] += 1
-                    _bar_check(obj, bexp, barr, bgen)
-            elif op == BARWAIT:
-                bid = row[1]
-                if bid == -1:
-                    arrg[t, 0] = -1
-                elif bid == -3:
-                    arrg[t, CLUSTER_SLOT] = -1
-                else:
-                    slot = joined[t]
-                    if row[2] == 1:
-                        slot = bid
-                    arrg[t, slot] = -1
-            elif op == BARINIT:
-                obj = twg[t] * 17 + row[1]
-                bexp[obj] = row[2]
-                barr[obj] = 0
-            elif op == BARJOIN:
-                joined[t] = row[1]
-            elif op == BARLEAVE:
-                if joined[t] > 0:
-                    obj = twg[t] * 17 + joined[t]
-                    bexp[obj] -= 1
-                    _bar_check(obj, bexp, barr, bgen)
-                    joined[t] = 0
-            if enqueue:
-                slot_q = -1
-                for q in range(nq):
-                    if not qlive[q]:
-                        slot_q = q
-                        break
-                if slot_q < 0:
-                    slot_q = nq
-                    nq += 1
-                qt[slot_q] = t
-                qpc[slot_q] = pc[t]
-                qst[slot_q] = stamp
-                stamp += 1
-                qlive[slot_q] = 1
-                qcu[slot_q] = cu
-                if op >= LLD and op <= LCAS:
-                    qc[slot_q] = CNT_LGKM
-                    qnoack[slot_q] = 0
-                    qg[slot_q] = -1 - t
-                else:
-                    qg[slot_q] = row[2]
-                    qc[slot_q] = row[4]
-                    qnoack[slot_q] = 1 if ((op == GST or op == DMA) and row[6] == 1) else 0
-                qi[slot_q] = issued[t, qc[slot_q]] - 1
-                if op == GSTR:
-                    qval[slot_q] = _rmw(row[6], regs[t, row[1]], row[5])
-            pc[t] += 1
-            if pc[t] == plen[t]:
-                finished += 1
-                obj = twg[t] * 17          # a thread that ends drops the workgroup barrier
-                bexp[obj] -= 1
-                _bar_check(obj, bexp, barr, bgen)
-        else:
-            # ---- perform ---------------------------------------------------------------
-            q = a - T
-            t = qt[q]
-            row = prog[t, qpc[q]]
-            op = row[0]
-            cu = tcu[t]
-            ag = tag[t]
-            w = twg[t]
-            if op == GLD:
-                regs[t, row[1]] = _read(cu, ag, row[2], row[3], gmt, l1v, l1ok, l2v, l2ok, l2d,
-                                        mem, True)
-            elif op == GST:
-                _write(cu, ag, row[2], row[3], row[5], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
-            elif op == GSTR:
-                _write(cu, ag, row[2], row[3], qval[q], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
-            elif op == GRMW:
-                lvl = row[3] if row[3] > 0 else 1
-                old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
-                _write(cu, ag, row[2], lvl, _rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
-                       l2ok, l2d, mem)
-                regs[t, row[1]] = old
-            elif op == GCAS:
-                lvl = row[3] if row[3] > 0 else 1
-                old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
-                succeed = old == row[5]
-                if succeed and row[7] == 1:
-                    succeed = _choose(2, mode, rng, ch, nopt, depth, nprefix) == 0
-                if succeed:
-                    _write(cu, ag, row[2], lvl, row[6], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
-                regs[t, row[1]] = old
-            elif op == DMA:
-                g = row[2]
-                if row[3] == 0 and gmt[g] != MT_UC and l1ok[cu, g]:
-                    v = l1v[cu, g]
-                else:
-                    v = _read(cu, ag, g, row[3], gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
-                lds[w, row[1]] = v
-            elif op == LLD:
-                regs[t, row[1]] = lds[w, row[2]]
-            elif op == LST:
-                lds[w, row[2]] = row[5]
-            elif op == LRMW:
-                old = lds[w, row[2]]
-                lds[w, row[2]] = _rmw(row[6], old, row[5])
-                regs[t, row[1]] = old
-            elif op == LCAS:
-                old = lds[w, row[2]]
-                if old == row[5]:
-                    lds[w, row[2]] = row[6]
-                regs[t, row[1]] = old
-            qlive[q] = 0
-            while nq > 0 and qlive[nq - 1] == 0:
-                nq -= 1
-    # ---- end of the kernel -----------------------------------------------------------------
-    status = 0
-    if finished < T or nq > 0:
-        status = 1
-    for i in range(obs_kind.shape[0]):
-        if obs_kind[i] == 0:
-            out[i] = regs[obs_a[i], obs_b[i]]
-        else:
-            g = obs_a[i]
-            mt = gmt[g]
-            if mt == MT_UC:
-                out[i] = mem[g]
-            elif mt == MT_NC:
-                v = mem[g]
-                for ag in range(l2v.shape[0]):
-                    if l2d[ag, g]:
-                        v = l2v[ag, g]
-                out[i] = v
             else:
-                out[i] = l2v[0, g]
-    return status
+                # ---- perform ---------------------------------------------------------------
+                q = a - T
+                t = qt[q]
+                row = prog[t, qpc[q]]
+                op = row[0]
+                cu = tcu[t]
+                ag = tag[t]
+                w = twg[t]
+                if op == GLD:
+                    regs[t, row[1]] = _read(cu, ag, row[2], row[3], gmt, l1v, l1ok, l2v, l2ok, l2d,
+                                            mem, True)
+                elif op == GST:
+                    _write(cu, ag, row[2], row[3], row[5], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
+                elif op == GSTR:
+                    _write(cu, ag, row[2], row[3], qval[q], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
+                elif op == GRMW:
+                    lvl = row[3] if row[3] > 0 else 1
+                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
+                    _write(cu, ag, row[2], lvl, _rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
+                           l2ok, l2d, mem)
+                    regs[t, row[1]] = old
+                elif op == GCAS:
+                    lvl = row[3] if row[3] > 0 else 1
+                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
+                    succeed = old == row[5]
+                    if succeed and row[7] == 1:
+                        succeed = _choose(2, mode, rng, ch, nopt, depth, nprefix) == 0
+                    if succeed:
+                        _write(cu, ag, row[2], lvl, row[6], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
+                    regs[t, row[1]] = old
+                elif op == DMA:
+                    g = row[2]
+                    if row[3] == 0 and gmt[g] != MT_UC and l1ok[cu, g]:
+                        v = l1v[cu, g]
+                    else:
+                        v = _read(cu, ag, g, row[3], gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
+                    lds[w, row[1]] = v
+                elif op == LLD:
+                    regs[t, row[1]] = lds[w, row[2]]
+                elif op == LST:
+                    lds[w, row[2]] = row[5]
+                elif op == LRMW:
+                    old = lds[w, row[2]]
+                    lds[w, row[2]] = _rmw(row[6], old, row[5])
+                    regs[t, row[1]] = old
+                elif op == LCAS:
+                    old = lds[w, row[2]]
+                    if old == row[5]:
+                        lds[w, row[2]] = row[6]
+                    regs[t, row[1]] = old
+                qlive[q] = 0
+                while nq > 0 and qlive[nq - 1] == 0:
+                    nq -= 1
+        # ---- end of the kernel -----------------------------------------------------------------
+        status = 0
+        if finished < T or nq > 0:
+            status = 1
+        for i in range(obs_kind.shape[0]):
+            if obs_kind[i] == 0:
+                out[i] = regs[obs_a[i], obs_b[i]]
+            else:
+                g = obs_a[i]
+                mt = gmt[g]
+                if mt == MT_UC:
+                    out[i] = mem[g]
+                elif mt == MT_NC:
+                    v = mem[g]
+                    for ag in range(l2v.shape[0]):
+                        if l2d[ag, g]:
+                            v = l2v[ag, g]
+                    out[i] = v
+                else:
+                    out[i] = l2v[0, g]
+        if status != 0:
+            stats[0] += 1
+        elif not _count(keys, counts, used, out):
+            stats[1] += 1
+            return
 
 
 @njit(cache=True, inline="always")
@@ -551,18 +558,13 @@ def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0
         acts = np.zeros(T + QMAX, np.int64)
         qg = np.zeros(QMAX, np.int64)
         qcu = np.zeros(QMAX, np.int64)
-        for it in range(lo, hi):
-            st = simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
-                          warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
-                          0, rng, ch, nopt, depth, 0, out,
-                          pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
-                          qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-                          bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
-            if st != 0:
-                stats[c, 0] += 1
-            elif not _count(keys[c], counts[c], used[c], out):
-                stats[c, 1] += 1
-                break
+        simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                 warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
+                 0, rng, ch, nopt, depth, 0, out,
+                 pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+                 qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+                 bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu,
+                 hi - lo, keys[c], counts[c], used[c], stats[c])
 
 
 @njit(cache=True)
@@ -612,18 +614,19 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
     nprefix = 0
     n = 0
     stats[3] = 0
+    st2 = np.zeros(2, np.int64)
     while n < max_schedules:
         depth[0] = 0
-        st = simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
-                      warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
-                      1, rng, ch, nopt, depth, nprefix, out,
-                      pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
-                      qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-                      bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
+        simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                 warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
+                 1, rng, ch, nopt, depth, nprefix, out,
+                 pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+                 qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+                 bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu,
+                 1, keys, counts, used, st2)
         n += 1
-        if st != 0:
-            stats[1] += 1
-        elif not _count(keys, counts, used, out):
+        stats[1] = st2[0]
+        if st2[1]:
             stats[2] += 1
             break
         d = depth[0] - 1
