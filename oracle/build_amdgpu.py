@@ -25,11 +25,14 @@ Initial writes and final reads are scope-inclusive with everything (DESIGN.md).
 
 from __future__ import annotations
 
+import copy
 import itertools
 
 from litmus.ir import Test, is_acquire, is_release
 from litmus.scopes import SCOPE_RANK, SCOPES
 
+from .barriers import thread_ops
+from .barriers import enumerate_schedules
 from .errors import OracleError
 from .events import REQ_EQ, REQ_NE, RMW_CODES, Event, PreExecution
 
@@ -38,16 +41,56 @@ WG_RANK = SCOPE_RANK["wg"]
 
 
 def build(test: Test) -> list[PreExecution]:
-    """Every pre-execution of ``test`` (2^k for k cas instructions)."""
-    for tid, i, ins in test.instructions():
-        if ins.is_async or ins.is_barrier:
-            raise OracleError(f"P{tid} instruction {i + 1}: '{ins.kind}' (async ops and barriers) "
-                              f"is not supported by the oracle yet")
+    """Every pre-execution of ``test``: one per choice of cas success/failure and per distinct
+    barrier schedule (barrier-executes-before, relation ``bxb``)."""
     cas_sites = [(tid, i) for tid, i, ins in test.instructions() if ins.base == "cas"]
+    has_barriers = any(ins.is_barrier for _, _, ins in test.instructions())
+    sched = enumerate_schedules(test) if has_barriers else None
     out = []
     for choice in itertools.product((True, False), repeat=len(cas_sites)):
-        out.append(_build_one(test, dict(zip(cas_sites, choice))))
+        pe = _build_one(test, dict(zip(cas_sites, choice)))
+        if sched is None:
+            pe.rels["bxb"] = [0] * pe.n
+            out.append(pe)
+            continue
+        pe.ub = list(sched.ub)
+        for part in sched.participates or [frozenset()]:
+            q = copy.copy(pe)
+            q.rels = dict(pe.rels)
+            q.rels["bxb"] = _bxb(pe, sched, part)
+            out.append(q)
     return out
+
+
+def _bxb(pe: PreExecution, sched, part) -> list[int]:
+    """barrier-executes-before over barrier events: (po among barrier ops | participates)+."""
+    n = pe.n
+    rows = [0] * n
+    bev = pe.barrier_events           # (thread, op index) -> event
+    for (tid, k), e in bev.items():
+        for (tid2, k2), e2 in bev.items():
+            if tid2 == tid and k2 > k:
+                rows[e] |= 1 << e2
+    for (w, k, w2, k2) in part:
+        for t in sched.waves[w]:
+            for t2 in sched.waves[w2]:
+                a, b = bev.get((t, k)), bev.get((t2, k2))
+                if a is not None and b is not None:
+                    rows[a] |= 1 << b
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n):
+            r, acc, j = rows[i], rows[i], 0
+            while r:
+                if r & 1:
+                    acc |= rows[j]
+                r >>= 1
+                j += 1
+            if acc != rows[i]:
+                rows[i] = acc
+                changed = True
+    return rows
 
 
 def _scope_rank(test: Test, ins, lds: bool) -> int:
@@ -103,9 +146,49 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
 
     reg_event: dict[tuple[int, str], int] = {}
     thread_events: list[list[int]] = []
+    thread_all: list[list[int]] = []            # po events plus the thread's async events
+    asyncs: list[tuple[int, int, int, int]] = []  # (thread, instruction, read, write)
+    wait_done: dict[int, int] = {}              # async.wait event -> last completed mark
+    pe.barrier_events = {}
     for tid, th in enumerate(test.threads):
         evs: list[int] = []
+        extra: list[int] = []
+        bops = thread_ops(test, tid)
+        bk = 0
+        marks: list[int] = []
         for k, ins in enumerate(th.code):
+            if ins.is_barrier:
+                while bk < len(bops) and bops[bk][3] == k:
+                    kind, bid = bops[bk][0], bops[bk][1]
+                    lab = {"arrive": f"B.arrive {bid}", "wait": f"B.wait {bid}",
+                           "init": f"B.init {bid},{bops[bk][2]}", "join": f"B.join {bid}",
+                           "drop": "B.leave"}[kind]
+                    i = add(Event(lab, tid, instr=k), SCOPE_RANK["wg"],
+                            {"arrive": "BARR", "wait": "BWAIT"}.get(kind, "BOP"))
+                    pe.barrier_events[(tid, bk)] = i
+                    evs.append(i)
+                    bk += 1
+                continue
+            if ins.base == "async.mark":
+                marks.append(k)
+                continue
+            if ins.base == "async.wait":
+                i = add(Event(f"async.wait {ins.args[0]}", tid, instr=k), SCOPE_RANK["thread"],
+                        "AWAIT")
+                done = marks[:max(len(marks) - ins.args[0], 0)]
+                wait_done[i] = done[-1] if done else -1     # position of the last completed mark
+                evs.append(i)
+                continue
+            if ins.base == "async.ld":
+                src = loc_id(ins.loc, tid)
+                dst = loc_id(ins.lds, tid)
+                r = add(Event(f"R.async {ins.loc}", tid, src, instr=k), SCOPE_RANK["sys"], "R")
+                w = add(Event(f"W.async {ins.lds}", tid, dst, wsrc=r, wop=RMW_CODES["copy"],
+                              instr=k), WG_RANK, "W", "SA", "ASYNC")
+                pe.mark(r, "ASYNC")
+                extra += [r, w]
+                asyncs.append((tid, k, r, w))
+                continue
             lds = ins.loc is not None and test.is_lds(ins.loc)
             rank = _scope_rank(test, ins, lds)
             sfx = []
@@ -168,6 +251,7 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
                     pe.relate("rmw", r, w)
                     evs.append(w)
         thread_events.append(evs)
+        thread_all.append(evs + extra)
 
     # final-memory reads, one per global location
     finals = []
@@ -178,7 +262,7 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
 
     n = pe.n
     for s in ("R", "W", "F", "IW", "FR", "A", "ACQ", "REL", "SC", "MA", "MV", "SA", "LV", "CO",
-              "UndefOK", "LDS"):
+              "UndefOK", "LDS", "BARR", "BWAIT", "BOP", "ASYNC", "AWAIT"):
         pe.sets.setdefault(s, set())
     for lname in LEVELS:
         pe.sets["lvl_" + lname] = {i for i in range(n) if rank_of[i] >= SCOPE_RANK[lname]}
@@ -189,7 +273,7 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
     # relations as bitmask rows
     allm = (1 << n) - 1
     tmask = [0] * nth
-    for t, evs in enumerate(thread_events):
+    for t, evs in enumerate(thread_all):
         for e in evs:
             tmask[t] |= 1 << e
     inits, fins = pe.sets["IW"], set(finals)
@@ -245,6 +329,7 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
     for f in finals:
         finm |= 1 << f
     pe.rels["fin"] = [0 if i in fins else finm for i in range(n)]
+    pe.rels["aso"] = _async_order(pe, thread_events, asyncs, wait_done)
 
     # observables: registers (last event writing them, or the initial value), then globals
     for tid in range(nth):
@@ -260,6 +345,32 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
     _static_pruning(pe, thread_events, init_of)
     _undef_ok(pe)
     return pe
+
+
+def _async_order(pe: PreExecution, thread_events, asyncs, wait_done) -> list[int]:
+    """hb edges of async ops (seeds/amdgpu-async-operations.txt): everything po-before the issue
+    -> the op's read and write; read -> write; the op -> the first ``async.wait`` at which a mark
+    po-after the issue is completed, and everything po-after that wait. Nothing else: an op never
+    waited for is ordered only by thread end (``fin``)."""
+    rows = [0] * pe.n
+    for (tid, k, r, w) in asyncs:
+        rows[r] |= 1 << w
+        for e in thread_events[tid]:
+            ev = pe.events[e]
+            if ev.instr < k:
+                rows[e] |= (1 << r) | (1 << w)
+        after = None
+        for e in thread_events[tid]:
+            ev = pe.events[e]
+            if e in wait_done and ev.instr > k and wait_done[e] > k:
+                after = ev.instr
+                break
+        if after is not None:
+            for e in thread_events[tid]:
+                if pe.events[e].instr >= after:
+                    rows[r] |= 1 << e
+                    rows[w] |= 1 << e
+    return rows
 
 
 def special_init(pe: PreExecution) -> int:
@@ -328,5 +439,5 @@ def _undef_ok(pe: PreExecution) -> None:
             pe.mark(r, "CohR")
     pe.sets.setdefault("CohR", set())
     # the static part of hb that per-location coherence must respect (used to prune the search)
-    pe.rels["cohord"] = [p | i | f for p, i, f in zip(pe.rels["po"], pe.rels["ini"],
-                                                      pe.rels["fin"])]
+    pe.rels["cohord"] = [p | i | f | a for p, i, f, a in zip(pe.rels["po"], pe.rels["ini"],
+                                                             pe.rels["fin"], pe.rels["aso"])]

@@ -174,6 +174,8 @@ def rmw_value(op, old, operand):
         return max(old, operand)
     if op == 8:
         return min(old, operand)
+    if op == 9:
+        return old
     return operand
 
 

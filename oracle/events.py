@@ -28,7 +28,7 @@ REQ_NONE, REQ_EQ, REQ_NE = 0, 1, 2
 
 #: rmw operations, by code (``wop``): 0 = constant write
 RMW_CODES = {"const": 0, "add": 1, "sub": 2, "xchg": 3, "and": 4, "or": 5, "xor": 6, "max": 7,
-             "min": 8}
+             "min": 8, "copy": 9}
 
 
 @dataclass
@@ -62,6 +62,7 @@ class PreExecution:
     observables: list[tuple[str, tuple[str, int]]] = field(default_factory=list)
     loc_names: list[str] = field(default_factory=list)
     ub: list[str] = field(default_factory=list)      # UB known statically (barrier misuse ...)
+    barrier_events: dict = field(default_factory=dict)  # (thread, barrier op index) -> event
 
     def add(self, ev: Event, *sets: str) -> int:
         i = len(self.events)

@@ -24,7 +24,7 @@ def _rmw(op: int, old: int, x: int) -> int:
     if old == UNDEF_VAL:
         return UNDEF_VAL
     return {1: old + x, 2: old - x, 3: x, 4: old & x, 5: old | x, 6: old ^ x, 7: max(old, x),
-            8: min(old, x)}.get(op, x)
+            8: min(old, x), 9: old}.get(op, x)
 
 
 def values(pe: PreExecution, src: dict[int, int]) -> list[int] | None:
