@@ -94,7 +94,7 @@ RMW_FN = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "m
 #: kernel arguments, in order (the runner sets them by position)
 KERNEL_ARGS = ("mem", "out", "roles", "wg_ids", "scratch", "sync", "lds", "wg_size",
                "n_instances", "n_testing", "perm", "stride", "stress_iters", "stress_lines",
-               "pre_stress_iters", "sync_spins", "block_stride", "sync_target")
+               "pre_stress_iters", "sync_spins", "block_stride", "sync_target", "rendezvous_spins")
 
 
 @dataclass(frozen=True)
@@ -409,7 +409,8 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
         "                     const uint n_testing, const uint perm, const uint stride,",
         "                     const uint stress_iters, const uint stress_lines,",
         "                     const uint pre_stress_iters, const uint sync_spins,",
-        "                     const uint block_stride, const uint sync_target)",
+        "                     const uint block_stride, const uint sync_target,",
+        "                     const uint rendezvous_spins)",
         "{",
         "  const uint lid = SF_LOCAL_ID();",
         "  const uint wg = wg_ids[SF_GROUP_ID()];",
@@ -466,11 +467,13 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
         arrive = "__scoped_atomic_fetch_add(sf_c, 1, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)"
         look = "__scoped_atomic_load_n(sf_c, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)"
     out += [
-        "  /* line up the workgroups of this block: one work-item per workgroup spins (bounded) */",
+        "  /* line up the workgroups of this block: one work-item per workgroup spins (bounded);",
+        "     the first workgroup waits longer, for the device's other threads to start */",
         "  if (sync_spins && lid == 0) {",
+        "    const uint bound = wg == 0 ? rendezvous_spins : sync_spins;",
         f"    __global int *sf_c = sync + (wg / (block_stride * {G}u)) * block_stride + wg % block_stride;",
         f"    (void){arrive};",
-        f"    for (uint k = 0; k < sync_spins && {look} < (int)sync_target; k++) ;",
+        f"    for (uint k = 0; k < bound && {look} < (int)sync_target; k++) ;",
         "  }",
         "  SF_PHASE_BARRIER();",
     ]

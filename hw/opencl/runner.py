@@ -43,17 +43,20 @@ class Params:
     pre_stress_iters: int = 0   # scratch accesses each testing work-item makes before the test
     shuffle: bool = False       # shuffle workgroup ids per launch
     sync_spins: int = 0         # bounded spin lining up each block's workgroups before the test
+    rendezvous_spins: int = 0   # the first workgroup's longer spin (other device threads waking up)
     block_stride: int = 1       # workgroups between members of a block (64 matches PoCL's chunks)
     lane_shuffle: bool = False  # permute lanes inside each wave chunk (MC Mutants permute_id)
     stride: int = 1             # ints between consecutive instances' copies of a location
     wave_size: int = 0          # lanes per wave for placement; 0: the device's (AMD) or 32
     timeout_s: float = 60.0     # watchdog per launch
+    in_flight: int = 3          # launches queued ahead while the host counts
     dialect: str = ""           # "" picks amdgcn on ROCm devices, cl3 elsewhere
 
 
 #: Defaults for CPU devices (PoCL): small workgroups, blocks matching PoCL's 64-workgroup chunks,
 #: a short spin lining up the two threads' workgroups (measured with benchmarks/bench_opencl.py).
-CPU_PARAMS = Params(wg_size=64, testing_wgs=512, block_stride=64, sync_spins=5000)
+CPU_PARAMS = Params(wg_size=64, testing_wgs=512, block_stride=64, sync_spins=5000,
+                    rendezvous_spins=2_000_000)
 #: Defaults for GPUs: MC Mutants-like launches of neighbouring workgroups.
 GPU_PARAMS = Params(wg_size=256, testing_wgs=256, block_stride=1, sync_spins=0)
 
@@ -350,10 +353,17 @@ class OpenCLBackend(Backend):
         for k, name in enumerate(kernel.globals):
             template[k * NI * stride:(k + 1) * NI * stride] = test.location(name).init
         mem_init = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=template)
-        mem = cl.Buffer(self.ctx, mf.READ_WRITE, template.nbytes)
-        out_host = np.empty(max(1, NI * NR), dtype=np.int32)
-        mem_host = np.empty(mem_words, dtype=np.int32)
-        out = cl.Buffer(self.ctx, mf.READ_WRITE, out_host.nbytes)
+        launches = -(-iterations // NI)
+        depth = max(1, min(p.in_flight, launches))
+        # one set of buffers per launch in flight: the device works on the next launches while
+        # the host counts this one (and PoCL's threads stay awake between launches)
+        slots = []
+        for _ in range(depth):
+            out_host = np.empty(max(1, NI * NR), dtype=np.int32)
+            mem_host = np.empty(mem_words, dtype=np.int32)
+            slots.append({"mem": cl.Buffer(self.ctx, mf.READ_WRITE, template.nbytes),
+                          "out": cl.Buffer(self.ctx, mf.READ_WRITE, out_host.nbytes),
+                          "out_host": out_host, "mem_host": mem_host})
         total_wgs = n_wgs + max(0, p.stress_wgs)
         stress_lines = max(1, p.stress_lines)
         scratch = cl.Buffer(self.ctx, mf.READ_WRITE, stress_lines * 16 * 4)
@@ -370,42 +380,63 @@ class OpenCLBackend(Backend):
         gathers: dict = {}
 
         hist = Histogram(test.observables())
-        launches = -(-iterations // NI)
         remaining = iterations
-        for launch in range(launches):
+        pending: list = []          # launches in flight, oldest first
+
+        def enqueue(launch: int) -> None:
+            nonlocal lane_mult
+            slot = slots[launch % depth]
             perm = perms[int(rng.integers(0, len(perms)))]
             if p.lane_shuffle and W > 1:
                 lane_mult = int(rng.integers(0, W // 2)) * 2 + 1
             if p.shuffle:
                 rng.shuffle(ids)
-                cl.enqueue_copy(q, wg_ids, ids)
-            cl.enqueue_copy(q, mem, mem_init)
+                slot["ids"] = ids.copy()           # kept alive until the copy has run
+                cl.enqueue_copy(q, wg_ids, slot["ids"], is_blocking=False)
+            cl.enqueue_copy(q, slot["mem"], mem_init)
             if p.sync_spins:
                 cl.enqueue_fill_buffer(q, sync, np.int32(0), 0, 4 * n_blocks)
-            knl.set_args(mem, out, table(lane_mult), wg_ids, scratch, sync, lds, np.uint32(L),
-                         np.uint32(NI), np.uint32(n_wgs), np.uint32(perm), np.uint32(stride),
-                         np.uint32(p.stress_iters), np.uint32(stress_lines),
+            knl.set_args(slot["mem"], slot["out"], table(lane_mult), wg_ids, scratch, sync, lds,
+                         np.uint32(L), np.uint32(NI), np.uint32(n_wgs), np.uint32(perm),
+                         np.uint32(stride), np.uint32(p.stress_iters), np.uint32(stress_lines),
                          np.uint32(p.pre_stress_iters), np.uint32(p.sync_spins),
-                         np.uint32(S), np.uint32(min(G, self.device.max_compute_units)))
+                         np.uint32(S), np.uint32(min(G, self.device.max_compute_units)),
+                         np.uint32(max(p.rendezvous_spins, p.sync_spins)))
             ev = cl.enqueue_nd_range_kernel(q, knl, (total_wgs * L,), (L,))
-            self._watch(ev, test)
+            reads = []
             if NR:
-                cl.enqueue_copy(q, out_host, out)
+                reads.append(cl.enqueue_copy(q, slot["out_host"], slot["out"], is_blocking=False))
             if NG:
-                cl.enqueue_copy(q, mem_host, mem)
+                reads.append(cl.enqueue_copy(q, slot["mem_host"], slot["mem"], is_blocking=False))
+            q.flush()
+            pending.append((slot, perm, ev, reads))
+
+        next_launch = 0
+        while next_launch < min(depth, launches):
+            enqueue(next_launch)
+            next_launch += 1
+        while pending:
+            slot, perm, ev, reads = pending.pop(0)
+            self._watch(ev, test)
+            for r in reads:
+                r.wait()
             take = min(NI, remaining)
             remaining -= take
             cols = []
             if NR:
-                cols.append(out_host[:NI * NR].reshape(NI, NR)[:take])
+                cols.append(slot["out_host"][:NI * NR].reshape(NI, NR)[:take])
             if NG:
                 if perm not in gathers:
-                    slot = (inst * perm) % NI
+                    order = (inst * perm) % NI
                     gathers[perm] = (np.arange(NG, dtype=np.int64)[None, :] * NI
-                                     + slot[:, None]) * stride
-                cols.append(mem_host[gathers[perm][:take]])
+                                     + order[:, None]) * stride
+                cols.append(slot["mem_host"][gathers[perm][:take]])
             rows = np.concatenate(cols, axis=1) if cols else np.zeros((take, 0), np.int32)
-            for outcome, n in count_rows(rows).items():
+            counts = count_rows(rows)
+            if next_launch < launches:        # the slot's data is copied out: reuse it
+                enqueue(next_launch)
+                next_launch += 1
+            for outcome, n in counts.items():
                 hist.add(outcome, n)
         hist.seconds = time.perf_counter() - start
         hist.params = {
@@ -423,7 +454,6 @@ class OpenCLBackend(Backend):
     def _watch(self, ev, test: Test) -> None:
         """Wait for a launch, polling its status; a launch past the timeout is a hang."""
         cl = self.cl
-        self.queue.flush()
         deadline = time.monotonic() + self.params.timeout_s
         delay = 2e-5
         while True:
