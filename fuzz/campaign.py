@@ -228,6 +228,7 @@ class Campaign:
     def run(self) -> Stats:
         self.open()
         _ = self.backend, self.checker, self.baseline
+        self._warm_up()
         if self.progress:
             self.progress.begin(self.stats)
         start = time.monotonic()
@@ -253,6 +254,18 @@ class Campaign:
             if self.progress:
                 self.progress.finish(self.stats, self.coverage)
         return self.stats
+
+    def _warm_up(self) -> None:
+        """Compile the oracle's and the backends' kernels (numba JIT) before the clock starts, so
+        ``--time`` is spent fuzzing. Failures here are ignored: the loop records them per program."""
+        from litmus import parse
+        mp = parse(_WARM_UP)
+        for step in (lambda: self.checker(mp), lambda: self.backend.run(mp, 8, 0),
+                     lambda: self.baseline.run(mp, 8, 0) if self.baseline is not None else None):
+            try:
+                step()
+            except Exception:
+                pass
 
     def _run(self, test: Test, iterations: int, seed: int, counter: list):
         hist = self.backend.run(test, iterations, seed)
@@ -408,6 +421,15 @@ class Campaign:
             if base is None or base.get("forbidden", 1) == 0:
                 self.new_findings += 1
         return fid
+
+
+_WARM_UP = """AMDGPU warm-up
+{ x = 0; y = 0; }
+ P0@wg 0                | P1@wg 1                 ;
+ st x, 1                | ld.atom.acq.agent r0, y ;
+ st.atom.rel.agent y, 1 | ld r1, x                ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""
 
 
 def _holds(test: Test, outcome: dict) -> bool:
