@@ -25,7 +25,8 @@ from .lang import Node, load_model
 from .reference import Candidate, Evaluator, candidates
 
 #: relations shown as one labelled edge (not expanded into their definition)
-EDGE_NAMES = ("po", "rf", "co", "fr", "sw", "rmw", "lo", "ini", "fin", "av", "vis")
+EDGE_NAMES = ("po", "rf", "co", "fr", "sw", "rmw", "lo", "ini", "fin", "av", "vis", "bsw", "bxb",
+              "aso")
 ALIASES = {"rf2": "rf", "co2": "co", "fr2": "fr"}
 MAX_LISTED = 12
 
@@ -131,6 +132,26 @@ def _label(cand: Candidate, i: int) -> str:
     return lab
 
 
+def _cross_bxb(cand: Candidate) -> list[tuple[int, int]]:
+    """barrier-executes-before pairs from an arrive/drop to a wait of another thread."""
+    pe = cand.pe
+    out = []
+    waits = pe.sets.get("BWAIT", set())
+    for a, row in enumerate(pe.rels.get("bxb", ())):
+        if a in waits:
+            continue
+        for b in waits:
+            if row >> b & 1 and pe.events[a].thread != pe.events[b].thread:
+                out.append((a, b))
+    return sorted(out)
+
+
+def _barrier_phases(cand: Candidate) -> str:
+    pairs = _cross_bxb(cand)
+    return "; ".join(f"{_who(cand, a)} {cand.pe.events[a].label} -> {_who(cand, b)} "
+                     f"{cand.pe.events[b].label}" for a, b in pairs)
+
+
 def _who(cand: Candidate, i: int) -> str:
     t = cand.pe.events[i].thread
     return f"P{t}" if t >= 0 else "-"
@@ -171,6 +192,10 @@ class Explanation:
             out.append(f"  [{k}] rf: {rf}")
             if co:
                 out.append(f"      co: {co}")
+            phases = _barrier_phases(c)
+            if phases:
+                out.append(f"      barrier phases (barrier-executes-before across threads): "
+                           f"{phases}")
             out.append(f"      {it.witness_text}")
         if self.total > len(self.items):
             out.append(f"  ... and {self.total - len(self.items)} more")
@@ -275,7 +300,7 @@ def explain(test: Test, outcome, model: str | None = None) -> Explanation:
 
 # --- SVG ------------------------------------------------------------------------------------------
 COLORS = {"po": "#555555", "rf": "#c0392b", "co": "#2471a3", "fr": "#d68910", "sw": "#1e8449",
-          "hb": "#7d3c98", "lo": "#117a65"}
+          "hb": "#7d3c98", "lo": "#117a65", "bxb": "#8e44ad", "bsw": "#1e8449"}
 
 
 def _svg(ex: Explanation) -> str:
@@ -313,6 +338,8 @@ def _svg(ex: Explanation) -> str:
         for o in c.co:
             for a, b in zip(o, o[1:]):
                 edges.append((a, "co", b, False))
+        for (a, b) in _cross_bxb(c):
+            edges.append((a, "bxb", b, False))
         for (a, lab, b) in it.edges:
             edges.append((a, lab, b, True))
         for i in pos:

@@ -63,3 +63,22 @@ def test_svg_draws_threads_and_edges():
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
     assert ">P0<" in svg and ">P1<" in svg
     assert ">fr<" in svg and ">po<" in svg
+
+
+BARRIER_MP = """AMDGPU barrier-mp
+{ x = 0; }
+ P0@wave 0, wg 0  | P1@wave 1, wg 0   ;
+ st x, 1          | barrier           ;
+ fence.rel.wg     | fence.acq.wg      ;
+ barrier          | ld r0, x          ;
+exists (P1:r0 == 0)
+"""
+
+
+def test_explain_shows_barrier_phases():
+    ex = oracle.explain(litmus.parse(BARRIER_MP), "P1:r0 == 0")
+    assert not ex.allowed
+    text = ex.text()
+    assert "P0 B.arrive -1 -> P1 B.wait -1" in text
+    assert "P1 B.arrive -1 -> P0 B.wait -1" in text
+    assert ">bxb<" in ex.svg()
