@@ -60,7 +60,7 @@ def run_suite(shared: pathlib.Path, suite: str):
     for rel, want in rows:
         path = shared / "conformance" / rel
         try:
-            res = check(parse_file(path))
+            res = check(parse_file(path), stop="race" if how == "race" else "verdict")
             got = observed(res, how)
         except (ParseError, ValueError) as e:
             got = f"error: {e}"

@@ -145,12 +145,17 @@ class Op:
     loc: str | None = None
     rval: int | None = None
     wval: int | None = None
+    prov: frozenset = frozenset()     # write instructions the written value derives from
 
 
 @dataclass(frozen=True)
 class Path:
+    """A path's operations and final registers: an int, or ``("read", k)`` when the register
+    holds the value of the free read ``ops[k]`` (a read whose value no expression uses: paths
+    do not enumerate its value, the execution's rf gives it)."""
+
     ops: tuple[Op, ...]
-    regs: tuple[tuple[str, int], ...]
+    regs: tuple[tuple[str, object], ...]
 
     def reg_dict(self) -> dict[str, int]:
         return dict(self.regs)
@@ -160,15 +165,87 @@ def _labels(code: tuple[Instr, ...]) -> dict[str, int]:
     return {attr(ins, "label"): i for i, ins in enumerate(code) if ins.base == "label"}
 
 
-def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
-                 read_domain: Callable[[str], Iterable[int]], unroll: int = UNROLL,
-                 limit: int = 200000) -> list[Path]:
-    """Every path through ``code`` with reads returning values from ``read_domain(loc)``."""
+def used_registers(code: tuple[Instr, ...]) -> set[str]:
+    """Registers some expression (stored value, operand, branch condition) reads."""
+    used: set[str] = set()
+    for ins in code:
+        for a in ins.attrs:
+            k, _, v = a.partition("=")
+            if k in ("val", "cond", "exp"):
+                used |= expr_registers(parse_expr_text(v))
+    return used
+
+
+def spin_loops(code: tuple[Instr, ...]) -> set[int]:
+    """Indices of backward jumps that close a *side-effect-free* loop (a spin loop).
+
+    The loop runs from the jump's target label to the jump, which ends it; its body writes no
+    memory, has no barrier or device operation, and every register it writes is written before
+    each of its exits. An iteration that goes round again then changes nothing a later iteration
+    does not redo, so dropping it keeps the outcome, and every model here is monotone (fewer
+    events, fewer constraints, fewer races): :func:`thread_paths` never takes such a jump, the
+    way Dat3M cuts side-effect-free spin iterations.
+    """
     labels = _labels(code)
+    out = set()
+    for j, ins in enumerate(code):
+        if ins.base not in ("goto", "branch"):
+            continue
+        lo = labels.get(attr(ins, "target"))
+        if lo is None or lo > j:
+            continue
+        body = code[lo:j + 1]
+        if any(i.base in ("st", "rmw", "cas", "cbar", "avdevice", "visdevice", "assign")
+               for i in body[:-1]):
+            continue
+        exits = [k for k in range(lo, j) if code[k].base == "branch"
+                 and not lo <= labels.get(attr(code[k], "target"), -1) <= j]
+        writes = [k for k in range(lo, j) if code[k].reg]
+        if all(w < e for e in exits for w in writes):
+            out.add(j)
+    return out
+
+
+def loop_body(code: tuple[Instr, ...]) -> set[int]:
+    """Indices of instructions inside some loop (between a label and a backward jump to it)."""
+    labels = _labels(code)
+    inside = set()
+    for j, ins in enumerate(code):
+        if ins.base in ("goto", "branch"):
+            lo = labels.get(attr(ins, "target"))
+            if lo is not None and lo <= j:
+                inside.update(range(lo, j + 1))
+    return inside
+
+
+def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
+                 read_domain: Callable[[str], Iterable], unroll: int = UNROLL,
+                 limit: int = 200000, key=None) -> list[Path]:
+    """Every path through ``code`` with reads returning values from ``read_domain(loc)``.
+
+    ``read_domain`` gives ints, or ``(value, provenance)`` pairs when ``key`` is set (then each
+    write op carries in ``prov`` the set of write instructions its value derives from, with
+    ``(key, index)`` for itself, and a read-modify-write outside loops never consumes a value
+    derived from itself; :func:`value_domains` uses this).
+    """
+    labels = _labels(code)
+    spins = spin_loops(code)
+    looped = loop_body(code)
+    used = used_registers(code)
     out: list[Path] = []
     reg_names = sorted(set(init_regs) | {i.reg for i in code if i.reg})
+    empty = frozenset()
 
-    def run(pc: int, regs: dict[str, int], ops: list[Op], counts: dict[int, int]):
+    def dep(ins, keyname, regs_prov):
+        text = attr(ins, keyname)
+        if text is None:
+            return empty
+        p = empty
+        for r in expr_registers(parse_expr_text(text)):
+            p = p | regs_prov.get(r, empty)
+        return p
+
+    def run(pc: int, regs: dict[str, int], prov: dict, ops: list[Op], counts: dict[int, int]):
         while pc < len(code):
             ins = code[pc]
             c = counts.get(pc, 0) + 1
@@ -180,42 +257,66 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                 pc += 1
                 continue
             if b == "goto":
+                if pc in spins:
+                    return
                 pc = labels[attr(ins, "target")]
                 continue
             if b == "branch":
                 if _operand(ins, "cond", 0, regs):
+                    if pc in spins:
+                        return
                     pc = labels[attr(ins, "target")]
                 else:
                     pc += 1
                 continue
             if b == "assign":
                 regs[ins.reg] = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
+                if key is not None:
+                    prov[ins.reg] = dep(ins, "val", prov)
                 pc += 1
                 continue
             if b == "st":
                 v = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
-                ops.append(Op("W", pc, ins, ins.loc, None, v))
+                wp = (dep(ins, "val", prov) | {(key, pc)}) if key is not None else empty
+                ops.append(Op("W", pc, ins, ins.loc, None, v, wp))
+                pc += 1
+                continue
+            if b == "ld" and ins.reg not in used:
+                # a free read: nothing depends on its value, so rf alone decides it later
+                ops.append(Op("R", pc, ins, ins.loc, None, None))
+                regs[ins.reg] = ("read", len(ops) - 1)
                 pc += 1
                 continue
             if b in ("ld", "rmw", "cas"):
-                for v in sorted(set(read_domain(ins.loc))):
-                    r2, o2 = dict(regs), list(ops)
+                entries = read_domain(ins.loc)
+                if key is None:
+                    entries = [(v, empty) for v in sorted(set(entries))]
+                for v, vp in entries:
+                    if key is not None and b != "ld" and pc not in looped and (key, pc) in vp:
+                        continue            # an rmw cannot read a value derived from itself
+                    r2, p2, o2 = dict(regs), dict(prov), list(ops)
                     if b == "ld":
                         o2.append(Op("R", pc, ins, ins.loc, v, None))
                     elif b == "rmw":
                         operand = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
-                        o2.append(Op("U", pc, ins, ins.loc, v, RMW_APPLY[ins.op](v, operand)))
+                        wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
+                            else empty
+                        o2.append(Op("U", pc, ins, ins.loc, v, RMW_APPLY[ins.op](v, operand), wp))
                     else:
                         exp = _operand(ins, "exp", ins.args[0] if ins.args else 0, regs)
                         des = _operand(ins, "val", ins.args[1] if len(ins.args) > 1 else 0, regs)
                         if v == exp:
-                            o2.append(Op("U", pc, ins, ins.loc, v, des))
+                            wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
+                                else empty
+                            o2.append(Op("U", pc, ins, ins.loc, v, des, wp))
                         else:
                             o2.append(Op("R", pc, ins.replace(order=ins.fail_order), ins.loc,
                                          v, None))
                     if ins.reg:
                         r2[ins.reg] = v
-                    run(pc + 1, r2, o2, dict(counts))
+                        if key is not None:
+                            p2[ins.reg] = vp
+                    run(pc + 1, r2, p2, o2, dict(counts))
                     if len(out) > limit:
                         raise ValueError(f"more than {limit} paths in one thread")
                 return
@@ -233,42 +334,41 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
         final = {r: regs.get(r, 0) for r in reg_names}
         out.append(Path(tuple(ops), tuple(sorted(final.items()))))
 
-    run(0, dict(init_regs), [], {})
+    run(0, dict(init_regs), {}, [], {})
     return out
 
 
-def _constant_writes(test: Test) -> dict[str, set[int]]:
-    """Initial values and the constants stored by ``st`` (whatever path reaches them)."""
-    dom: dict[str, set[int]] = {loc.name: {loc.init} for loc in test.locations}
-    for _, _, ins in test.instructions():
-        if ins.base == "st" and attr(ins, "val") is None:
-            dom[ins.loc].add(ins.args[0] if ins.args else 0)
-    return dom
-
-
-def value_domains(test: Test, unroll: int = UNROLL, rounds: int | None = None
-                  ) -> dict[str, set[int]]:
+def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
+                  max_prov: int = 8) -> dict[str, set[int]]:
     """Per location, every value a read of it can return: the fixed point of "values written".
 
-    A value that depends on other reads is found after as many rounds as the length of its
-    (po ∪ rf) derivation chain, so ``rounds`` defaults to the number of writing instructions + 1
-    (at most 8); values needing longer chains (out of thin air) are not considered.
+    Each value keeps the sets of write instructions it can derive from (its provenance); a
+    read-modify-write outside a loop never consumes a value derived from itself, since it runs once
+    (so two ``fetch_add(x, 1)`` give x the values 0, 1, 2 and no more). Values needing a derivation
+    longer than ``rounds`` steps (only out of thin air) are not considered.
     """
-    dom = _constant_writes(test)
-    if rounds is None:
-        rounds = min(8, 1 + sum(1 for _, _, i in test.instructions() if i.writes))
+    prov: dict[str, dict[int, set[frozenset]]] = {
+        loc.name: {loc.init: {frozenset()}} for loc in test.locations}
     for _ in range(rounds):
         grown = False
         for tid, th in enumerate(test.threads):
             regs = {r: test.register_init(tid, r) for r in test.registers(tid)}
-            for p in thread_paths(th.code, regs, lambda loc: dom[loc], unroll):
-                for op in p.ops:
-                    if op.wval is not None and op.wval not in dom[op.loc]:
-                        dom[op.loc].add(op.wval)
-                        grown = True
+
+            def domain(loc):
+                return [(v, p) for v, ps in sorted(prov[loc].items()) for p in sorted(ps, key=len)]
+
+            for path in thread_paths(th.code, regs, domain, unroll, key=tid):
+                for op in path.ops:
+                    if op.wval is None:
+                        continue
+                    ps = prov[op.loc].setdefault(op.wval, set())
+                    if any(p <= op.prov for p in ps) or len(ps) >= max_prov:
+                        continue
+                    ps.add(op.prov)
+                    grown = True
         if not grown:
-            return dom
-    return dom
+            break
+    return {loc: set(vals) for loc, vals in prov.items()}
 
 
 def pre_executions(test: Test, unroll: int = UNROLL) -> list[list[Path]]:

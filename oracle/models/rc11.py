@@ -136,6 +136,6 @@ class _Model:
     racy = staticmethod(racy)
 
 
-def check(test: Test) -> ConformanceResult:
+def check(test: Test, stop: str | None = None) -> ConformanceResult:
     """Verdict, allowed states and the ``racy`` flag of a C-dialect test under RC11."""
-    return check_with(_Model, test, NAME)
+    return check_with(_Model, test, NAME, stop=stop)

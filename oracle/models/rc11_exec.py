@@ -358,17 +358,23 @@ BUDGET = 300_000
 
 
 def check_with(model, test: Test, name: str, unroll: int = UNROLL,
-               budget: int = BUDGET) -> ConformanceResult:
+               budget: int = BUDGET, stop: str | None = None) -> ConformanceResult:
     """Enumerate candidates, keep the model's consistent ones, compute states, verdict, flags.
 
     ``model.consistent(x) -> bool``; optional ``model.racy(x) -> bool`` raises the ``racy``
     flag when some consistent execution (satisfying the test's ``filter``, if any) has a race.
+
+    ``stop="verdict"`` ends the search as soon as one state decides the verdict (a witness of an
+    ``exists``/``~exists`` proposition, a counterexample of a ``forall``), ``stop="race"`` at the
+    first racy execution: the states are then only those found so far. Used by the conformance
+    runs, where only the verdict (or the race flag) is compared.
     """
     t0 = time.perf_counter()
     filt = dict(test.meta).get("filter")
     states: dict[tuple, dict] = {}
     cand = cons = 0
     racy = False
+    q, prop = test.condition.quantifier, test.condition.prop
     for x, combo, orders in executions(test, unroll, getattr(model, "prepare", None),
                                        model.consistent):
         cand += 1
@@ -384,6 +390,10 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL,
         states.setdefault(key, st)
         if not racy and hasattr(model, "racy") and model.racy(x):
             racy = True
+            if stop == "race":
+                break
+        if stop == "verdict" and evaluate(prop, st) != (q == "forall"):
+            break
     obs = test.observables()
     sts = [dict(zip(obs, k)) for k in sorted(states, key=repr)]
     v = herd_verdict(test.condition, sts)

@@ -395,6 +395,6 @@ class _Model:
     prepare = staticmethod(prepare)
 
 
-def check(test: Test) -> ConformanceResult:
+def check(test: Test, stop: str | None = None) -> ConformanceResult:
     """Verdict, allowed states and the ``racy`` flag of a Vulkan-dialect test."""
-    return check_with(_Model, test, NAME)
+    return check_with(_Model, test, NAME, stop=stop)
