@@ -59,11 +59,12 @@ def to_pre_execution(test: Test, x0, combo, variant: dict, loc_atoms) -> PreExec
         named[f"SEMSC{i}"] = st["semsc"][i]
     for e in x0.events:
         kind = e.kind
-        label = (f"{kind} {e.loc}={e.val}" if kind in ("R", "W") else
+        label = (f"{kind} {e.loc}" + ("" if e.val is None else f"={e.val}")
+                 if kind in ("R", "W") else
                  f"{e.instr.base} {e.instr.scope}" if e.instr is not None else kind)
         ev = Event(label, e.tid, loc_ids[e.loc] if e.loc else -1,
                    value=e.val if kind == "W" else 0, instr=e.index)
-        if kind == "R":
+        if kind == "R" and e.val is not None:        # None: a free read (rf decides)
             ev.req_mode, ev.req_val = REQ_EQ, e.val
         i = pe.add(ev)
         b = 1 << i
@@ -101,7 +102,9 @@ def to_pre_execution(test: Test, x0, combo, variant: dict, loc_atoms) -> PreExec
     for tid, path in enumerate(combo):
         regs = path.reg_dict()
         for r in test.registers(tid):
-            pe.observables.append((f"P{tid}:{r}", ("const", regs.get(r, test.register_init(tid, r)))))
+            v = regs.get(r, test.register_init(tid, r))
+            pe.observables.append((f"P{tid}:{r}", ("event", x0.op_event[tid][v[1]])
+                                   if isinstance(v, tuple) else ("const", v)))
     for loc in test.globals:
         pe.observables.append((loc.name, ("event", final[loc.name])))
     return pe
