@@ -235,10 +235,10 @@ class _Builder:
         self.next_value: dict[str, int] = {}
         self.atoms: list[Atom] = []
 
-    def loc(self, name: str, lds: bool = False) -> str:
+    def loc(self, name: str, lds: bool = False, init: int = 0) -> str:
         if name not in self.locs:
-            self.locs[name] = Location(name, 0, lds)
-            self.next_value[name] = 1
+            self.locs[name] = Location(name, init, lds)
+            self.next_value[name] = init + 1
         return name
 
     def value(self, loc: str) -> int:
@@ -582,19 +582,21 @@ def _plainish(features) -> tuple[str, ...]:
 
 
 def _async(src, features: frozenset[str], near_miss: float) -> Test:
-    """The consumer reads data through async LDS DMA: acquire flag; async.ld; mark; wait; ld LDS."""
-    solo = src.chance(0.3)
+    """Data read through async LDS DMA: (acquire a flag;) async.ld; mark; wait; ld LDS.
+
+    Mostly in one thread, copying locations whose initial values (1, 2) tell the copies apart (the
+    DMA's read is outside program order, so only the initial write is surely location-ordered
+    before it); sometimes after message passing from another thread.
+    """
+    solo = src.chance(0.7)
     pl = (Placement(),) if solo else draw_placements(src, 2, features)
     b = _Builder(pl)
     c = 0 if solo else 1
     nload = src.weighted([(1, 3.0), (2, 2.0)])
-    srcs = [b.loc(n) for n in ("x", "z")[:nload]]
+    srcs = [b.loc(n, init=(k + 1) if solo else 0) for k, n in enumerate(("x", "z")[:nload])]
     dsts = [b.loc(n, lds=True) for n in ("a", "c")[:nload]]
     scope = "wg" if solo else common_scope(pl, 0, 1)
-    if solo:
-        for s in srcs:
-            _write(b, 0, s, src.choice(_plainish(features)), "rlx", "wg", False, b.value(s))
-    else:
+    if not solo:
         flag = b.loc("y")
         _producer(src, b, 0, features, srcs[0], flag, scope)
         r = _read(b, c, flag, "atom" if "atomics" in features else "rmw", "acq", widen(src, scope),
@@ -629,6 +631,8 @@ def _barrier(src, features: frozenset[str], near_miss: float) -> Test:
     if "named" in features:
         kinds.append(("named", 1.5))
     kind = src.weighted(kinds)
+    if kind == "cluster" and src.chance(0.5):
+        return _cluster_waves(src, features, near_miss)
     if kind == "cluster":
         pl = (Placement(cluster=0), Placement(cluster=0))   # two workgroups of one cluster
         scope = "cluster"
@@ -673,6 +677,33 @@ def _barrier(src, features: frozenset[str], near_miss: float) -> Test:
     change = _near_miss(src, b, features) if src.chance(near_miss) else ""
     return b.test(f"barrier-{kind}", f"message passing through a {kind} barrier" +
                   (f"; near miss: {change}" if change else ""))
+
+
+def _cluster_waves(src, features: frozenset[str], near_miss: float) -> Test:
+    """The cluster barrier with a two-wave workgroup: one wave of it arrives, the other only waits.
+
+    P0 (workgroup 1) writes, releases at cluster scope and arrives; P1 and P2 are waves of
+    workgroup 0: P1 arrives and waits for it, P2 waits, acquires and reads. Only one wave per
+    workgroup may arrive at the cluster barrier, so P2's wait ends after P0's arrival.
+    """
+    pl = (Placement(wg=1), Placement(wave=0, wg=0), Placement(wave=1, wg=0))
+    b = _Builder(pl)
+    x = b.loc("x")
+    _write(b, 0, x, src.choice(_plainish(features)), "rlx", "cluster", False, b.value(x))
+    fenced = "fences" in features
+    if fenced:
+        b.emit(0, Instr("fence", order="rel", scope=widen(src, "cluster")))
+    b.emit(0, Instr("bar.signal", args=(CLUSTER_BARRIER,)))
+    b.emit(1, Instr("bar.signal", args=(CLUSTER_BARRIER,)))
+    b.emit(1, Instr("bar.wait", args=(CLUSTER_BARRIER,)))
+    b.emit(2, Instr("bar.wait", args=(CLUSTER_BARRIER,)))
+    if fenced:
+        b.emit(2, Instr("fence", order="acq", scope=widen(src, "cluster")))
+    r = _read(b, 2, x, src.choice(_plainish(features)), "rlx", "cluster", False)
+    b.expect(2, r.reg, 0)
+    change = _near_miss(src, b, features) if src.chance(near_miss) else ""
+    return b.test("barrier-cluster-waves", "message passing through the cluster barrier, one "
+                  "arriving wave per workgroup" + (f"; near miss: {change}" if change else ""))
 
 
 def _random(src, features: frozenset[str], near_miss: float) -> Test:
