@@ -120,14 +120,29 @@ def build(test: Test) -> list[PreExecution]:
             loc_atoms.setdefault(a.name, []).append(a)
     out = []
     for combo in itertools.product(*pre_executions(test)):
+        x0 = _build(test, combo)
+        read_reqs: dict[int, Atom] = {}        # free read event -> the filter atom on it
         if reg_atoms:
             regs = {f"P{tid}:{r}": v for tid, p in enumerate(combo) for r, v in p.regs}
             for tid in range(len(combo)):
                 for r in test.registers(tid):
                     regs.setdefault(f"P{tid}:{r}", test.register_init(tid, r))
-            if not all(evaluate(a, regs) for a in reg_atoms):
+            keep = True
+            for a in reg_atoms:
+                v = regs[a.key]
+                if isinstance(v, tuple):       # a free read: the filter becomes its requirement
+                    eid = x0.op_event[a.thread][v[1]]
+                    if eid in read_reqs:
+                        raise OracleError(f"{test.name}: two filter atoms on {a.key}")
+                    read_reqs[eid] = a
+                elif not evaluate(a, {a.key: v}):
+                    keep = False
+            if not keep:
                 continue
-        x0 = _build(test, combo)
         for variant in prepare(x0):
-            out.append(to_pre_execution(test, x0, combo, variant, loc_atoms))
+            pe = to_pre_execution(test, x0, combo, variant, loc_atoms)
+            for eid, a in read_reqs.items():
+                pe.events[eid].req_mode = REQ_EQ if a.op == "==" else REQ_NE
+                pe.events[eid].req_val = a.value
+            out.append(pe)
     return out
