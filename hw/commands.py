@@ -18,15 +18,26 @@ from litmus.outcome import condition_holds, format_outcome
 from . import BackendError, get_backend
 
 
-def run_one(backend, test, path: str, iterations: int, seed: int) -> dict:
-    """Run ``test`` and compare with the oracle: the ``run --json`` object (DESIGN.md)."""
+def run_one(backend, test, path: str, iterations: int, seed: int,
+            exhaustive: bool = False) -> dict:
+    """Run ``test`` and compare with the oracle: the ``run --json`` object (DESIGN.md).
+    ``exhaustive``: every scheduling (backends with ``explore``, i.e. sim) up to
+    ``iterations`` schedules; counts are then schedules."""
     import oracle
     res = oracle.check(test)
     base = {"test": test.name, "file": path, "backend": backend.name}
     if res.verdict == "Undef":
         why = "; ".join(res.ub) or "undefined behaviour"
         return dict(base, skipped=f"verdict Undef: {why}")
-    hist = backend.run(test, iterations, seed)
+    if exhaustive:
+        if not hasattr(backend, "explore"):
+            raise BackendError(f"backend {backend.name} has no exhaustive mode")
+        hist, complete = backend.explore(test, iterations)
+        if not complete:
+            print(f"{path}: exhaustive exploration stopped at {iterations} schedules",
+                  file=sys.stderr)
+    else:
+        hist = backend.run(test, iterations, seed)
     hangs = hist.params.get("deadlocks", 0)
     if hangs:
         print(f"{path}: {hangs} iterations hung (a barrier wait never completed) and are not "
@@ -78,7 +89,8 @@ def cmd_run(args) -> int:
                     print(str(e), file=sys.stderr)
                 continue
             try:
-                obj = run_one(backend, test, path, args.iterations, args.seed)
+                obj = run_one(backend, test, path, args.iterations, args.seed,
+                              args.exhaustive)
             except Exception as e:          # backend or oracle refused: one line, go on
                 errors += 1
                 msg = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -125,6 +137,9 @@ def register(sub) -> None:
     p.add_argument("--iterations", type=int, default=100_000, help="runs per test")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="one JSON object per test per line")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="every scheduling instead of random ones (sim only; --iterations caps "
+                        "the number of schedules)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("mutants", help="list the simulator's mutants (backend sim:MUTANT)",

@@ -147,3 +147,15 @@ def test_lowering_follows_llvm_sequences():
     plain = _uops(wg, PROFILES["gfx90a"])
     split = _uops(wg, with_options(PROFILES["gfx90a"], ["tgsplit"]))
     assert (INV1,) not in plain and (INV1,) in split
+
+
+def test_run_exhaustive_mode(capsys):
+    rc, (obj,), _ = run_json(capsys, "--backend", "sim:acq-no-inv", "--exhaustive",
+                             "--iterations", "100000", str(MUT / "acq-no-inv.litmus"))
+    assert rc == 1 and obj["forbidden"] > 0
+    rc, (obj,), _ = run_json(capsys, "--backend", "sim", "--exhaustive",
+                             "--iterations", "100000", str(MUT / "acq-no-inv.litmus"))
+    assert rc == 0 and obj["forbidden"] == 0
+    # every allowed state of this test is reached by some scheduling
+    assert {(r["outcome"]["P1:r0"], r["outcome"]["P1:r1"]) for r in obj["histogram"]} == \
+        {(0, 0), (0, 1), (1, 1)}
