@@ -70,6 +70,9 @@ class Packed:
     loc_nev: np.ndarray
     coh_mask: np.ndarray
     cohord: np.ndarray
+    incl: np.ndarray
+    coha: np.uint64
+    rmw_w: np.ndarray
     co_start: np.ndarray
     co_count: np.ndarray
     co_len: np.ndarray
@@ -171,6 +174,15 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
                 coh_mask[i] |= np.uint64(1) << np.uint64(e)
     cohord = np.zeros(max(n, 1), np.uint64)
     cohord[:n] = np.array(pe.rel_rows("cohord"), np.uint64)
+    incl = np.zeros(max(n, 1), np.uint64)
+    incl[:n] = np.array(pe.rel_rows("incl"), np.uint64)
+    coha = 0
+    for i in pe.sets.get("CohA", ()):
+        coha |= 1 << i
+    rmw_w = np.full(max(n, 1), -1, np.int64)
+    for r, row in enumerate(pe.rels.get("rmw", ())):
+        if row:
+            rmw_w[r] = row.bit_length() - 1
     ev = pe.events
     is_read = np.zeros(n, np.bool_)
     for r in pe.sets["R"]:
@@ -178,7 +190,7 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
     obs_kind = np.array([1 if k == "event" else 0 for _, (k, _) in pe.observables], np.int64)
     obs_arg = np.array([a for _, (_, a) in pe.observables], np.int64)
     return Packed(pe, slots, reads, cand, ncand, co_perm, read_loc, loc_events, loc_nev,
-                  coh_mask, cohord, np.array(starts, np.int64),
+                  coh_mask, cohord, incl, np.uint64(coha), rmw_w, np.array(starts, np.int64),
                   np.array(counts, np.int64), np.array(lens, np.int64), is_read,
                   np.array([e.value for e in ev], np.int64), np.array([e.wsrc for e in ev], np.int64),
                   np.array([e.wop for e in ev], np.int64), np.array([e.wopnd for e in ev], np.int64),
@@ -190,7 +202,7 @@ def run_packed(p: Packed, prog: Program, want_state: bool = True):
     from .engine import search
     return search(p.slots, prog.prelude, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm, p.co_start,
                   p.co_count, p.co_len, p.read_loc, p.loc_events, p.loc_nev, p.coh_mask,
-                  p.cohord, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
+                  p.cohord, p.incl, p.coha, p.rmw_w, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
                   p.req_mode, p.req_val, p.obs_kind, p.obs_arg, len(prog.checks), want_state)
 
 

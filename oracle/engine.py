@@ -257,8 +257,69 @@ def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_
 
 
 @njit(cache=True)
+def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
+                    is_read, incl, coha, rmw_w, n):
+    """Pruning with reads known to be coherent: CohR reads, and reads in CohA reading a write in
+    CohA with inclusive scopes (for AMDGPU: such a read, if defined, is defined by rule 2).
+    Sound because eco only grows with more such reads: a cycle cohord ; eco+ (cohord is part of
+    hb) or an rmw that is not co-adjacent to its source is inconsistent whatever the rest."""
+    m = loc_nev[l]
+    k = co_len[l]
+    pos = np.full(n, -1, np.int64)
+    for i in range(k):
+        pos[co_perm[co_row, i]] = i
+    e = np.zeros(n, np.uint64)
+    for i in range(k):
+        wi = co_perm[co_row, i]
+        for j in range(i + 1, k):
+            wj = co_perm[co_row, j]
+            if incl[wi] & _bit(wj):
+                e[wi] |= _bit(wj)
+    any_edge = False
+    for q in range(m):
+        r = loc_events[l, q]
+        if not is_read[r]:
+            continue
+        w = src[r]
+        if w < 0:
+            continue
+        wr = rmw_w[r]
+        if wr >= 0 and pos[wr] >= 0 and pos[w] >= 0 and pos[wr] < pos[w]:
+            return False                      # rmw ; co ; rf cycle
+        known = (coh_mask[l] & _bit(r)) != ZERO64 or \
+            ((coha & _bit(r)) != ZERO64 and (coha & _bit(w)) != ZERO64 and
+             (incl[w] & _bit(r)) != ZERO64)
+        if not known:
+            continue
+        any_edge = True
+        if incl[w] & _bit(r):
+            e[w] |= _bit(r)
+        if pos[w] >= 0:
+            for j in range(pos[w] + 1, k):
+                wj = co_perm[co_row, j]
+                if incl[r] & _bit(wj):
+                    e[r] |= _bit(wj)
+                    if wr >= 0 and pos[wr] > j and (incl[wj] & _bit(wr)):
+                        return False          # rmw atomicity: something co-between
+    if not any_edge:
+        return True
+    _closure(e, n)
+    for q in range(m):
+        a = loc_events[l, q]
+        h = cohord[a]
+        b = 0
+        while h:
+            if h & ONE:
+                if e[b] & _bit(a):
+                    return False              # a hb b eco+ a
+            h >>= ONE
+            b += 1
+    return True
+
+
+@njit(cache=True)
 def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_len,
-           read_loc, loc_events, loc_nev, coh_mask, cohord,
+           read_loc, loc_events, loc_nev, coh_mask, cohord, incl, coha, rmw_w,
            is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, obs_kind, obs_arg,
            nchecks, want_state):
     """Backtracking search over candidates: per location (in order), its co permutation, then
@@ -328,7 +389,9 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             l = loc_of_digit[d]
             if not _location_ok(l, src, val, co_row[l], co_perm, co_len, loc_events, loc_nev,
                                 coh_mask, cohord, is_read, val_const, wsrc, wop, wopnd,
-                                req_mode, req_val, n):
+                                req_mode, req_val, n) or \
+                    not _known_rule2_ok(l, src, co_row[l], co_perm, co_len, loc_events, loc_nev,
+                                        coh_mask, cohord, is_read, incl, coha, rmw_w, n):
                 fail_counts[nchecks] += 1
                 digit[d] += 1
                 continue
