@@ -39,6 +39,7 @@ from .cfg import expr_text
 from .ir import Atom, Condition, Const, Instr, Location, Test, Thread
 from .lexer import ParseError, Source, Token, parse_int, tokenize
 from .parse_c import CondParser
+from .printer import format_prop
 from .scopes import Placement
 
 HEADERS = ("Vulkan", "VULKAN", "vulkan")
@@ -136,13 +137,21 @@ class _VParser:
         if cp.peek().kind != "eof":
             raise self.err(cp.peek().pos, f"unexpected {cp.peek().text!r} after the final "
                                           "condition")
-        threads = tuple(Thread(p, tuple(codes[tid] + extra.get(tid, [])))
-                        for tid, p in enumerate(placements))
         meta = []
+        marks = []
         if ssw:
             meta.append(("ssw", tuple((a, b) for a, b, _ in ssw)))
+            marks.append("ssw=" + ",".join(f"{a}>{b}" for a, b, _ in ssw))
         if filt is not None:
             meta.append(("filter", filt))
+            marks.append("filter=" + format_prop(filt))
+        if marks:
+            # Test.meta does not take part in equality (the oracle's cache key): a no-op label
+            # at the end of P0 carries the ssw pairs and the filter, so that two tests differing
+            # only there never compare equal
+            extra.setdefault(0, []).append(Instr("label", attrs=("label=_meta", *marks)))
+        threads = tuple(Thread(p, tuple(codes[tid] + extra.get(tid, [])))
+                        for tid, p in enumerate(placements))
         if cond is None:
             cond = Condition("exists", Const(True))
         return Test(name=name, locations=tuple(self.locs.values()), threads=threads,
