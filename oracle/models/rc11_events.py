@@ -64,34 +64,34 @@ def to_pre_execution(test: Test, x0, combo) -> PreExecution:
     for loc in test.globals:
         final[loc.name] = pe.add(Event(f"R {loc.name} (final)", -1, loc_ids[loc.name]), "R", "FR")
     n = pe.n
-    iw = [e.eid for e in x0.events if e.tid < 0]
-    thread_ev = [e.eid for e in x0.events if e.tid >= 0]
-    for a in range(n0):
-        for b in range(n0):
-            if (x0.po[a] >> b) & 1:
-                pe.relate("po", a, b)
-                pe.relate("sb", a, b)
-                pe.relate("cohord", a, b)
-                if x0.events[a].kind == "R" and x0.events[b].kind == "W":
-                    pe.relate("nrf", b, a)
-            if (x0.rmw[a] >> b) & 1:
-                pe.relate("rmw", a, b)
-            if (x0.ext[a] >> b) & 1 and a not in iw and b not in iw:
-                pe.relate("ext", a, b)
-    for a in iw:
-        for b in thread_ev:
-            pe.relate("sb", a, b)
-    by_loc: dict[int, list[int]] = {}
+    pad = [0] * (n - n0)
+    iw = 0
+    for e in x0.events:
+        if e.tid < 0:
+            iw |= 1 << e.eid
+    thread_mask = ((1 << n0) - 1) & ~iw
+    po = list(x0.po)
+    pe.rels["po"] = po + pad
+    pe.rels["cohord"] = po + pad
+    pe.rels["sb"] = [row | (thread_mask if (iw >> i) & 1 else 0) for i, row in enumerate(po)] + pad
+    pe.rels["rmw"] = list(x0.rmw) + pad
+    pe.rels["ext"] = [0 if (iw >> i) & 1 else row & ~iw for i, row in enumerate(x0.ext)] + pad
+    reads = pe.set_mask("R")
+    writes = pe.set_mask("W")
+    nrf = [0] * n
+    for a in range(n0):                      # (w, r): r po-before w, never rf
+        if (reads >> a) & 1:
+            row = po[a] & writes
+            while row:
+                low = row & -row
+                nrf[low.bit_length() - 1] |= 1 << a
+                row ^= low
+    pe.rels["nrf"] = nrf
+    by_loc: dict[int, int] = {}
     for i, ev in enumerate(pe.events):
         if ev.loc_id >= 0:
-            by_loc.setdefault(ev.loc_id, []).append(i)
-    for evs in by_loc.values():
-        for a in evs:
-            for b in evs:
-                pe.relate("loc", a, b)
-    for name in ("po", "sb", "cohord", "nrf", "rmw", "ext", "loc"):
-        rows = pe.rels.setdefault(name, [])
-        rows.extend([0] * (n - len(rows)))
+            by_loc[ev.loc_id] = by_loc.get(ev.loc_id, 0) | (1 << i)
+    pe.rels["loc"] = [by_loc.get(ev.loc_id, 0) if ev.loc_id >= 0 else 0 for ev in pe.events]
     for name in ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR"):
         pe.sets.setdefault(name, set())
     for tid, path in enumerate(combo):
