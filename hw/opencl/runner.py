@@ -468,8 +468,3 @@ class OpenCLBackend(Backend):
                 raise BackendError(reason)
             time.sleep(delay)
             delay = min(delay * 2, 5e-3)
-
-
-def make_backend(spec: str | None) -> OpenCLBackend:
-    """Factory registered in ``hw.FAMILIES["opencl"]``."""
-    return OpenCLBackend(spec)
