@@ -142,7 +142,8 @@ class Campaign:
         self.coverage = cov.Coverage()
         self.done: set[int] = set()
         self.known: dict[str, dict] = {}
-        self.uid = f"seed{config.seed}-shard{config.shard[0]}of{config.shard[1]}"
+        self.uid = (f"{config.backend}-seed{config.seed}-"
+                    f"shard{config.shard[0]}of{config.shard[1]}")
 
     # -- set-up ----------------------------------------------------------------------------------
     def open(self) -> None:
@@ -182,7 +183,7 @@ class Campaign:
         self.stats.programs += 1
         self.stats.executions += e.get("executions", 0)
         st = e.get("status")
-        if st == "undef":
+        if st in ("undef", "all-undef"):
             self.stats.undef += 1
         elif st in ("oracle-error", "backend-error", "too-big"):
             self.stats.errors += 1
@@ -291,6 +292,8 @@ class Campaign:
         if estimate_events(test) > MAX_EVENTS:
             entry["error"] = f"{test.name}: more than {MAX_EVENTS} events"
             return "too-big"
+        if not test.locations:        # nothing observable (and the oracle need not see it)
+            return "no-memory"
         try:
             res = self.checker(test)
         except Exception as e:       # an oracle error on one program: recorded, campaign goes on
@@ -299,6 +302,8 @@ class Campaign:
         if res.verdict == "Undef":
             entry["ub"] = list(getattr(res, "ub", []))[:3]
             return "undef"
+        if all(v == UNDEF for s in res.states for v in s.values()):
+            return "all-undef"        # every outcome is allowed: running it cannot find anything
         entry["verdict"] = res.verdict
         try:
             hist = self._run(test, self.cfg.iterations, pseed, execs)
@@ -335,7 +340,7 @@ class Campaign:
         """The minimizer's predicate: some forbidden outcome shows on the backend (in one of two
         runs) and, when the original was clean on the baseline backend, none shows there."""
         def still_fails(t: Test) -> bool:
-            if estimate_events(t) > MAX_EVENTS:
+            if estimate_events(t) > MAX_EVENTS or not t.locations:
                 return False
             r = self.checker(t)
             if r.verdict == "Undef":

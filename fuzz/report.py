@@ -155,7 +155,7 @@ def _throughput_rows(camp: dict) -> list[str]:
         n = len(p["programs"])
         errs = s["oracle-error"] + s["backend-error"] + s["too-big"]
         rows.append(f"| {p['uid']} | `{m.get('backend', '?')}` | {n} | {s['finding']} | "
-                    f"{s['undef']} | {errs} | {s['unconfirmed']} | {p['active']:.1f} | "
+                    f"{s['undef'] + s['all-undef']} | {errs} | {s['unconfirmed']} | {p['active']:.1f} | "
                     f"{n / t:.1f} | {p['executions'] / t:,.0f} |")
     return rows
 
@@ -284,7 +284,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
         n = len(p["programs"])
         rows.append([e(p["uid"]), f"<code>{e(p['meta'].get('backend', '?'))}</code>",
                      f'<td class="num">{n}</td>', f'<td class="num">{s["finding"]}</td>',
-                     f'<td class="num">{s["undef"]}</td>',
+                     f'<td class="num">{s["undef"] + s["all-undef"]}</td>',
                      f'<td class="num">{s["oracle-error"] + s["backend-error"] + s["too-big"]}</td>',
                      f'<td class="num">{p["active"]:.1f}</td>', f'<td class="num">{n / t:.1f}</td>',
                      f'<td class="num">{p["executions"] / t:,.0f}</td>'])

@@ -11,7 +11,8 @@ import litmus
 from litmus.ir import prop_atoms
 from fuzz.coverage import kinds, scope_pairs
 from fuzz.fakes import sc_check
-from fuzz.strategies import (ALL_KINDS, FEATURES, FeatureError, RandomSource, common_scope,
+from fuzz.strategies import (ALL_KINDS, FEATURES, FeatureError, RandomSource, build_program,
+                             common_scope,
                              draw_placements, draw_program, estimate_events, parse_features,
                              programs)
 
@@ -94,7 +95,8 @@ def test_campaign_draws_cover_every_instruction_kind_and_scope_boundary():
 
 
 def test_near_misses_are_drawn_and_documented():
-    docs = [draw_program(2, i, near_miss=1.0).doc[0] for i in range(60)]
+    docs = [build_program(RandomSource(i), near_miss=1.0, shapes=["cycle", "barrier", "async"])
+            .doc[0] for i in range(60)]
     changes = [d.split("near miss: ")[1].split()[0] for d in docs if "near miss" in d]
     assert len(changes) >= 40
     assert {"narrow", "weaken", "drop"} <= set(changes)
