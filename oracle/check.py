@@ -124,78 +124,71 @@ def co_groups(pe: PreExecution) -> list[tuple[int, list[int]]]:
 
 
 def pack(pe: PreExecution, prog: Program) -> Packed:
+    """Pack a pre-execution into the engine's arrays (one numpy conversion per kind of data)."""
     n = pe.n
-    slots = np.zeros((prog.nslots, max(n, 1)), np.uint64)
-    for name in prog.base[len(DYNAMIC):]:
-        s = prog.slots[name]
-        if name in pe.sets:
-            for i in pe.sets[name]:
-                slots[s, i] = np.uint64(1) << np.uint64(i)
-        elif name in pe.rels:
-            rows = pe.rels[name]
-            slots[s, :min(len(rows), n)] = np.array(rows[:n], np.uint64)
-        else:
+    nn = max(n, 1)
+    slots = np.zeros((prog.nslots, nn), np.uint64)
+    names = prog.base[len(DYNAMIC):]
+    rows_all = []
+    bits = [1 << i for i in range(n)]
+    for name in names:
+        st = pe.sets.get(name)
+        if st is not None:
+            rows_all.append([bits[i] if i in st else 0 for i in range(n)])
+            continue
+        rows = pe.rels.get(name)
+        if rows is None:
             raise OracleError(f"model {prog.name} uses {name!r}, which the event builder does "
                               f"not provide")
+        rows = list(rows[:n])
+        rows_all.append(rows + [0] * (n - len(rows)))
+    if names and n:
+        slots[[prog.slots[x] for x in names], :n] = np.array(rows_all, np.uint64)
     rc = rf_candidates(pe)
-    reads = np.array(sorted(rc), np.int64)
+    reads_l = sorted(rc)
+    reads = np.array(reads_l, np.int64)
     maxc = max([len(v) for v in rc.values()] + [1])
-    cand = np.full((len(reads), maxc), -1, np.int64)
-    ncand = np.zeros(len(reads), np.int64)
-    for k, r in enumerate(reads):
-        cand[k, :len(rc[r])] = rc[r]
-        ncand[k] = len(rc[r])
+    cand = np.array([rc[r] + [-1] * (maxc - len(rc[r])) for r in reads_l] or [[-1]],
+                    np.int64)[:len(reads_l)]
+    ncand = np.array([len(rc[r]) for r in reads_l], np.int64)
     perms, starts, counts, lens = [], [], [], []
     for init, rest in co_groups(pe):
         starts.append(len(perms))
-        c = 0
-        for p in itertools.permutations(rest):
-            perms.append(([init] if init >= 0 else []) + list(p))
-            c += 1
-        counts.append(c)
-        lens.append(len(rest) + (1 if init >= 0 else 0))
-    width = max([len(p) for p in perms] + [1])
-    co_perm = np.zeros((max(len(perms), 1), width), np.int64)
-    for i, p in enumerate(perms):
-        co_perm[i, :len(p)] = p
-    lids = sorted({e.loc_id for e in pe.events if e.loc_id >= 0})
+        head = [init] if init >= 0 else []
+        before = len(perms)
+        perms.extend(head + list(p) for p in itertools.permutations(rest))
+        counts.append(len(perms) - before)
+        lens.append(len(rest) + len(head))
+    width = max(lens + [1])
+    co_perm = np.array([p + [0] * (width - len(p)) for p in perms] or [[0] * width], np.int64)
+    events = pe.events
+    lids = sorted({e.loc_id for e in events if e.loc_id >= 0})
     lidx = {lid: i for i, lid in enumerate(lids)}
-    read_loc = np.array([lidx[pe.events[r].loc_id] for r in reads], np.int64)
-    per = [[i for i, e in enumerate(pe.events) if e.loc_id == lid] for lid in lids]
-    loc_events = np.zeros((max(len(lids), 1), max([len(p) for p in per] + [1])), np.int64)
-    for i, evs in enumerate(per):
-        loc_events[i, :len(evs)] = evs
+    read_loc = np.array([lidx[events[r].loc_id] for r in reads_l], np.int64)
+    per = [[] for _ in lids]
+    for i, e in enumerate(events):
+        if e.loc_id >= 0:
+            per[lidx[e.loc_id]].append(i)
+    wmax = max([len(p) for p in per] + [1])
+    loc_events = np.array([p + [0] * (wmax - len(p)) for p in per] or [[0] * wmax], np.int64)
     loc_nev = np.array([len(p) for p in per], np.int64)
-    cohset = set(pe.sets.get("CO", ())) | set(pe.sets.get("CohR", ()))
-    coh_mask = np.zeros(max(len(lids), 1), np.uint64)
-    for i, evs in enumerate(per):
-        for e in evs:
-            if e in cohset:
-                coh_mask[i] |= np.uint64(1) << np.uint64(e)
-    cohord = np.zeros(max(n, 1), np.uint64)
-    cohord[:n] = np.array(pe.rel_rows("cohord"), np.uint64)
-    incl = np.zeros(max(n, 1), np.uint64)
-    incl[:n] = np.array(pe.rel_rows("incl"), np.uint64)
-    coha = 0
-    for i in pe.sets.get("CohA", ()):
-        coha |= 1 << i
-    rmw_w = np.full(max(n, 1), -1, np.int64)
-    for r, row in enumerate(pe.rels.get("rmw", ())):
-        if row:
-            rmw_w[r] = row.bit_length() - 1
-    ev = pe.events
-    is_read = np.zeros(n, np.bool_)
-    for r in pe.sets["R"]:
-        is_read[r] = True
+    cohset = pe.sets.get("CO", set()) | pe.sets.get("CohR", set())
+    coh_mask = np.array([sum(bits[e] for e in p if e in cohset) for p in per] or [0], np.uint64)
+    cohord = np.array(pe.rel_rows("cohord") or [0], np.uint64)
+    incl = np.array(pe.rel_rows("incl") or [0], np.uint64)
+    coha = sum(bits[i] for i in pe.sets.get("CohA", ()))
+    rmw_rows = pe.rel_rows("rmw")
+    rmw_w = np.array([row.bit_length() - 1 if row else -1 for row in rmw_rows] or [-1], np.int64)
+    rset = pe.sets["R"]
+    is_read = np.array([i in rset for i in range(n)] or [False], np.bool_)
+    attrs = np.array([[e.value, e.wsrc, e.wop, e.wopnd, e.req_mode, e.req_val] for e in events]
+                     or [[0, -1, 0, 0, 0, 0]], np.int64).T.copy()
     obs_kind = np.array([1 if k == "event" else 0 for _, (k, _) in pe.observables], np.int64)
     obs_arg = np.array([a for _, (_, a) in pe.observables], np.int64)
     return Packed(pe, slots, reads, cand, ncand, co_perm, read_loc, loc_events, loc_nev,
                   coh_mask, cohord, incl, np.uint64(coha), rmw_w, np.array(starts, np.int64),
                   np.array(counts, np.int64), np.array(lens, np.int64), is_read,
-                  np.array([e.value for e in ev], np.int64), np.array([e.wsrc for e in ev], np.int64),
-                  np.array([e.wop for e in ev], np.int64), np.array([e.wopnd for e in ev], np.int64),
-                  np.array([e.req_mode for e in ev], np.int64),
-                  np.array([e.req_val for e in ev], np.int64), obs_kind, obs_arg)
+                  attrs[0], attrs[1], attrs[2], attrs[3], attrs[4], attrs[5], obs_kind, obs_arg)
 
 
 def run_packed(p: Packed, prog: Program, want_state: bool = True):

@@ -284,13 +284,13 @@ def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_ma
         if w < 0:
             continue
         wr = rmw_w[r]
-        if wr >= 0 and pos[wr] >= 0 and pos[w] >= 0 and pos[wr] < pos[w]:
-            return False                      # rmw ; co ; rf cycle
         known = (coh_mask[l] & _bit(r)) != ZERO64 or \
             ((coha & _bit(r)) != ZERO64 and (coha & _bit(w)) != ZERO64 and
              (incl[w] & _bit(r)) != ZERO64)
         if not known:
             continue
+        if wr >= 0 and pos[wr] >= 0 and pos[w] >= 0 and pos[wr] < pos[w]:
+            return False                      # rmw ; co ; rf cycle
         any_edge = True
         if incl[w] & _bit(r):
             e[w] |= _bit(r)
@@ -376,6 +376,8 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     while d >= 0:
         if digit[d] >= radix[d]:
             digit[d] = 0
+            if dig_kind[d] == 1:
+                src[reads[dig_idx[d]]] = -2
             d -= 1
             if d >= 0:
                 digit[d] += 1
@@ -385,6 +387,13 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
         else:
             q = dig_idx[d]
             src[reads[q]] = cand[q, digit[d]]
+            # reads of this location not chosen yet are -2 (skipped): the check is monotone
+            if not dig_end[d] and not _known_rule2_ok(
+                    loc_of_digit[d], src, co_row[loc_of_digit[d]], co_perm, co_len, loc_events,
+                    loc_nev, coh_mask, cohord, is_read, incl, coha, rmw_w, n):
+                fail_counts[nchecks] += 1
+                digit[d] += 1
+                continue
         if dig_end[d]:
             l = loc_of_digit[d]
             if not _location_ok(l, src, val, co_row[l], co_perm, co_len, loc_events, loc_nev,
