@@ -133,15 +133,19 @@ def static(x: Execution) -> dict:
             s["SEMVIS"] |= b
     # same scope instance relations (initial writes belong to no thread)
     same = [[0] * n for _ in range(3)]            # ssg, swg, sqf
-    for a in ev:
-        if a.tid < 0:
-            continue
-        for b in ev:
-            if b.tid < 0:
-                continue
-            for r in range(3):
-                if _instance(test, a.tid, r) == _instance(test, b.tid, r):
-                    same[r][a.eid] |= 1 << b.eid
+    of_thread: dict[int, int] = {}
+    for e in ev:
+        if e.tid >= 0:
+            of_thread[e.tid] = of_thread.get(e.tid, 0) | (1 << e.eid)
+    for r in range(3):
+        group: dict[tuple, int] = {}
+        for tid, mask in of_thread.items():
+            key = _instance(test, tid, r)
+            group[key] = group.get(key, 0) | mask
+        row_of = {tid: group[_instance(test, tid, r)] for tid in of_thread}
+        for e in ev:
+            if e.tid >= 0:
+                same[r][e.eid] = row_of[e.tid]
     ssg, swg, sqf = same
     inscope = [0] * n
     for a in ev:
