@@ -313,7 +313,10 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     elif bid == -3:
                         obj = nwg * 17 + tcl[t]
                         arrg[t, CLUSTER_SLOT] = bgen[obj] + 1
-                        if row[2] == 1 or clarr[twg[t]] != bgen[obj]:
+                        if row[2] == 1:      # mutant: one arrival per wave of the workgroup
+                            barr[obj] += bexp0[twg[t] * 17]
+                            _bar_check(obj, bexp, barr, bgen)
+                        elif clarr[twg[t]] != bgen[obj]:
                             clarr[twg[t]] = bgen[obj]
                             barr[obj] += 1
                             _bar_check(obj, bexp, barr, bgen)

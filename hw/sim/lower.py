@@ -168,7 +168,6 @@ class _Lowerer:
         out: list[tuple[int, tuple]] = []
         marks: list[int] = []          # counter ops issued at each pending asyncmark
         issued = {c: 0 for c in range(5)}
-        signalled_cluster = False
 
         def emit(i, *uops):
             for u in uops:
@@ -284,18 +283,10 @@ class _Lowerer:
                 emit(i, *seq, (BARRIVE, -1), (BARWAIT, -1))
             elif b == "bar.signal":
                 bid = ins.args[0]
-                if bid == -3:
-                    signalled_cluster = True
-                emit(i, (BARRIVE, bid))
+                per_wave = 1 if (bid == -3 and m == "cluster-multi-arrive") else 0
+                emit(i, (BARRIVE, bid, per_wave))
             elif b == "bar.wait":
-                bid = ins.args[0]
-                seq = []
-                if bid == -3 and m == "cluster-multi-arrive" and not signalled_cluster:
-                    seq.append((BARRIVE, -3, 1))
-                if bid == -3:
-                    signalled_cluster = False
-                seq.append((BARWAIT, bid, 1 if m == "named-wait-operand" else 0))
-                emit(i, *seq)
+                emit(i, (BARWAIT, ins.args[0], 1 if m == "named-wait-operand" else 0))
             elif b == "bar.init":
                 emit(i, (BARINIT, ins.args[0], ins.args[1]))
             elif b == "bar.join":

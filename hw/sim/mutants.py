@@ -99,9 +99,10 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in [
            "joined, whatever its operand; the mutant uses the operand"),
     Mutant("cluster-multi-arrive",
            "several waves per workgroup arrive at the cluster barrier",
-           "only one wave per workgroup may arrive at barrier -3 on behalf of its workgroup; "
-           "lowering every cluster wait as signal+wait (the -1 s_barrier idiom) makes each "
-           "wave count, so the barrier completes before the other workgroups arrive",
+           "only one wave per workgroup may arrive at barrier -3, on behalf of its workgroup; "
+           "issuing the cluster signal from every wave of the workgroup (the isfirst guard of "
+           "the cluster-barrier sequence dropped) counts the workgroup once per wave, so the "
+           "barrier completes before the other workgroups arrive",
            profile="gfx1250"),
     Mutant("tgsplit-wg-as-wave",
            "workgroup scope lowered as wavefront scope in tgsplit mode",
