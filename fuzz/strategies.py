@@ -286,12 +286,14 @@ def _access_kind(src, features: frozenset[str], write: bool, lds: bool,
     opts = []
     if "atomics" in features:
         opts.append(("atom", 6.0))
-    if atomic_only and features & {"atomics", "rmw", "cas"}:
+    if atomic_only:
+        atomic = list(opts)
         if "rmw" in features:
-            opts.append(("rmw", 1.0))
+            atomic.append(("rmw", 1.0))
         if "cas" in features and write:
-            opts.append(("cas", 0.7))
-        return src.weighted(opts)
+            atomic.append(("cas", 0.7))
+        if atomic:
+            return src.weighted(atomic)
     if "plain" in features:
         opts.append(("plain", 1.5))
     if "av" in features and not lds:
@@ -302,6 +304,8 @@ def _access_kind(src, features: frozenset[str], write: bool, lds: bool,
         opts.append(("rmw", 1.0))
     if "cas" in features and write:
         opts.append(("cas", 0.7))
+    if not opts:          # only cas can read: a cas that never matches (see _read)
+        return "cas"
     return src.weighted(opts)
 
 
@@ -313,6 +317,9 @@ def _read(b: _Builder, tid: int, loc: str, kind: str, order: str, scope: str, no
     if kind == "rmw":   # a read that writes back what it read: rmw.add 0 / rmw.or 0
         return b.emit(tid, Instr("rmw", access="atom", order=order, scope=scope, noav=noav,
                                  op="add", reg=r, loc=loc, args=(0,)))
+    if kind == "cas":   # an atomic read: expects -1, which no write of a generated test stores
+        return b.emit(tid, Instr("cas", access="atom", order=order, fail_order=order,
+                                 scope=scope, noav=noav, reg=r, loc=loc, args=(-1, -1)))
     if kind == "av":
         return b.emit(tid, Instr("ld", access="vis", scope=scope, reg=r, loc=loc))
     if kind == "vol":
@@ -465,8 +472,7 @@ def _cycle(src, features: frozenset[str], near_miss: float) -> Test:
                              else "atom", _fit_order(order, "W", acc), scope, False, v)
                 written.setdefault(loc, []).append((i, ins))
             else:
-                ins = _read(b, i, loc, acc if acc != "cas" else "atom", _fit_order(order, "R", acc),
-                            scope, False)
+                ins = _read(b, i, loc, acc, _fit_order(order, "R", acc), scope, False)
                 reads.append((i, ins, loc))
             if which == 0 and mode == "fence":
                 fo = {("W", "W"): "rel", ("R", "R"): "acq", ("R", "W"): "acq_rel",
@@ -776,7 +782,6 @@ def _random(src, features: frozenset[str], near_miss: float) -> Test:
                 if ins.reg:
                     reads.append((t, ins))
             else:
-                acc = "atom" if acc == "cas" else acc
                 order = src.choice(("rlx", "acq", "sc"))
                 reads.append((t, _read(b, t, loc, acc, order, scope, noav)))
     for t, ins in reads:

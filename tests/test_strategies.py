@@ -23,7 +23,7 @@ def _written_values(test):
     for _, _, ins in test.instructions():
         if ins.base == "st" or (ins.base == "rmw" and ins.op == "xchg"):
             out[ins.loc].append(ins.args[0])
-        elif ins.base == "cas":
+        elif ins.base == "cas" and ins.args[0] != -1:    # (-1, -1): a cas used as a read
             out[ins.loc].append(ins.args[1])
     return out
 
@@ -52,6 +52,15 @@ def test_programs_are_well_formed_and_small(test):
 def test_features_select_the_instruction_set(test):
     assert set(kinds(test)) <= {"ld.atom", "st.atom", "fence"}
     assert not test.lds_locations
+
+
+@settings(max_examples=30, deadline=None)
+@given(programs(features="cas,fences"))
+def test_cas_only_programs_read_with_a_cas(test):
+    assert set(kinds(test)) <= {"cas", "fence"}
+    for _, _, ins in test.instructions():
+        if ins.base == "cas" and ins.args[0] == -1:
+            assert ins.args == (-1, -1)
 
 
 @settings(max_examples=40, deadline=None)
