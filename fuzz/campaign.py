@@ -227,8 +227,8 @@ class Campaign:
             i += n
 
     def run(self) -> Stats:
+        _ = self.backend, self.checker, self.baseline   # bad names fail before DIR is touched
         self.open()
-        _ = self.backend, self.checker, self.baseline
         self._warm_up()
         if self.progress:
             self.progress.begin(self.stats)

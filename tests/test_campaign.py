@@ -244,3 +244,21 @@ def test_sigkill_and_resume_lose_nothing(tmp_path):
     vic_f = {r["id"]: sorted(s["index"] for s in r["sources"]) for r in load_findings(str(victim))}
     assert vic_f == ref_f and ref_f
     assert not [n for n in os.listdir(victim / "findings") if n.startswith(".")]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--features", "atomix"], "unknown feature 'atomix'"),
+    (["--shard", "3/2"], "bad --shard '3/2'"),
+    (["--backend", "nosuch"], "unknown backend 'nosuch'"),
+    (["--time", "-1"], "bad --time"),
+])
+def test_cli_errors_are_one_line_and_leave_no_campaign(tmp_path, capsys, args, message):
+    from fuzz.cli import main
+    out = tmp_path / "c"
+    argv = ["fuzz", "--backend", "sim", "--programs", "2", "--out", str(out), *args]
+    if "--backend" in args:
+        argv = ["fuzz", "--programs", "2", "--out", str(out), *args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert not out.exists()
