@@ -255,9 +255,11 @@ def test_sigkill_and_resume_lose_nothing(tmp_path):
 def test_cli_errors_are_one_line_and_leave_no_campaign(tmp_path, capsys, args, message):
     from fuzz.cli import main
     out = tmp_path / "c"
-    argv = ["fuzz", "--backend", "sim", "--programs", "2", "--out", str(out), *args]
-    if "--backend" in args:
-        argv = ["fuzz", "--programs", "2", "--out", str(out), *args]
+    argv = ["fuzz", "--out", str(out), *args]
+    if "--backend" not in args:
+        argv += ["--backend", "sim"]
+    if "--time" not in args:
+        argv += ["--programs", "2"]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
