@@ -128,3 +128,27 @@ def test_timeline_marks_findings(campaign_dir):
     page = open(os.path.join(campaign_dir, "report.html"), encoding="utf-8").read()
     n = len({r["first"]["index"] for r in load_findings(campaign_dir)})
     assert page.count('class="finding" cx=') >= n
+
+
+def test_report_renders_for_a_real_simulator_finding(tmp_path):
+    """A real finding (sim:cas-spurious against the AMDGPU oracle) with oracle.explain's graph."""
+    out = str(tmp_path / "real")
+    cfg = Config(backend="sim:cas-spurious", baseline="sim", out=out, seed=0, time=60,
+                 iterations=300, max_findings=1, minimize_seconds=15)
+    Campaign(cfg).run()
+    fs = load_findings(out)
+    assert fs, "sim:cas-spurious not found in 60 s"
+    page, md = build_report(out)
+    p = _Outline()
+    with open(page, encoding="utf-8") as f:
+        p.feed(f.read())
+    assert p.stack == []
+    assert {"summary", "throughput", "timeline", "coverage"} <= set(p.sections)
+    assert p.finding_svgs >= 1                     # oracle.explain's execution graph
+    expl = [t for c, t in p.pres if c == "explanation"]
+    assert expl and all("FORBIDDEN" in t or "forbid" in t.lower() for t in expl)
+    text = open(md, encoding="utf-8").read()
+    for rec in fs:
+        assert rec["test"].strip() in text
+        assert rec["mutant"] == "cas-spurious" and "mutant `cas-spurious`" in text
+    assert "**FORBIDDEN**" in text and "| outcome | count | model |" in text
