@@ -100,17 +100,34 @@ def test_corpus_present():
 
 fuzz_strategies = pytest.importorskip("fuzz.strategies")
 
-FEATS = frozenset({"atomics", "plain", "av", "vol", "rmw", "cas", "fences", "noav", "lds"})
+FEATS = frozenset({"atomics", "plain", "av", "vol", "rmw", "cas", "fences", "noav", "lds",
+                   "agents"})
+SYNC_FEATS = FEATS | {"async", "barriers", "cluster", "named"}
+
+
+def _random_sound(test, profiles):
+    allows = judge(test)
+    if allows is None:
+        return
+    for prof in profiles:
+        try:
+            hist = make_backend(prof).run(test, 3000, seed=7)
+        except BackendError as e:       # every iteration hung: only allowed for Undef tests
+            raise AssertionError(f"sim:{prof}: {e}\n{litmus.format_test(test)}")
+        bad = [o for o, _ in hist.outcomes() if not allows(o)]
+        assert not bad, f"sim:{prof} shows forbidden {bad[0]} for\n{litmus.format_test(test)}"
+        assert not hist.params.get("deadlocks"), \
+            f"sim:{prof} hangs on a defined test\n{litmus.format_test(test)}"
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(fuzz_strategies.programs(FEATS, near_miss=0.5, shapes=("cycle", "coherence",
                                                                "atomicity", "random")))
 def test_random_programs_sound(test):
-    allows = judge(test)
-    if allows is None:
-        return
-    for prof in ("gfx942", "gfx12", "gfx90a,mtype=NC"):
-        hist = make_backend(prof).run(test, 3000, seed=7)
-        bad = [o for o, _ in hist.outcomes() if not allows(o)]
-        assert not bad, f"sim:{prof} shows forbidden {bad[0]} for\n{litmus.format_test(test)}"
+    _random_sound(test, ("gfx942", "gfx12", "gfx90a,mtype=NC"))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(fuzz_strategies.programs(SYNC_FEATS, near_miss=0.5, shapes=("async", "barrier")))
+def test_random_async_and_barrier_programs_sound(test):
+    _random_sound(test, ("gfx942", "gfx1250"))
