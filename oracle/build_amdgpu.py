@@ -440,6 +440,8 @@ def _undef_ok(pe: PreExecution) -> None:
     pe.sets.setdefault("CohR", set())
     # an atomic read of an atomic write with inclusive scopes is, if defined, a rule-2 read
     pe.sets["CohA"] = set(pe.sets["A"])
+    # the model's 'atomicity-order' check (irreflexive rmw ; co ; rf) holds for every defined read
+    pe.sets["CohRmw"] = {r for r, row in enumerate(pe.rels["rmw"]) if row}
     # the static part of hb that per-location coherence must respect (used to prune the search)
     pe.rels["cohord"] = [p | i | f | a for p, i, f, a in zip(pe.rels["po"], pe.rels["ini"],
                                                              pe.rels["fin"], pe.rels["aso"])]

@@ -72,6 +72,7 @@ class Packed:
     cohord: np.ndarray
     incl: np.ndarray
     coha: np.uint64
+    cohrmw: np.uint64
     rmw_w: np.ndarray
     co_start: np.ndarray
     co_count: np.ndarray
@@ -177,6 +178,7 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
     cohord = np.array(pe.rel_rows("cohord") or [0], np.uint64)
     incl = np.array(pe.rel_rows("incl") or [0], np.uint64)
     coha = sum(bits[i] for i in pe.sets.get("CohA", ()))
+    cohrmw = sum(bits[i] for i in pe.sets.get("CohRmw", ()))
     rmw_rows = pe.rel_rows("rmw")
     rmw_w = np.array([row.bit_length() - 1 if row else -1 for row in rmw_rows] or [-1], np.int64)
     rset = pe.sets["R"]
@@ -186,7 +188,7 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
     obs_kind = np.array([1 if k == "event" else 0 for _, (k, _) in pe.observables], np.int64)
     obs_arg = np.array([a for _, (_, a) in pe.observables], np.int64)
     return Packed(pe, slots, reads, cand, ncand, co_perm, read_loc, loc_events, loc_nev,
-                  coh_mask, cohord, incl, np.uint64(coha), rmw_w, np.array(starts, np.int64),
+                  coh_mask, cohord, incl, np.uint64(coha), np.uint64(cohrmw), rmw_w, np.array(starts, np.int64),
                   np.array(counts, np.int64), np.array(lens, np.int64), is_read,
                   attrs[0], attrs[1], attrs[2], attrs[3], attrs[4], attrs[5], obs_kind, obs_arg)
 
@@ -195,7 +197,7 @@ def run_packed(p: Packed, prog: Program, want_state: bool = True):
     from .engine import search
     return search(p.slots, prog.prelude, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm, p.co_start,
                   p.co_count, p.co_len, p.read_loc, p.loc_events, p.loc_nev, p.coh_mask,
-                  p.cohord, p.incl, p.coha, p.rmw_w, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
+                  p.cohord, p.incl, p.coha, p.cohrmw, p.rmw_w, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
                   p.req_mode, p.req_val, p.obs_kind, p.obs_arg, len(prog.checks), want_state)
 
 

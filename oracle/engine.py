@@ -258,7 +258,7 @@ def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_
 
 @njit(cache=True)
 def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
-                    is_read, incl, coha, rmw_w, n):
+                    is_read, incl, coha, cohrmw, rmw_w, n):
     """Pruning with reads known to be coherent: CohR reads, and reads in CohA reading a write in
     CohA with inclusive scopes (for AMDGPU: such a read, if defined, is defined by rule 2).
     Sound because eco only grows with more such reads: a cycle cohord ; eco+ (cohord is part of
@@ -287,10 +287,11 @@ def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_ma
         known = (coh_mask[l] & _bit(r)) != ZERO64 or \
             ((coha & _bit(r)) != ZERO64 and (coha & _bit(w)) != ZERO64 and
              (incl[w] & _bit(r)) != ZERO64)
+        if wr >= 0 and (known or (cohrmw & _bit(r)) != ZERO64) and pos[wr] >= 0 and \
+                pos[w] >= 0 and pos[wr] < pos[w]:
+            return False                      # rmw ; co ; rf cycle
         if not known:
             continue
-        if wr >= 0 and pos[wr] >= 0 and pos[w] >= 0 and pos[wr] < pos[w]:
-            return False                      # rmw ; co ; rf cycle
         any_edge = True
         if incl[w] & _bit(r):
             e[w] |= _bit(r)
@@ -319,7 +320,7 @@ def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_ma
 
 @njit(cache=True)
 def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_len,
-           read_loc, loc_events, loc_nev, coh_mask, cohord, incl, coha, rmw_w,
+           read_loc, loc_events, loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w,
            is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, obs_kind, obs_arg,
            nchecks, want_state):
     """Backtracking search over candidates: per location (in order), its co permutation, then
@@ -390,7 +391,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             # reads of this location not chosen yet are -2 (skipped): the check is monotone
             if not dig_end[d] and not _known_rule2_ok(
                     loc_of_digit[d], src, co_row[loc_of_digit[d]], co_perm, co_len, loc_events,
-                    loc_nev, coh_mask, cohord, is_read, incl, coha, rmw_w, n):
+                    loc_nev, coh_mask, cohord, is_read, incl, coha, cohrmw, rmw_w, n):
                 fail_counts[nchecks] += 1
                 digit[d] += 1
                 continue
@@ -400,7 +401,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                                 coh_mask, cohord, is_read, val_const, wsrc, wop, wopnd,
                                 req_mode, req_val, n) or \
                     not _known_rule2_ok(l, src, co_row[l], co_perm, co_len, loc_events, loc_nev,
-                                        coh_mask, cohord, is_read, incl, coha, rmw_w, n):
+                                        coh_mask, cohord, is_read, incl, coha, cohrmw, rmw_w, n):
                 fail_counts[nchecks] += 1
                 digit[d] += 1
                 continue
