@@ -168,7 +168,7 @@ def draw_placements(src, n: int, features: frozenset[str]) -> tuple[Placement, .
     if "cluster" in features:
         rel_opts.append(("cluster", 1.5))
     if "agents" in features:
-        rel_opts.append(("agent", 1.0))
+        rel_opts.append(("agent", 2.0))
     ids: list[list[int]] = [[0, 0, 0, 0]]  # agent, cluster, wg, wave
     for i in range(1, n):
         ref = list(ids[src.integer(0, i - 1)])
@@ -369,6 +369,11 @@ def _near_miss(src, b: _Builder, features: frozenset[str], protected: set[int] =
                 cands.append(("lax", tid, i))
     if not cands:
         return ""
+    if "noav" in features and any(c[0] == "noav" for c in cands) and src.chance(0.15):
+        for w, tid, i in cands:    # .noav on every synchronizing op, as MMRA-annotated code has
+            if w == "noav":
+                b.code[tid][i] = b.code[tid][i].replace(noav=True)
+        return "noav everywhere"
     what, tid, i = src.choice(cands)
     ins = b.code[tid][i]
     if what == "narrow":
@@ -673,9 +678,15 @@ def _barrier(src, features: frozenset[str], near_miss: float) -> Test:
     b = _Builder(pl)
     lds = kind != "cluster" and "lds" in features and src.chance(0.3)
     x = b.loc("a" if lds else "x", lds=lds)
+    decoy = False
     if kind == "named":
         bid = src.integer(1, 2)
         b.emit(0, Instr("bar.init", args=(bid, 2)))
+        # the consumer waits with another barrier's id: a wait waits on the last *joined* named
+        # barrier, whatever its operand; the other barrier (count 1) completes at once
+        decoy = src.chance(0.4)
+        if decoy:
+            b.emit(1, Instr("bar.init", args=(3 - bid, 1)))
         for t in (0, 1):
             b.emit(t, Instr("barrier"))
             b.emit(t, Instr("bar.join", args=(bid,)))
@@ -692,8 +703,9 @@ def _barrier(src, features: frozenset[str], near_miss: float) -> Test:
         elif kind == "named":
             nb = b.code[0][0].args[0]
             b.emit(t, Instr("bar.signal", args=(nb,)))
-            wait_id = nb if not src.chance(0.3) else (3 - nb)   # the wait uses the joined one
-            b.emit(t, Instr("bar.wait", args=(wait_id,)))
+            if t == 1 and decoy:
+                b.emit(t, Instr("bar.signal", args=(3 - nb,)))
+            b.emit(t, Instr("bar.wait", args=(3 - nb if t == 1 and decoy else nb,)))
         else:
             b.emit(t, Instr("bar.signal", args=(bid,)))
             b.emit(t, Instr("bar.wait", args=(bid,)))
