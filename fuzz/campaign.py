@@ -154,6 +154,7 @@ class Campaign:
             raise CampaignError(f"{self.dir}: already holds a campaign (use --resume, or another "
                                 "--out)")
         os.makedirs(findings_dir(self.dir), exist_ok=True)
+        self._lock()
         clean_temporaries(self.dir)
         clean_temporaries(findings_dir(self.dir))
         if os.path.exists(meta_path):
@@ -178,6 +179,16 @@ class Campaign:
         self.journal = Journal(jpath)
         self.journal.append({"type": "session", "ts": time.time(), "resume": self.cfg.resume,
                              "pid": os.getpid(), "done": len(self.done)})
+
+    def _lock(self) -> None:
+        """One process per campaign directory (the lock dies with the process, even on SIGKILL)."""
+        import fcntl
+        self._lock_file = open(os.path.join(self.dir, ".lock"), "w")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise CampaignError(f"{self.dir}: another scopefuzz process is running this "
+                                "campaign") from None
 
     def _count(self, e: dict) -> None:
         self.stats.programs += 1
@@ -252,6 +263,7 @@ class Campaign:
                     break
         finally:
             self.journal.close()
+            self._lock_file.close()
             if self.progress:
                 self.progress.finish(self.stats, self.coverage)
         return self.stats

@@ -264,3 +264,18 @@ def test_cli_errors_are_one_line_and_leave_no_campaign(tmp_path, capsys, args, m
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
     assert not out.exists()
+
+
+def test_one_process_per_campaign_directory(tmp_path):
+    cfg = Config(backend="fake", out=str(tmp_path / "c"), programs=2, features=FEATS,
+                 iterations=20)
+    first = Campaign(cfg, backend=StaleReadBackend(0.0), checker=sc_check)
+    first.open()                      # holds the directory's lock
+    again = Config(backend="fake", out=str(tmp_path / "c"), programs=2, features=FEATS,
+                   iterations=20, resume=True)
+    with pytest.raises(CampaignError, match="another scopefuzz process"):
+        Campaign(again, backend=StaleReadBackend(0.0), checker=sc_check).run()
+    first.journal.close()
+    first._lock_file.close()
+    Campaign(again, backend=StaleReadBackend(0.0), checker=sc_check).run()
+    assert sorted(e["i"] for e in _programs(tmp_path / "c")) == [0, 1]
