@@ -6,7 +6,7 @@ Release part of an operation at scope S (before it), acquire part (after it):
 =========  ======================================  ==============================================
 scope      release                                 acquire
 =========  ======================================  ==============================================
-wave       -                                       -
+wave       lgkmcnt(0) (lanes: see below)           lgkmcnt(0)
 wg         lgkmcnt(0) [+ vmcnt(0) in tgsplit];      lgkmcnt(0) [+ vmcnt(0), L1 inv in tgsplit];
            GFX12: loadcnt/storecnt/dscnt(0)        GFX12 (CU mode): dscnt(0)
 agent      vmcnt(0) lgkmcnt(0) (GFX12: all three)  vmcnt(0) lgkmcnt(0), L1 invalidate
@@ -18,7 +18,10 @@ treats the same way). Load/store cache levels: wave → may hit L1; wg → L1 (b
 cluster/agent → bypass L1 (glc / sc1 / SCOPE_DEV); sys → system level. RMWs always go to L2.
 A seq_cst load starts with a full wait; seq_cst stores are release stores, rmws and fences
 acq_rel. ``.noav`` drops the cache writeback/invalidate of the release/acquire but keeps the waits.
-LDS accesses use workgroup scope whatever their syncscope.
+LDS accesses use workgroup scope whatever their syncscope. LLVM emits nothing for wavefront
+scope because a wave executes its (diverged) lanes in order; the simulator runs the lanes of one
+wave as separate instruction streams, so it keeps that order with an ``lgkmcnt(0)`` at wavefront
+releases and acquires (vector-memory ops of one CU are already in order per address).
 """
 
 from __future__ import annotations
@@ -114,12 +117,16 @@ class _Lowerer:
 
     def release(self, s: str, noav: bool):
         r = RANK[s]
-        if r <= RANK["wave"]:
+        if r <= RANK["thread"]:
             return []
         p, m = self.p, self.m
         if m == "noav-drops-order" and noav:
             return []
-        if r == RANK["wg"]:
+        if r == RANK["wave"]:
+            # lanes of one wave are simulated as separate instruction streams; the lgkmcnt
+            # wait stands for the wave executing its diverged lanes in order
+            seq = [(WAIT, CNT_LGKM, 0)]
+        elif r == RANK["wg"]:
             seq = self._waits(p.tgsplit or p.family == "gfx12")
         else:
             seq = self._waits(True)
@@ -137,12 +144,14 @@ class _Lowerer:
 
     def acquire(self, s: str, noav: bool):
         r = RANK[s]
-        if r <= RANK["wave"]:
+        if r <= RANK["thread"]:
             return []
         p, m = self.p, self.m
         if m == "noav-drops-order" and noav:
             return []
-        if r == RANK["wg"]:
+        if r == RANK["wave"]:
+            seq = [(WAIT, CNT_LGKM, 0)]      # see release()
+        elif r == RANK["wg"]:
             if p.tgsplit:
                 seq = self._waits(True) + [(INV1,)]
             else:
