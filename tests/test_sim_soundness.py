@@ -131,3 +131,23 @@ def test_random_programs_sound(test):
 @given(fuzz_strategies.programs(SYNC_FEATS, near_miss=0.5, shapes=("async", "barrier")))
 def test_random_async_and_barrier_programs_sound(test):
     _random_sound(test, ("gfx942", "gfx1250"))
+
+
+LANES = """AMDGPU cycle2-RRWW
+"Found by soundness fuzzing: two lanes of one wave, wave-scope acquire after an LDS rmw."
+{ y = 0; lds x = 0; }
+ P0@wave 0, wg 0       | P1@wave 0, wg 0     ;
+ rmw.add.wave r0, x, 0 | st.atom.wave y, 1   ;
+ fence.acq.wave        | st.atom.rel.wg x, 1 ;
+ ld.atom.wave r1, y    |                     ;
+exists (P0:r0 == 1 /\\ P0:r1 == 0)
+"""
+
+
+def test_lanes_of_one_wave_regression():
+    test = litmus.parse(LANES)
+    res = oracle.check(test)
+    assert res.verdict == "No"
+    for prof in ("gfx942", "gfx12"):
+        hist, complete = make_backend(prof).explore(test, 200_000)
+        assert complete and all(res.allows(o) for o, _ in hist.outcomes())
