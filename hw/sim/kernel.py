@@ -50,7 +50,7 @@ def _choose(n, mode, rng, ch, nopt, depth, nprefix):
     if n <= 1:
         return 0
     if mode == 0:
-        return np.int64((_next(rng) >> np.uint64(33)) % np.uint64(n))
+        return np.int64(((_next(rng) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
     d = depth[0]
     c = 0
     if d < nprefix:
