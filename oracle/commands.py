@@ -178,7 +178,10 @@ def cmd_bench(args) -> int:
         print(f"[{name}]")
         sys.stdout.flush()
         for label, value, unit in mod.run(args):
-            v = f"{value:,.1f}" if isinstance(value, float) else f"{value}"
+            if isinstance(value, float):
+                v = f"{value:,.1f}" if abs(value) >= 100 else f"{value:.4g}"
+            else:
+                v = f"{value}"
             print(f"  {label:<58} {v:>12} {unit}")
             sys.stdout.flush()
     return 0
