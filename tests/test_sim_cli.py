@@ -159,3 +159,21 @@ def test_run_exhaustive_mode(capsys):
     # every allowed state of this test is reached by some scheduling
     assert {(r["outcome"]["P1:r0"], r["outcome"]["P1:r1"]) for r in obj["histogram"]} == \
         {(0, 0), (0, 1), (1, 1)}
+
+
+def test_too_big_program_is_a_one_line_backend_error():
+    from hw import BackendError
+    rows = "\n".join(" st x, 1 ;" for _ in range(300))
+    test = litmus.parse(f"AMDGPU big\n{{ x = 0; }}\n P0 ;\n{rows}\nexists (x == 1)\n")
+    with pytest.raises(BackendError) as e:
+        get_backend("sim").run(test, 10, 0)
+    assert "in-flight" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_exhaustive_cap_reports_incomplete():
+    # 2 threads x 60 stores: far more schedules than the cap of 50
+    rows = "\n".join(f" st.atom.agent x, {i} | st.atom.agent y, {i} ;" for i in range(1, 61))
+    test = litmus.parse(f"AMDGPU deep\n{{ x = 0; y = 0; }}\n P0@wg 0 | P1@wg 1 ;\n{rows}\n"
+                        f"exists (x == 60)\n")
+    hist, complete = get_backend("sim").explore(test, 50)
+    assert not complete and hist.total == 50

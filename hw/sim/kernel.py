@@ -52,12 +52,14 @@ def _choose(n, mode, rng, ch, nopt, depth, nprefix):
     if mode == 0:
         return np.int64(((_next(rng) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
     d = depth[0]
+    depth[0] = d + 1
+    if d >= ch.shape[0]:          # deeper than the choice vector: not explored (incomplete)
+        return 0
     c = 0
     if d < nprefix:
         c = ch[d]
     ch[d] = c
     nopt[d] = n
-    depth[0] = d + 1
     return c
 
 
@@ -618,6 +620,7 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
     n = 0
     stats[3] = 0
     st2 = np.zeros(2, np.int64)
+    truncated = False
     while n < max_schedules:
         depth[0] = 0
         simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
@@ -632,11 +635,13 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
         if st2[1]:
             stats[2] += 1
             break
-        d = depth[0] - 1
+        if depth[0] > MAXD:
+            truncated = True
+        d = min(depth[0], MAXD) - 1
         while d >= 0 and ch[d] + 1 >= nopt[d]:
             d -= 1
         if d < 0:
-            stats[3] = 1
+            stats[3] = 0 if truncated else 1
             break
         ch[d] += 1
         nprefix = d + 1

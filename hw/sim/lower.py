@@ -33,6 +33,7 @@ import numpy as np
 from litmus import Test
 from litmus.ir import is_acquire, is_release
 
+from .kernel import QMAX
 from .profiles import Profile
 from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CNT_LGKM, CNT_LOAD, CNT_STORE,
                    CNT_VM, DMA, GCAS, GLD, GRMW, GST, GSTR, INV1, INV2, LCAS, LLD, LRMW, LST,
@@ -350,6 +351,11 @@ def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
         regs = {r: j for j, r in enumerate(test.registers(t))}
         regmaps.append(regs)
         listings.append(lw.lower(t, test.threads[t].code, regs))
+    inflight = sum(1 for lst in listings for _, u in lst
+                   if u[0] in (GLD, GST, GRMW, GCAS, GSTR, DMA, LLD, LST, LRMW, LCAS))
+    if inflight > QMAX:
+        raise LoweringError(f"{inflight} memory micro-ops: more than the simulator's "
+                            f"{QMAX} in-flight slots")
     L = max(1, max(len(x) for x in listings))
     prog = np.zeros((T, L, NFIELDS), np.int64)
     plen = np.zeros(T, np.int64)
