@@ -259,7 +259,7 @@ def test_adding_a_fenced_barrier_never_adds_outcomes(cols, data):
     assert_covered(cols, strong)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(async_programs(), st.booleans())
 def test_engine_agrees_with_reference_on_async_and_barriers(cols, with_barrier):
     if with_barrier:

@@ -233,7 +233,7 @@ def test_sc_atomics_allow_exactly_the_interleavings(text):
 
 
 # --- engine vs. reference ---------------------------------------------------------------------------
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(programs(max_instrs=4))
 def test_engine_agrees_with_reference(text):
     test = litmus.parse(text)
