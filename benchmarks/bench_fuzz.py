@@ -36,13 +36,13 @@ def draw_rate(n: int) -> float:
     return n / (time.perf_counter() - t)
 
 
-def campaign_rate(seconds: float, tmp: str) -> tuple[float, float, int, int, int]:
+def campaign_rate(seconds: float, tmp: str) -> tuple[float, float, int, int, int, int]:
     cfg = Config(backend="sim", out=os.path.join(tmp, "sim"), seed=1, time=seconds,
                  iterations=1000)
     camp = Campaign(cfg)
     s = camp.run()
     t = max(s.active, 1e-9)
-    return s.programs / t, s.executions / t, s.programs, s.errors, s.undef
+    return s.programs / t, s.executions / t, s.programs, s.errors, s.undef, s.findings
 
 
 def kill_time(mutant: str, seconds: float, tmp: str):
@@ -71,11 +71,12 @@ def main() -> int:
         names = names[:3]
     print(f"  {'programs drawn per second':<58} {draw_rate(2000):>14,.0f} programs/s")
     with tempfile.TemporaryDirectory() as tmp:
-        p, e, n, err, und = campaign_rate(10.0 if args.quick else 30.0, tmp)
+        p, e, n, err, und, found = campaign_rate(10.0 if args.quick else 30.0, tmp)
         print(f"  {'campaign on sim: programs per second':<58} {p:>14,.1f} programs/s")
         print(f"  {'campaign on sim: backend executions per second':<58} {e:>14,.0f} exec/s")
         print(f"  {'campaign on sim: programs (oracle errors, undef)':<58} "
               f"{n:>8} ({err}, {und})")
+        print(f"  {'campaign on sim: findings (simulator/model disagreements)':<58} {found:>8}")
         killed = 0
         for m in names:
             t, wall, size = kill_time(m, args.time, tmp)

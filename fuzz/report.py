@@ -185,7 +185,9 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
     for r in fs:
         lines += [f"- [{r['id']}](findings/{r['id']}/report.md): `{r['backend']}`, "
                   f"forbidden `{outcome_text(r['forbidden'][0]['outcome'])}`, "
-                  f"{r['minimize']['size_after']} instructions"]
+                  f"{r['minimize']['size_after']} instructions"
+                  + (" (also on the baseline)" if (r.get("baseline") or {}).get("forbidden")
+                     else "")]
     lines.append("")
     for r in fs:
         body = finding_markdown(r, explanations.get(r["id"], ("", ""))[0])
