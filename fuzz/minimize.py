@@ -150,6 +150,29 @@ def _simpler_instr(ins: Instr) -> Iterator[tuple[str, Instr | None]]:
         yield "fence acq_rel -> acq", ins.replace(order="acq")
 
 
+def _fold_fences(test: Test) -> Iterator[tuple[str, Test]]:
+    """One instruction fewer: an acquire fence after an atomic read becomes the read's order, a
+    release fence before an atomic write the write's order (``ld.atom r; fence.acq.S`` ->
+    ``ld.atom.acq.S r``), as a hand-written litmus test would say it."""
+    for tid, th in enumerate(test.threads):
+        code = th.code
+        for i, f in enumerate(code):
+            if f.base != "fence" or f.noav:
+                continue
+            if f.order == "acq" and i > 0 and code[i - 1].is_atomic and code[i - 1].reads \
+                    and code[i - 1].order == "rlx":
+                acc = code[i - 1].replace(order="acq", scope=f.scope,
+                                          fail_order="acq" if code[i - 1].base == "cas"
+                                          else code[i - 1].fail_order)
+                new = code[:i - 1] + (acc,) + code[i + 1:]
+                yield f"P{tid}#{i} fence.acq into the read", _fix(test, _with_code(test, tid, new))
+            if f.order == "rel" and i + 1 < len(code) and code[i + 1].is_atomic and \
+                    code[i + 1].writes and code[i + 1].order == "rlx":
+                acc = code[i + 1].replace(order="rel", scope=f.scope)
+                new = code[:i] + (acc,) + code[i + 2:]
+                yield f"P{tid}#{i} fence.rel into the write", _fix(test, _with_code(test, tid, new))
+
+
 def _value_variants(test: Test) -> Iterator[tuple[str, Test]]:
     """Smaller stored values, keeping the writes of each location distinguishable."""
     by_loc: dict[str, set[int]] = {}
@@ -204,6 +227,7 @@ def variants(test: Test) -> Iterator[tuple[str, Test]]:
     for tid, i, ins in test.instructions():
         if len(test.threads[tid].code) > 1 or len(test.threads) > 1:
             yield f"drop P{tid}#{i} {ins.kind}", _replace_instr(test, tid, i, None)
+    yield from _fold_fences(test)
     locs = test.locations
     for a in locs:
         for b in locs:

@@ -115,3 +115,20 @@ def test_minimizing_a_stale_read_finding_keeps_it_forbidden():
     assert fails(MP) and res0.verdict == "No"
     small, _ = minimize(MP, fails)
     assert fails(small) and small.size <= 3 and len(small.threads) == 2
+
+
+def test_fences_fold_into_the_adjacent_atomic():
+    t = litmus.parse("""AMDGPU MPf
+{ x = 0; y = 0; }
+ P0                | P1                    ;
+ st x, 1           | ld.atom r0, y         ;
+ fence.rel.agent   | fence.acq.agent       ;
+ st.atom y, 1      | ld r1, x              ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+""")
+    folded = {why: v for why, v in variants(t) if "into the" in why}
+    assert len(folded) == 2
+    texts = [litmus.format_test(v) for v in folded.values()]
+    assert any("st.atom.rel.agent y, 1" in x and "fence.rel" not in x for x in texts)
+    assert any("ld.atom.acq.agent r0, y" in x and "fence.acq" not in x for x in texts)
+    assert all(v.size == t.size - 1 for v in folded.values())
