@@ -337,7 +337,8 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                         slot = joined[t]
                         if row[2] == 1:
                             slot = bid
-                        arrg[t, slot] = -1
+                        if slot > 0:
+                            arrg[t, slot] = -1
                 elif op == BARINIT:
                     obj = twg[t] * 17 + row[1]
                     bexp[obj] = row[2]
