@@ -173,6 +173,17 @@ def _fold_fences(test: Test) -> Iterator[tuple[str, Test]]:
                 yield f"P{tid}#{i} fence.rel into the write", _fix(test, _with_code(test, tid, new))
 
 
+def _join_split_barriers(test: Test) -> Iterator[tuple[str, Test]]:
+    """``bar.signal -1; bar.wait -1`` -> ``barrier`` (the same arrive-then-wait, one row fewer)."""
+    for tid, th in enumerate(test.threads):
+        code = th.code
+        for i in range(len(code) - 1):
+            a, w = code[i], code[i + 1]
+            if a.base == "bar.signal" and w.base == "bar.wait" and a.args == w.args == (-1,):
+                new = code[:i] + (Instr("barrier"),) + code[i + 2:]
+                yield f"P{tid}#{i} split barrier -> barrier", _fix(test, _with_code(test, tid, new))
+
+
 def _value_variants(test: Test) -> Iterator[tuple[str, Test]]:
     """Smaller stored values, keeping the writes of each location distinguishable."""
     by_loc: dict[str, set[int]] = {}
@@ -228,6 +239,7 @@ def variants(test: Test) -> Iterator[tuple[str, Test]]:
         if len(test.threads[tid].code) > 1 or len(test.threads) > 1:
             yield f"drop P{tid}#{i} {ins.kind}", _replace_instr(test, tid, i, None)
     yield from _fold_fences(test)
+    yield from _join_split_barriers(test)
     locs = test.locations
     for a in locs:
         for b in locs:

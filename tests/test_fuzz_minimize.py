@@ -132,3 +132,20 @@ exists (P1:r0 == 1 /\\ P1:r1 == 0)
     assert any("st.atom.rel.agent y, 1" in x and "fence.rel" not in x for x in texts)
     assert any("ld.atom.acq.agent r0, y" in x and "fence.acq" not in x for x in texts)
     assert all(v.size == t.size - 1 for v in folded.values())
+
+
+def test_split_workgroup_barrier_joins_into_barrier():
+    t = litmus.parse("""AMDGPU B
+{ lds a = 0; }
+ P0@wave 0, wg 0 | P1@wave 1, wg 0 ;
+ st a, 1         | bar.signal -1   ;
+ fence.rel.wg    | bar.wait -1     ;
+ bar.signal -1   | fence.acq.wg    ;
+ bar.wait -1     | ld r0, a        ;
+exists (P1:r0 == 0)
+""")
+    joined = [v for why, v in variants(t) if "-> barrier" in why]
+    assert len(joined) == 2
+    for v in joined:
+        assert v.size == t.size - 1
+        assert sum(1 for _, _, i in v.instructions() if i.base == "barrier") == 1
