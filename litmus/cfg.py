@@ -290,10 +290,14 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
             if b in ("ld", "rmw", "cas"):
                 entries = read_domain(ins.loc)
                 if key is None:
-                    entries = [(v, empty) for v in sorted(set(entries))]
-                for v, vp in entries:
-                    if key is not None and b != "ld" and pc not in looped and (key, pc) in vp:
-                        continue            # an rmw cannot read a value derived from itself
+                    entries = [(v, [empty]) for v in sorted(set(entries))]
+                for v, provs in entries:
+                    if key is not None and b != "ld" and pc not in looped:
+                        # an rmw cannot read a value derived from itself (it runs once)
+                        provs = [q for q in provs if (key, pc) not in q]
+                        if not provs:
+                            continue
+                    vp = min(provs, key=len)
                     r2, p2, o2 = dict(regs), dict(prov), list(ops)
                     if b == "ld":
                         o2.append(Op("R", pc, ins, ins.loc, v, None))
@@ -355,9 +359,9 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
             regs = {r: test.register_init(tid, r) for r in test.registers(tid)}
 
             def domain(loc):
-                return [(v, p) for v, ps in sorted(prov[loc].items()) for p in sorted(ps, key=len)]
+                return [(v, sorted(ps, key=len)) for v, ps in sorted(prov[loc].items())]
 
-            for path in thread_paths(th.code, regs, domain, unroll, key=tid):
+            for path in thread_paths(th.code, regs, domain, unroll, limit=20000, key=tid):
                 for op in path.ops:
                     if op.wval is None:
                         continue
@@ -371,13 +375,25 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     return {loc: set(vals) for loc, vals in prov.items()}
 
 
+#: Most combinations of thread paths a test may have (beyond: ValueError, never a hang).
+MAX_COMBINATIONS = 200_000
+
+
 def pre_executions(test: Test, unroll: int = UNROLL) -> list[list[Path]]:
-    """Per thread, its paths with reads drawn from :func:`value_domains`."""
+    """Per thread, its paths with reads drawn from :func:`value_domains`.
+
+    Raises ValueError when the combinations of paths exceed :data:`MAX_COMBINATIONS`."""
     dom = value_domains(test, unroll)
     out = []
     for tid, th in enumerate(test.threads):
         regs = {r: test.register_init(tid, r) for r in test.registers(tid)}
         out.append(thread_paths(th.code, regs, lambda loc: dom[loc], unroll))
+    combos = 1
+    for paths in out:
+        combos *= max(1, len(paths))
+    if combos > MAX_COMBINATIONS:
+        raise ValueError(f"{test.name}: {combos} combinations of thread paths (more than "
+                         f"{MAX_COMBINATIONS}); bound the loops or the values")
     return out
 
 

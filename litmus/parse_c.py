@@ -9,6 +9,7 @@ Shape::
       atomic_store_explicit(x, 1, memory_order_release);
       int r1 = atomic_load_explicit(x, memory_order_acquire) + *y;
       if (r1 == 2) { ... } else { ... }
+      while (atomic_load_explicit(x, memory_order_acquire) == 0) { }
     }
     exists (0:r1=1 /\\ x=1)                    (or ``~exists``, ``forall``)
 
@@ -183,8 +184,8 @@ class CondParser:
         right, rt = self.operand()
         if isinstance(left, int):
             left, right, lt, rt = right, left, rt, lt
-        if isinstance(left, int):
-            raise self.err(lt.pos, "an atom compares a register or location with a value")
+        if isinstance(left, int):            # two constants (Dat3M's "exists 0==0")
+            return Const((left == right) == (cmp == "=="))
         if isinstance(right, int):
             return Atom(left[0], left[1], cmp, right)
         if self.regcmp is None or left[0] is None or right[0] != left[0]:
@@ -366,9 +367,23 @@ class _CParser:
             else:
                 code.append(Instr("label", attrs=(f"label={els}",)))
             return
-        if t.text in ("while", "for", "do", "goto", "return", "switch"):
+        if t.text == "while":
+            # top: cond; branch !cond -> end; body; goto top; end  (cfg bounds the unrolling)
+            self.next()
+            top, end = self.new_label(), self.new_label()
+            code.append(Instr("label", attrs=(f"label={top}",)))
+            self.expect("(", " after 'while'")
+            cond = self.expr(code)
+            self.expect(")", " to close the while condition")
+            code.append(Instr("branch", attrs=(f"cond={expr_text(('!', cond))}",
+                                               f"target={end}")))
+            self.body(code)
+            code.append(Instr("goto", attrs=(f"target={top}",)))
+            code.append(Instr("label", attrs=(f"label={end}",)))
+            return
+        if t.text in ("for", "do", "goto", "return", "switch"):
             raise self.err(t.pos, f"'{t.text}' is not supported in C litmus tests "
-                                  "(straight-line code with if/else only)")
+                                  "(if/else and while only)")
         if t.text in TYPE_WORDS:                     # declaration
             while self.peek().text in TYPE_WORDS:
                 self.next()

@@ -80,11 +80,9 @@ class _VParser:
         brace = self.text.find("{", eol)
         if brace < 0:
             raise self.err(len(self.text), "expected '{' to open the init block")
-        doc = tuple(re.findall(r'"([^"]*)"', self.src.text[eol:brace]))
-        junk = re.sub(r'"[^"]*"', "", self.text[eol:brace]).strip()
-        if junk:
-            raise self.err(eol + self.text[eol:brace].find(junk[0]),
-                           f"unexpected text before the init block: {junk.split()[0]!r}")
+        # like Dat3M, everything up to the first '{' is documentation (quotes may nest)
+        doc = tuple(line.strip()[1:-1] if line.strip().startswith('"') else line.strip()
+                    for line in self.src.text[eol:brace].splitlines() if line.strip())
         self.toks = tokenize(self.src, brace)
         self.k = 0
         self.locs: dict[str, Location] = {}

@@ -43,10 +43,13 @@ def test_lowering_of_mp():
 def test_paths_follow_the_branch():
     t = parse(MP, "mp.litmus")
     paths = pre_executions(t)
-    # P1 reads y only when it read x == 1; then y may be 0 or 1: three paths
+    # P1 reads y only when it read x == 1; nothing uses r1, so that read is free (rf gives its
+    # value later, the path does not enumerate it): two paths
     p1 = paths[1]
     got = sorted(tuple(op.rval for op in p.ops) for p in p1)
-    assert got == [(0,), (1, 0), (1, 1)]
+    assert got == [(0,), (1, None)]
+    free = [p for p in p1 if len(p.ops) == 2][0]
+    assert dict(free.regs)["r1"] == ("read", 1)
 
 
 def test_expression_values_and_cas():
@@ -71,6 +74,22 @@ exists (0:r0=2 /\\ 0:ok=0)
     assert any(i.base == "st" and i.loc == "one" for i in t.threads[0].code)
 
 
+def test_while_loop_is_bounded():
+    t = parse("""C w
+{ [x] = 0; }
+P0 (atomic_int* x) { atomic_store_explicit(x, 1, memory_order_release); }
+P1 (atomic_int* x) {
+  int n = 0;
+  while (atomic_load_explicit(x, memory_order_acquire) == 0) { n = n + 1; }
+}
+exists (1:n=2)
+""")
+    paths = pre_executions(t)[1]
+    # the loop body writes a register, so it is not a spin loop: unrolled, at most UNROLL
+    # executions of each instruction; the loop exits with n = number of iterations that spun
+    assert sorted(dict(p.regs)["n"] for p in paths) == [0, 1, 2]
+
+
 def test_deref_in_parentheses_is_not_a_comment():
     t = parse("""C d
 { [b] = 0; }
@@ -87,7 +106,7 @@ exists (b=2)
      "exists (x=1)\n", 4, 31, "memory order"),
     ("C t\n{ [x] = 0; }\nP0 (atomic_int* x) {\n  int r0 = atomic_load_explicit(z, memory_order_relaxed);\n}\n"
      "exists (0:r0=1)\n", 4, 33, "not a parameter"),
-    ("C t\n{ [x] = 0; }\nP0 (atomic_int* x) {\n  while (1) { }\n}\nexists (x=1)\n", 4, 3, "while"),
+    ("C t\n{ [x] = 0; }\nP0 (atomic_int* x) {\n  for (;;) { }\n}\nexists (x=1)\n", 4, 3, "'for'"),
     ("C t\n{ [x] = 0; }\nP0 (atomic_int* x) {\n  int r0 = atomic_load_explicit(x, memory_order_relaxed);\n}\n"
      "exists (0:r9=1)\n", 6, 11, "unknown register"),
     ("C t\n{ [x] = 0; }\nP0 (atomic_int* x) {\n  atomic_store_explicit(x, 1, memory_order_relaxed)\n}\n"

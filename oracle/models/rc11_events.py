@@ -19,6 +19,7 @@ import itertools
 from litmus.cfg import pre_executions
 from litmus.ir import Test
 
+from ..errors import OracleError
 from ..events import REQ_EQ, Event, PreExecution
 from .rc11_exec import _build
 
@@ -107,7 +108,11 @@ def to_pre_execution(test: Test, x0, combo) -> PreExecution:
 
 def build(test: Test) -> list[PreExecution]:
     """Every pre-execution of a C-dialect test (one per combination of thread paths)."""
+    try:
+        paths = pre_executions(test)
+    except ValueError as e:
+        raise OracleError(str(e)) from None
     out = []
-    for combo in itertools.product(*pre_executions(test)):
+    for combo in itertools.product(*paths):
         out.append(to_pre_execution(test, _build(test, combo), combo))
     return out

@@ -118,8 +118,12 @@ def build(test: Test) -> list[PreExecution]:
     for a in atoms or ():
         if a.thread is None:
             loc_atoms.setdefault(a.name, []).append(a)
+    try:
+        paths = pre_executions(test)
+    except ValueError as e:
+        raise OracleError(str(e)) from None
     out = []
-    for combo in itertools.product(*pre_executions(test)):
+    for combo in itertools.product(*paths):
         x0 = _build(test, combo)
         read_reqs: dict[int, Atom] = {}        # free read event -> the filter atom on it
         if reg_atoms:
