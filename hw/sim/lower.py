@@ -6,7 +6,7 @@ Release part of an operation at scope S (before it), acquire part (after it):
 =========  ======================================  ==============================================
 scope      release                                 acquire
 =========  ======================================  ==============================================
-wave       lgkmcnt(0) (lanes: see below)           lgkmcnt(0)
+wave       lgkmcnt(0) if lanes (see below)         lgkmcnt(0) if lanes
 wg         lgkmcnt(0) [+ vmcnt(0) in tgsplit];      lgkmcnt(0) [+ vmcnt(0), L1 inv in tgsplit];
            GFX12: loadcnt/storecnt/dscnt(0)        GFX12 (CU mode): dscnt(0)
 agent      vmcnt(0) lgkmcnt(0) (GFX12: all three)  vmcnt(0) lgkmcnt(0), L1 invalidate
@@ -20,8 +20,9 @@ A seq_cst load starts with a full wait; seq_cst stores are release stores, rmws 
 acq_rel. ``.noav`` drops the cache writeback/invalidate of the release/acquire but keeps the waits.
 LDS accesses use workgroup scope whatever their syncscope. LLVM emits nothing for wavefront
 scope because a wave executes its (diverged) lanes in order; the simulator runs the lanes of one
-wave as separate instruction streams, so it keeps that order with an ``lgkmcnt(0)`` at wavefront
-releases and acquires (vector-memory ops of one CU are already in order per address).
+wave as separate instruction streams, so when a thread shares its wave with another it keeps that
+order with an ``lgkmcnt(0)`` at wavefront releases and acquires (vector-memory ops of one CU are
+already in order per address).
 """
 
 from __future__ import annotations
@@ -84,6 +85,10 @@ class _Lowerer:
         self.p = profile
         self.m = mutant
         self.gidx = {loc.name: i for i, loc in enumerate(test.globals)}
+        waves = [test.instance(t, "wave") for t in range(len(test.threads))]
+        #: threads that share their wave with another thread (lanes of one wave)
+        self.lanes = [waves.count(w) > 1 for w in waves]
+        self.tid = 0
         self.aidx = {loc.name: i for i, loc in enumerate(test.lds_locations)}
 
     # -- scopes and levels ---------------------------------------------------------------------
@@ -126,7 +131,7 @@ class _Lowerer:
         if r == RANK["wave"]:
             # lanes of one wave are simulated as separate instruction streams; the lgkmcnt
             # wait stands for the wave executing its diverged lanes in order
-            seq = [(WAIT, CNT_LGKM, 0)]
+            seq = [(WAIT, CNT_LGKM, 0)] if self.lanes[self.tid] else []
         elif r == RANK["wg"]:
             seq = self._waits(p.tgsplit or p.family == "gfx12")
         else:
@@ -151,7 +156,7 @@ class _Lowerer:
         if m == "noav-drops-order" and noav:
             return []
         if r == RANK["wave"]:
-            seq = [(WAIT, CNT_LGKM, 0)]      # see release()
+            seq = [(WAIT, CNT_LGKM, 0)] if self.lanes[self.tid] else []   # see release()
         elif r == RANK["wg"]:
             if p.tgsplit:
                 seq = self._waits(True) + [(INV1,)]
@@ -175,6 +180,7 @@ class _Lowerer:
     # -- one instruction -----------------------------------------------------------------------
     def lower(self, tid: int, code, regs: dict[str, int]):
         p, m = self.p, self.m
+        self.tid = tid
         out: list[tuple[int, tuple]] = []
         marks: list[int] = []          # counter ops issued at each pending asyncmark
         issued = {c: 0 for c in range(5)}
