@@ -29,7 +29,7 @@ from numba import njit, prange
 
 from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CLUSTER_SLOT, CNT_LGKM, CNT_LOAD,
                    CNT_STORE, CNT_VM, DMA, GCAS, GLD, GRMW, GST, GSTR, INV1, INV2, LCAS, LLD,
-                   LRMW, LST, MT_NC, MT_UC, NCNT, NOP, SLOTS, WAIT, WB2)
+                   LRMW, LST, MT_NC, MT_UC, NCNT, NOP, SKIPNE, SLOTS, WAIT, WB2)
 
 QMAX = 256
 MAXD = 8192
@@ -345,6 +345,9 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     barr[obj] = 0
                 elif op == BARJOIN:
                     joined[t] = row[1]
+                elif op == SKIPNE:
+                    if regs[t, row[1]] != row[2]:
+                        pc[t] += row[3]
                 elif op == BARLEAVE:
                     if joined[t] > 0:
                         obj = twg[t] * 17 + joined[t]

@@ -38,7 +38,7 @@ from .kernel import QMAX
 from .profiles import Profile
 from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CNT_LGKM, CNT_LOAD, CNT_STORE,
                    CNT_VM, DMA, GCAS, GLD, GRMW, GST, GSTR, INV1, INV2, LCAS, LLD, LRMW, LST,
-                   MTYPES, NFIELDS, RMW_OPS, WAIT, WB2)
+                   MTYPES, NFIELDS, RMW_OPS, SKIPNE, WAIT, WB2)
 
 RANK = {"thread": 0, "wave": 1, "wg": 2, "cluster": 3, "agent": 4, "sys": 5}
 
@@ -222,6 +222,10 @@ class _Lowerer:
                     acq_order = "acq" if order in ("rlx", "rel") else order
                 if atomic and is_acquire(acq_order) and b != "st":
                     post = self.acquire(s, ins.noav)
+                    if (m == "cas-fail-no-acq" and b == "cas" and post and not lds):
+                        # the acquire sequence only on the success path of the expansion
+                        post = [(WAIT, lc, 0), (SKIPNE, regs[ins.reg], ins.args[0],
+                                                len(post))] + post
                 if acc == "vol":
                     post = post + ([(WAIT, CNT_LGKM, 0)] if lds else
                                    [(WAIT, lc if b == "ld" else sc, 0)])
@@ -318,7 +322,16 @@ def _merge_waits(uops):
     """Kernel form of waits: ``(WAIT, counter bitmask, k)``; adjacent waits with the same k
     become one (as SIInsertWaitcnts merges them into one s_waitcnt)."""
     out = []
-    for u in uops:
+    i = 0
+    while i < len(uops):
+        u = uops[i]
+        i += 1
+        if u[0] == SKIPNE:            # the skipped block is merged on its own
+            block = _merge_waits(uops[i:i + u[3]])
+            out.append((SKIPNE, u[1], u[2], len(block)))
+            out += block
+            i += u[3]
+            continue
         if u[0] == WAIT:
             u = (WAIT, 1 << u[1], u[2])
             if out and out[-1][0] == WAIT and out[-1][2] == u[2]:

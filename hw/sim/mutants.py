@@ -79,6 +79,11 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in [
            "strong cmpxchg lowered as a weak one that may fail spuriously",
            "an LL/SC-style or retry-less expansion of cmpxchg fails although the value matched; "
            "LLVM's strong cmpxchg must not"),
+    Mutant("cas-fail-no-acq",
+           "a failed cmpxchg skips the acquire (the invalidate sits on the success path only)",
+           "a failed cmpxchg is a load with the failure ordering (acquire by default for an "
+           "acquire cas); an expansion that places the acquire sequence in the success block "
+           "leaves the failure path reading stale L1 lines"),
     Mutant("asyncmark-inline",
            "wait.asyncmark counts one mark too many (marks of an inlined callee counted)",
            "amdgpu-async-operations: a callee's marks are not the caller's; counting an inlined "

@@ -29,11 +29,13 @@ BARWAIT = 16  # barrier wait    id       on-operand (named)
 BARINIT = 17  # named init      id       expected
 BARJOIN = 18  # named join      id
 BARLEAVE = 19  # drop the last joined named barrier
+SKIPNE = 20   # skip n ops     reg      value    n        (if reg != value; cas failure path)
 
 NAMES = {NOP: "nop", GLD: "gld", GST: "gst", GRMW: "grmw", GCAS: "gcas", GSTR: "gstr",
          LLD: "lld", LST: "lst", LRMW: "lrmw", LCAS: "lcas", DMA: "dma", WAIT: "wait",
          INV1: "inv.l1", INV2: "inv.l2", WB2: "wb.l2", BARRIVE: "bar.arrive",
-         BARWAIT: "bar.wait", BARINIT: "bar.init", BARJOIN: "bar.join", BARLEAVE: "bar.leave"}
+         BARWAIT: "bar.wait", BARINIT: "bar.init", BARJOIN: "bar.join", BARLEAVE: "bar.leave",
+         SKIPNE: "skip.ne"}
 
 # counters (vmcnt / lgkmcnt on GFX9; loadcnt / storecnt / dscnt / asynccnt on GFX12)
 CNT_VM = 0
