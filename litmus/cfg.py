@@ -353,6 +353,13 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     """
     prov: dict[str, dict[int, set[frozenset]]] = {
         loc.name: {loc.init: {frozenset()}} for loc in test.locations}
+    # every constant a store can write, whether or not its branch is reachable from the values
+    # found so far: a branch may be taken only thanks to a (po | rf) cycle (load buffering),
+    # which models without a no-thin-air axiom (vulkan, c11) allow
+    for tid, i, ins in test.instructions():
+        if ins.base == "st" and attr(ins, "val") is None:
+            prov[ins.loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
+                frozenset({(tid, i)}))
     for _ in range(rounds):
         grown = False
         for tid, th in enumerate(test.threads):
