@@ -29,7 +29,7 @@ from litmus.ir import UNDEF
 from . import coverage as cov
 from .findings import findings_dir, load_findings, publish
 from .journal import Journal, atomic_write, clean_temporaries, read_journal
-from .minimize import forbidding_condition, minimize, renumber_registers
+from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
 from .progress import Progress
 from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
                          program_seed)
@@ -374,7 +374,7 @@ class Campaign:
         seed_box = [pseed * 7 + 1000]
         small, mstats = minimize(test, self._fails(execs, seed_box, clean_baseline),
                                  self.cfg.minimize_tries, self.cfg.minimize_seconds)
-        small = renumber_registers(small)
+        small = tidy_placements(renumber_registers(small))
         try:
             r = self.checker(small)
         except Exception:

@@ -142,6 +142,8 @@ def _simpler_instr(ins: Instr) -> Iterator[tuple[str, Instr | None]]:
     if ins.base == "cas" and ins.order in ("rlx", "rel", "sc"):
         yield "cas -> st.atom", Instr("st", access="atom", order=ins.order, scope=ins.scope,
                                       noav=ins.noav, loc=ins.loc, args=(ins.args[1],))
+    if ins.base in ("ld", "st") and ins.access == "atom" and ins.order == "rlx" and not ins.noav:
+        yield f"{ins.kind} -> {ins.base}", ins.replace(access="plain", order=None, scope=None)
     if ins.base in ("ld", "st") and ins.access in ("vol", "vis", "av"):
         yield f"{ins.kind} -> {ins.base}", ins.replace(access="plain", scope=None)
     if ins.base == "async.wait" and ins.args[0] > 0:
@@ -272,6 +274,20 @@ def renumber_registers(test: Test) -> Test:
     reg_init = tuple((t, maps[t][r], v) for t, r, v in test.reg_init if r in maps[t])
     return Test(test.name, test.locations, tuple(threads), Condition("exists", prop), test.doc,
                 reg_init, test.dialect)
+
+
+def tidy_placements(test: Test) -> Test:
+    """Leave out workgroup/wave ids no other thread shares (the same scope instances)."""
+    threads = []
+    for t, th in enumerate(test.threads):
+        p = th.placement
+        wg_mates = [u for u in range(len(test.threads))
+                    if u != t and test.same(t, u, "wg")]
+        if not wg_mates and p.wg is not None:
+            p = Placement(None, None, p.cluster, p.agent)
+        threads.append(Thread(p, th.code))
+    return Test(test.name, test.locations, tuple(threads), test.condition, test.doc,
+                test.reg_init, test.dialect)
 
 
 def forbidding_condition(test: Test, outcome: dict, states: list[dict]) -> Condition:

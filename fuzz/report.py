@@ -61,8 +61,11 @@ def load_campaign(directory: str) -> dict:
                      if e.get("status") in ("oracle-error", "backend-error", "too-big"))
     unconfirmed = [e for p in parts.values() for e in p["programs"]
                    if e.get("status") == "unconfirmed"]
+    findings = sorted(load_findings(directory),      # smallest (most actionable) first
+                      key=lambda r: (r.get("minimize", {}).get("size_after", 0),
+                                     r.get("first", {}).get("t", 0.0), r["id"]))
     return {"dir": directory, "meta": meta, "parts": parts, "kinds": kinds, "pairs": pairs,
-            "errors": errors, "unconfirmed": unconfirmed, "findings": load_findings(directory)}
+            "errors": errors, "unconfirmed": unconfirmed, "findings": findings}
 
 
 def explain_finding(record: dict, explainer: Callable | None) -> tuple[str, str]:

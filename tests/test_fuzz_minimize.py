@@ -37,7 +37,7 @@ def test_reduces_to_what_the_predicate_needs():
     assert len(small.threads) == 1 and small.size == 2
     fence, st = small.threads[0].code
     assert fence.order == "rel" and fence.scope == "wave"          # weakest, narrowest
-    assert st.base == "st" and st.order == "rlx" and not st.noav and st.args == (1,)
+    assert st.base == "st" and st.access == "plain" and not st.noav and st.args == (1,)
     assert [loc.name for loc in small.locations] == ["y"]
     assert stats.accepted == len(stats.steps) >= 6 and stats.size_before == 8
 
@@ -149,3 +149,20 @@ exists (P1:r0 == 0)
     for v in joined:
         assert v.size == t.size - 1
         assert sum(1 for _, _, i in v.instructions() if i.base == "barrier") == 1
+
+
+def test_tidy_placements_keeps_scope_instances():
+    from fuzz.minimize import tidy_placements
+    t = litmus.parse("""AMDGPU P
+{ x = 0; }
+ P0@wave 0, wg 1 | P1@wave 0, wg 0 | P2@wave 1, wg 0 ;
+ st x, 1         | ld r0, x        | ld r0, x        ;
+exists (P1:r0 == 0)
+""")
+    u = tidy_placements(t)
+    assert u.threads[0].placement == litmus.Placement()
+    assert u.threads[1].placement == t.threads[1].placement
+    for a in range(3):
+        for b in range(3):
+            for s in ("wave", "wg", "cluster", "agent"):
+                assert u.same(a, b, s) == t.same(a, b, s)
