@@ -343,7 +343,7 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
 
 
 def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
-                  max_prov: int = 8) -> dict[str, set[int]]:
+                  max_prov: int = 8, seed: bool = True) -> dict[str, set[int]]:
     """Per location, every value a read of it can return: the fixed point of "values written".
 
     Each value keeps the sets of write instructions it can derive from (its provenance); a
@@ -355,8 +355,9 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
         loc.name: {loc.init: {frozenset()}} for loc in test.locations}
     # every constant a store can write, whether or not its branch is reachable from the values
     # found so far: a branch may be taken only thanks to a (po | rf) cycle (load buffering),
-    # which models without a no-thin-air axiom (vulkan, c11) allow
-    for tid, i, ins in test.instructions():
+    # which models without a no-thin-air axiom (vulkan) allow; seed=False for models with one
+    # (rc11: every value of a consistent execution derives along an acyclic po | rf)
+    for tid, i, ins in test.instructions() if seed else ():
         if ins.base == "st" and attr(ins, "val") is None:
             prov[ins.loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
                 frozenset({(tid, i)}))
@@ -386,11 +387,11 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
 MAX_COMBINATIONS = 200_000
 
 
-def pre_executions(test: Test, unroll: int = UNROLL) -> list[list[Path]]:
+def pre_executions(test: Test, unroll: int = UNROLL, seed: bool = True) -> list[list[Path]]:
     """Per thread, its paths with reads drawn from :func:`value_domains`.
 
     Raises ValueError when the combinations of paths exceed :data:`MAX_COMBINATIONS`."""
-    dom = value_domains(test, unroll)
+    dom = value_domains(test, unroll, seed=seed)
     out = []
     for tid, th in enumerate(test.threads):
         regs = {r: test.register_init(tid, r) for r in test.registers(tid)}

@@ -132,6 +132,7 @@ def _bits(v: int):
 
 
 class _Model:
+    no_thin_air = True          # value domains need not be seeded (litmus/cfg.py)
     consistent = staticmethod(consistent)
     racy = staticmethod(racy)
 

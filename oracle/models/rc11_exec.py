@@ -279,7 +279,7 @@ class ConformanceResult:
         return any(matches(s, observed) for s in self.states)
 
 
-def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None):
+def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None, seed=True):
     """Yield (Execution, paths, co orders) for every rf/co candidate.
 
     ``prepare(x0)``, when given, is called once per combination of paths with the execution
@@ -292,7 +292,7 @@ def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None):
     give more edges in every derived relation), so a failing partial candidate is abandoned with
     every completion of it. Reads are assigned in event order.
     """
-    paths = pre_executions(test, unroll)
+    paths = pre_executions(test, unroll, seed)
     for combo in itertools.product(*paths):
         x0 = _build(test, combo)
         variants = prepare(x0) if prepare is not None else [{}]
@@ -376,7 +376,8 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL,
     racy = False
     q, prop = test.condition.quantifier, test.condition.prop
     for x, combo, orders in executions(test, unroll, getattr(model, "prepare", None),
-                                       model.consistent):
+                                       model.consistent,
+                                       not getattr(model, "no_thin_air", False)):
         cand += 1
         if cand > budget:
             raise ValueError(f"{test.name}: more than {budget} candidate executions")
