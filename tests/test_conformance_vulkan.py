@@ -178,3 +178,19 @@ def test_engine_and_reference_agree_on_random_programs(text):
     assert sorted(set(map(key, eng.states))) == sorted(set(map(key, ref.states)))
     assert eng.verdict == ref.verdict
     assert ("racy" in eng.flags) == ("racy" in ref.flags)
+
+
+def test_load_buffering_through_branches_is_allowed():
+    """Vulkan has no no-thin-air axiom: each store is reachable only if the other thread's store
+    was read first, a (po | rf) cycle; the value domains must still offer the stored 1."""
+    t = parse("""Vulkan lb
+{ x=0; y=0; }
+ P0@sg 0, wg 0, qf 0      | P1@sg 0, wg 1, qf 0      ;
+ ld.atom.dv.sc0 r0, x     | ld.atom.dv.sc0 r1, y     ;
+ bne r0, 1, LC01          | bne r1, 1, LC11          ;
+ st.atom.dv.sc0 y, 1      | st.atom.dv.sc0 x, 1      ;
+ LC01:                    | LC11:                    ;
+exists (P0:r0 == 1 /\\ P1:r1 == 1)
+""")
+    assert oracle.check(t, "vulkan").verdict == "Ok"
+    assert vk_ref.check(t).verdict == "Ok"
