@@ -5,7 +5,8 @@
 - exhaustive mode: per weakness test, the fraction of the oracle's allowed states the correct
   simulator reaches in some scheduling (states with undef positions count as reached when some
   outcome matches them), plus schedules explored; and the same fraction averaged over the
-  classic corpus.
+  classic corpus;
+- the mutation score of the hand-written corpora: how many of their tests kill each mutant.
 """
 
 from __future__ import annotations
@@ -118,6 +119,40 @@ def corpus_weakness(b) -> list[tuple[str, object, str]]:
              f"of {total} (conditions on values some write produces)")]
 
 
+def mutation_score(iterations: int = 5000) -> list[tuple[str, object, str]]:
+    """How many tests of the hand-written corpora (classic, av, async, barrier; oracle verdict
+    not Undef) kill each mutant in randomized mode — the corpora's mutation score, as MC Mutants
+    reports it. (Every mutant is also killed by its own test in corpora/mutants.)"""
+    import oracle
+    from hw import BackendError
+    from .mutants import MUTANTS
+    tests = []
+    dirs = [str(ROOT / "corpora" / d) for d in ("classic", "av", "async", "barrier")]
+    for path in litmus.litmus_files(dirs):
+        try:
+            test = litmus.parse_file(path)
+            res = oracle.check(test)
+        except Exception:
+            continue
+        if res.verdict != "Undef":
+            tests.append((test, res))
+    out, killed_mutants = [], 0
+    for name in MUTANTS:
+        b = make_backend(name)
+        k = 0
+        for test, res in tests:
+            try:
+                h = b.run(test, iterations, 1)
+            except BackendError:
+                continue
+            k += any(not res.allows(o) for o, _ in h.outcomes())
+        killed_mutants += k > 0
+        out.append((f"mutant {name}: killed by corpora tests", k, f"of {len(tests)}"))
+    out.insert(0, ("mutants killed by the hand-written corpora", killed_mutants,
+                   f"of {len(MUTANTS)} ({iterations:,} iterations per test)"))
+    return out
+
+
 def run(args) -> list[tuple[str, object, str]]:
     quick = getattr(args, "quick", False)
     n = 1_000_000 if quick else 4_000_000
@@ -142,6 +177,7 @@ def run(args) -> list[tuple[str, object, str]]:
                     f"{'' if complete else ', capped'})"))
     if not quick:
         out += corpus_weakness(b)
+        out += mutation_score()
         fr, tests, t0 = [], 0, time.perf_counter()
         for path in litmus.litmus_files([str(ROOT / "corpora" / "classic")]):
             test = litmus.parse_file(path)
