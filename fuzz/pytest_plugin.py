@@ -16,6 +16,8 @@ from __future__ import annotations
 import csv
 import os
 import pathlib
+import re
+import time
 
 import pytest
 
@@ -243,8 +245,11 @@ class FuzzItem(pytest.Item):
     def runtest(self):
         from fuzz.campaign import Campaign, Config
         session: _Session = self.config.stash[_KEY]
+        # a fresh directory per run: earlier campaigns (and their findings) are kept
+        tag = re.sub(r"[^A-Za-z0-9_.-]", "_", session.spec)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
         out = (pathlib.Path(self.config.rootpath) / ".scopefuzz-pytest"
-               / f"campaign-w{worker_index(self.config)}")
+               / f"{tag}-{stamp}-{os.getpid()}-w{worker_index(self.config)}")
         cfg = Config(backend=session.spec, out=str(out), seed=self.config.getoption("--litmus-seed"),
                      time=self.seconds)
         stats = Campaign(cfg).run()
