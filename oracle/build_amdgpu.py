@@ -442,6 +442,9 @@ def _undef_ok(pe: PreExecution) -> None:
     pe.sets["CohA"] = set(pe.sets["A"])
     # the model's 'atomicity-order' check (irreflexive rmw ; co ; rf) holds for every defined read
     pe.sets["CohRmw"] = {r for r, row in enumerate(pe.rels["rmw"]) if row}
+    # a final-memory read whose choice passes the checks has no outgoing edge in any relation
+    # (everything is hb-before it, so coherence forbids fr out of it): its choice is independent
+    pe.sets["Indep"] = set(pe.sets["FR"])
     # the static part of hb that per-location coherence must respect (used to prune the search)
     pe.rels["cohord"] = [p | i | f | a for p, i, f, a in zip(pe.rels["po"], pe.rels["ini"],
                                                              pe.rels["fin"], pe.rels["aso"])]

@@ -86,6 +86,9 @@ class Packed:
     req_val: np.ndarray
     obs_kind: np.ndarray
     obs_arg: np.ndarray
+    ind_reads: np.ndarray
+    ind_cand: np.ndarray
+    ind_ncand: np.ndarray
 
 
 def rf_candidates(pe: PreExecution) -> dict[int, list[int]]:
@@ -146,7 +149,14 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
     if names and n:
         slots[[prog.slots[x] for x in names], :n] = np.array(rows_all, np.uint64)
     rc = rf_candidates(pe)
-    reads_l = sorted(rc)
+    indep = pe.sets.get("Indep", set())
+    ind_l = sorted(r for r in rc if r in indep)
+    reads_l = sorted(r for r in rc if r not in indep)
+    imax = max([len(rc[r]) for r in ind_l] + [1])
+    ind_reads = np.array(ind_l, np.int64)
+    ind_cand = np.array([rc[r] + [-1] * (imax - len(rc[r])) for r in ind_l] or [[-1] * imax],
+                        np.int64)
+    ind_ncand = np.array([len(rc[r]) for r in ind_l], np.int64)
     reads = np.array(reads_l, np.int64)
     maxc = max([len(v) for v in rc.values()] + [1])
     cand = np.array([rc[r] + [-1] * (maxc - len(rc[r])) for r in reads_l] or [[-1]],
@@ -176,7 +186,10 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
     cohset = pe.sets.get("CO", set()) | pe.sets.get("CohR", set())
     coh_mask = np.array([sum(bits[e] for e in p if e in cohset) for p in per] or [0], np.uint64)
     cohord = np.array(pe.rel_rows("cohord") or [0], np.uint64)
-    incl = np.array(pe.rel_rows("incl") or [0], np.uint64)
+    if "incl" in pe.rels:
+        incl = np.array(pe.rel_rows("incl") or [0], np.uint64)
+    else:                       # a model without scopes: every pair is inclusive
+        incl = np.array([(1 << n) - 1] * n or [0], np.uint64)
     coha = sum(bits[i] for i in pe.sets.get("CohA", ()))
     cohrmw = sum(bits[i] for i in pe.sets.get("CohRmw", ()))
     rmw_rows = pe.rel_rows("rmw")
@@ -190,7 +203,8 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
     return Packed(pe, slots, reads, cand, ncand, co_perm, read_loc, loc_events, loc_nev,
                   coh_mask, cohord, incl, np.uint64(coha), np.uint64(cohrmw), rmw_w, np.array(starts, np.int64),
                   np.array(counts, np.int64), np.array(lens, np.int64), is_read,
-                  attrs[0], attrs[1], attrs[2], attrs[3], attrs[4], attrs[5], obs_kind, obs_arg)
+                  attrs[0], attrs[1], attrs[2], attrs[3], attrs[4], attrs[5], obs_kind, obs_arg,
+                  ind_reads, ind_cand, ind_ncand)
 
 
 def run_packed(p: Packed, prog: Program, want_state: bool = True):
@@ -198,7 +212,8 @@ def run_packed(p: Packed, prog: Program, want_state: bool = True):
     return search(p.slots, prog.prelude, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm, p.co_start,
                   p.co_count, p.co_len, p.read_loc, p.loc_events, p.loc_nev, p.coh_mask,
                   p.cohord, p.incl, p.coha, p.cohrmw, p.rmw_w, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
-                  p.req_mode, p.req_val, p.obs_kind, p.obs_arg, len(prog.checks), want_state)
+                  p.req_mode, p.req_val, p.obs_kind, p.obs_arg, p.ind_reads, p.ind_cand,
+                  p.ind_ncand, len(prog.checks), want_state)
 
 
 def _cache_key(test: Test, model: str):

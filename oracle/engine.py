@@ -182,9 +182,10 @@ def rmw_value(op, old, operand):
 @njit(cache=True)
 def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
                  is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, n):
-    """Checks on one location once its co and every read of it are chosen: rmw values resolve,
-    required values hold, and (po|rf|co|fr) is acyclic over the reads where per-location
-    coherence must hold (set CohR) and the co-ordered writes."""
+    """Checks on one location once its co and every read of it are chosen: rmw values resolve
+    and required values hold. (Coherence is :func:`_known_rule2_ok`'s job: a plain acyclicity
+    check of po | rf | co | fr would be unsound where co relates writes without inclusive
+    scopes, which the model's coherence ignores.)"""
     m = loc_nev[l]
     # values of this location's events (rmw chains stay within a location)
     for q in range(m):
@@ -202,7 +203,10 @@ def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_
                 continue
             if is_read[e]:
                 sv = src[e]
-                if sv == -1:
+                if sv == -2:                  # an independent read, chosen later
+                    val[e] = UNDEF_VAL
+                    changed = True
+                elif sv == -1:
                     val[e] = UNDEF_VAL
                     changed = True
                 elif val[sv] != PENDING:
@@ -221,38 +225,6 @@ def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_
         if req_mode[e] != 0 and v != UNDEF_VAL:
             if (req_mode[e] == 1) != (v == req_val[e]):
                 return False
-    # per-location coherence over CohR reads and co-ordered writes
-    mask = coh_mask[l]
-    if mask == ZERO64:
-        return True
-    g = np.zeros(n, np.uint64)
-    for q in range(m):
-        e = loc_events[l, q]
-        if mask & _bit(e):
-            g[e] = cohord[e] & mask
-    k = co_len[l]
-    for i in range(k):
-        w = co_perm[co_row, i]
-        for j in range(i + 1, k):
-            g[w] |= _bit(co_perm[co_row, j])
-    for q in range(m):
-        r = loc_events[l, q]
-        if is_read[r] and (mask & _bit(r)):
-            w = src[r]
-            if w >= 0:
-                g[w] |= _bit(r)
-                # fr: r -> co-successors of w
-                pos = -1
-                for i in range(k):
-                    if co_perm[co_row, i] == w:
-                        pos = i
-                if pos >= 0:
-                    for j in range(pos + 1, k):
-                        g[r] |= _bit(co_perm[co_row, j])
-    _closure(g, n)
-    for i in range(n):
-        if g[i] & _bit(i):
-            return False
     return True
 
 
@@ -319,16 +291,45 @@ def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_ma
 
 
 @njit(cache=True)
+def _add_state(states, nstates, cap, val, obs_kind, obs_arg):
+    """Append the outcome of ``val`` unless it is already there (grows the array)."""
+    nobs = obs_kind.shape[0]
+    cur = np.empty(nobs, np.int64)
+    for o in range(nobs):
+        cur[o] = val[obs_arg[o]] if obs_kind[o] == 1 else obs_arg[o]
+    for s_i in range(nstates):
+        same = True
+        for o in range(nobs):
+            if states[s_i, o] != cur[o]:
+                same = False
+                break
+        if same:
+            return states, nstates, cap
+    if nstates == cap:
+        bigger = np.empty((cap * 2, nobs), np.int64)
+        bigger[:cap] = states
+        states = bigger
+        cap *= 2
+    states[nstates] = cur
+    return states, nstates + 1, cap
+
+
+@njit(cache=True)
 def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_len,
            read_loc, loc_events, loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w,
            is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, obs_kind, obs_arg,
-           nchecks, want_state):
+           ind_reads, ind_cand, ind_ncand, nchecks, want_state):
     """Backtracking search over candidates: per location (in order), its co permutation, then
     the source of each of its reads; a location whose choices fail :func:`_location_ok` is
     abandoned with everything below it. Complete candidates are evaluated by the model.
 
-    Returns (states, nstates, candidates evaluated, consistent, flags, fail_counts): the last
-    entry of ``fail_counts`` counts partial choices pruned before the model ran."""
+    Reads in ``ind_reads`` (set ``Indep``: reads that are sinks of every relation in a consistent
+    execution, such as final-memory reads) are not digits: for each complete choice of the others,
+    each independent read's choices are evaluated alone (the other independent reads unassigned,
+    in neither Rdef nor Rundef) and the outcomes are the product of the valid choices.
+
+    Returns (states, nstates, model evaluations, consistent, flags, fail_counts): the last entry
+    of ``fail_counts`` counts partial choices pruned before the model ran."""
     full = ~ZERO64 if n == 64 else (_bit(n) - ONE)
     eval_ops(slots, prelude, n, full)
     nr = reads.shape[0]
@@ -363,6 +364,9 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     for d in range(nd):
         if radix[d] == 0:
             return states[:0], 0, 0, 0, flags_all, fail_counts
+    ni = ind_reads.shape[0]
+    valid = np.empty((max(ni, 1), max(ind_cand.shape[1], 1)), np.int64)
+    nvalid = np.zeros(max(ni, 1), np.int64)
     digit = np.zeros(nd, np.int64)
     src = np.full(n, -2, np.int64)
     val = np.zeros(n, np.int64)
@@ -410,7 +414,6 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             digit[d] = 0
             continue
         # -- a complete candidate: dynamic slots, then the model
-        candidates += 1
         for i in range(n):
             slots[S_RF, i] = ZERO64
             slots[S_CO, i] = ZERO64
@@ -430,33 +433,71 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             for i in range(m):
                 for j in range(i + 1, m):
                     slots[S_CO, co_perm[row, i]] |= _bit(co_perm[row, j])
-        failed, fl = eval_ops(slots, ops, n, full)
-        if failed >= 0:
-            fail_counts[failed] += 1
-        else:
+        if ni == 0:
+            candidates += 1
+            failed, fl = eval_ops(slots, ops, n, full)
+            if failed >= 0:
+                fail_counts[failed] += 1
+                digit[d] += 1
+                continue
             consistent += 1
             flags_all |= fl
             if want_state:
-                cur = np.empty(nobs, np.int64)
-                for o in range(nobs):
-                    cur[o] = val[obs_arg[o]] if obs_kind[o] == 1 else obs_arg[o]
-                dup = False
-                for s_i in range(nstates):
-                    same = True
-                    for o in range(nobs):
-                        if states[s_i, o] != cur[o]:
-                            same = False
-                            break
-                    if same:
-                        dup = True
+                states, nstates, cap = _add_state(states, nstates, cap, val, obs_kind, obs_arg)
+            digit[d] += 1
+            continue
+        # independent reads: each one's choices alone (the others unassigned), then the product
+        nvalid[:] = 0
+        dead = False
+        for f in range(ni):
+            e = ind_reads[f]
+            for c in range(ind_ncand[f]):
+                w = ind_cand[f, c]
+                v = UNDEF_VAL if w < 0 else val[w]
+                if req_mode[e] != 0 and v != UNDEF_VAL and (req_mode[e] == 1) != (v == req_val[e]):
+                    continue
+                if w >= 0:
+                    slots[S_RF, w] |= _bit(e)
+                    slots[S_RDEF, e] = _bit(e)
+                else:
+                    slots[S_RUNDEF, e] = _bit(e)
+                candidates += 1
+                failed, fl = eval_ops(slots, ops, n, full)
+                if w >= 0:
+                    slots[S_RF, w] &= ~_bit(e)
+                slots[S_RDEF, e] = ZERO64
+                slots[S_RUNDEF, e] = ZERO64
+                if failed >= 0:
+                    fail_counts[failed] += 1
+                else:
+                    valid[f, nvalid[f]] = w
+                    nvalid[f] += 1
+                    flags_all |= fl
+            if nvalid[f] == 0:
+                dead = True
+                break
+        if dead:
+            digit[d] += 1
+            continue
+        prod_count = 1
+        for f in range(ni):
+            prod_count *= nvalid[f]
+        consistent += prod_count
+        if want_state:
+            pick = np.zeros(ni, np.int64)
+            while True:
+                for f in range(ni):
+                    w = valid[f, pick[f]]
+                    val[ind_reads[f]] = UNDEF_VAL if w < 0 else val[w]
+                states, nstates, cap = _add_state(states, nstates, cap, val, obs_kind, obs_arg)
+                f = ni - 1
+                while f >= 0:
+                    pick[f] += 1
+                    if pick[f] < nvalid[f]:
                         break
-                if not dup:
-                    if nstates == cap:
-                        bigger = np.empty((cap * 2, nobs), np.int64)
-                        bigger[:cap] = states
-                        states = bigger
-                        cap *= 2
-                    states[nstates] = cur
-                    nstates += 1
+                    pick[f] = 0
+                    f -= 1
+                if f < 0:
+                    break
         digit[d] += 1
     return states[:nstates], nstates, candidates, consistent, flags_all, fail_counts
