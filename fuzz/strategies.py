@@ -290,8 +290,8 @@ def _access_kind(src, features: frozenset[str], write: bool, lds: bool,
         atomic = list(opts)
         if "rmw" in features:
             atomic.append(("rmw", 1.0))
-        if "cas" in features and write:
-            atomic.append(("cas", 0.7))
+        if "cas" in features:        # a read: a cas that fails (with its failure order)
+            atomic.append(("cas", 0.7 if write else 0.5))
         if atomic:
             return src.weighted(atomic)
     if "plain" in features:
@@ -302,11 +302,16 @@ def _access_kind(src, features: frozenset[str], write: bool, lds: bool,
         opts.append(("vol", 1.0))
     if "rmw" in features:
         opts.append(("rmw", 1.0))
-    if "cas" in features and write:
-        opts.append(("cas", 0.7))
-    if not opts:          # only cas can read: a cas that never matches (see _read)
-        return "cas"
+    if "cas" in features:
+        opts.append(("cas", 0.7 if write else 0.5))   # reads: a cas that never matches (_read)
     return src.weighted(opts)
+
+
+def _sync_access(src, features: frozenset[str], current: str, write: bool) -> str:
+    """The access kind of a synchronizing (acquire/release) access: atom, rmw or cas."""
+    opts = [(k, w) for k, w, f in (("atom", 3.0, "atomics"), ("rmw", 1.5, "rmw"),
+                                   ("cas", 1.5 if not write else 1.0, "cas")) if f in features]
+    return src.weighted(opts) if opts else current
 
 
 def _read(b: _Builder, tid: int, loc: str, kind: str, order: str, scope: str, noav: bool) -> Instr:
@@ -458,11 +463,12 @@ def _cycle(src, features: frozenset[str], near_miss: float) -> Test:
                     oa = "acq"
         acc_a = _access_kind(src, features, ka == "W", b.locs[la].lds, i != data)
         acc_b = _access_kind(src, features, kb == "W", b.locs[lb].lds, (i + 1) % n != data)
-        if mode == "orders":   # orders need atomics
-            if acc_a not in ("atom", "rmw", "cas") and oa != "rlx":
-                acc_a = "atom" if "atomics" in features else ("rmw" if "rmw" in features else acc_a)
-            if acc_b not in ("atom", "rmw", "cas") and ob != "rlx":
-                acc_b = "atom" if "atomics" in features else ("rmw" if "rmw" in features else acc_b)
+        if mode == "orders":   # orders need atomics; acquire/release rmw and cas lower
+            # differently from loads and stores (waits, failure orders), so they get a fair share
+            if oa != "rlx":
+                acc_a = _sync_access(src, features, acc_a, ka == "W")
+            if ob != "rlx":
+                acc_b = _sync_access(src, features, acc_b, kb == "W")
         for which, (k, loc, acc, order, scope) in enumerate(
                 ((ka, la, acc_a, oa, sa), (kb, lb, acc_b, ob, sb))):
             if acc in ("atom", "rmw", "cas"):
