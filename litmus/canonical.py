@@ -69,9 +69,12 @@ def _flatten(prop: And | Or):
             yield a
 
 
-def _text_for_order(test: Test, order: tuple[int, ...]) -> str:
+def _text_for_order(test: Test, order: tuple[int, ...], free_locs: tuple[str, ...],
+                    free_regs: dict[int, tuple[str, ...]]) -> str:
+    """The text of ``test`` with threads in ``order``; locations named by first use in the code,
+    then ``free_locs`` (unused by the code) in the given order; registers by first write, then
+    ``free_regs[thread]`` (initialized but never written) in the given order."""
     tmap = {old: new for new, old in enumerate(order)}
-    # locations by first use in the new thread order, then the condition, then the rest
     locs: dict[str, str] = {}
 
     def see(name: str):
@@ -82,20 +85,14 @@ def _text_for_order(test: Test, order: tuple[int, ...]) -> str:
         for ins in test.threads[old].code:
             for n in ins.locations():
                 see(n)
-    cond_atoms = []
-    _collect_atoms(test.condition.prop, cond_atoms)
-    for a in cond_atoms:
-        if a.thread is None:
-            see(a.name)
-    for loc in sorted(test.locations, key=lambda l: (l.lds, l.init, l.name)):
-        see(loc.name)
+    for n in free_locs:
+        see(n)
     regs: dict[int, dict[str, str]] = {}
     for old in range(len(test.threads)):
         m: dict[str, str] = {}
         for r in test.threads[old].registers():
             m[r] = f"r{len(m)}"
-        rest = sorted((v, r) for t, r, v in test.reg_init if t == old and r not in m)
-        for _, r in rest:
+        for r in free_regs.get(old, ()):
             m[r] = f"r{len(m)}"
         regs[old] = m
     # placements, renumbered by first appearance
@@ -126,16 +123,6 @@ def _text_for_order(test: Test, order: tuple[int, ...]) -> str:
     return "\n".join(lines)
 
 
-def _collect_atoms(prop: Prop, out: list) -> None:
-    if isinstance(prop, Atom):
-        out.append(prop)
-    elif isinstance(prop, Not):
-        _collect_atoms(prop.arg, out)
-    elif isinstance(prop, (And, Or)):
-        for a in prop.args:
-            _collect_atoms(a, out)
-
-
 def _orders(test: Test):
     """Thread orders to try: sorted by signature, every permutation inside equal groups."""
     sigs = [_signature(test, t) for t in range(len(test.threads))]
@@ -154,9 +141,45 @@ def _orders(test: Test):
         yield tuple(t for g in combo for t in g)
 
 
+def _tie_orders(items: list, key) -> list[tuple]:
+    """Orders of ``items`` sorted by ``key``, every permutation inside groups of equal keys."""
+    groups: dict = {}
+    for it in items:
+        groups.setdefault(key(it), []).append(it)
+    keyed = [groups[k] for k in sorted(groups)]
+    total = 1
+    for g in keyed:
+        for k in range(2, len(g) + 1):
+            total *= k
+    if total > MAX_PERMUTATIONS:
+        return [tuple(it for g in keyed for it in g)]
+    return [tuple(it for g in combo for it in g)
+            for combo in itertools.product(*(itertools.permutations(g) for g in keyed))]
+
+
+def _free_namings(test: Test):
+    """Namings of the locations and registers that the code does not fix: locations used only by
+    the condition (or not at all) and registers that are initialized but never written. Equal
+    ones (same kind and initial value) are interchangeable, so every order among them is tried."""
+    used = {n for th in test.threads for ins in th.code for n in ins.locations()}
+    free = [l for l in test.locations if l.name not in used]
+    loc_orders = _tie_orders(free, key=lambda l: (l.lds, l.init))
+    reg_orders_per_thread = []
+    for tid, th in enumerate(test.threads):
+        written = set(th.registers())
+        rest = [(v, r) for t, r, v in test.reg_init if t == tid and r not in written]
+        reg_orders_per_thread.append(_tie_orders(rest, key=lambda vr: vr[0]))
+    for lo in loc_orders:
+        for regs in itertools.product(*reg_orders_per_thread):
+            yield (tuple(l.name for l in lo),
+                   {tid: tuple(r for _, r in ro) for tid, ro in enumerate(regs)})
+
+
 def canonical_form(test: Test) -> str:
     """Renaming- and layout-independent text of ``test`` (excluding its name and docs)."""
-    return min(_text_for_order(test, order) for order in _orders(test))
+    namings = list(_free_namings(test))
+    return min(_text_for_order(test, order, fl, fr)
+               for order in _orders(test) for fl, fr in namings)
 
 
 def canonical_hash(test: Test, length: int = 16) -> str:
