@@ -30,8 +30,20 @@ $(STAMP): pyproject.toml
 test: setup
 	$(BIN)/python -m pytest -n auto -q
 
+# The main job: a campaign on the simulator with one seeded bug (a mutant), checked against the
+# correct simulator as baseline, then the report. Each run gets its own directory: nothing is lost.
+MUTANT  ?= acq-no-inv
+TIME    ?= 60
+SEED    ?= 0
+OUT     ?= campaign/sim-$(MUTANT)-$(shell date +%Y%m%d-%H%M%S)
+
 fuzz: setup
-	$(BIN)/scopefuzz fmt corpora
+	@$(BIN)/scopefuzz fuzz --backend sim:$(MUTANT) --baseline sim --time $(TIME) --seed $(SEED) \
+	    --out $(OUT); status=$$?; \
+	$(BIN)/scopefuzz report $(OUT) || exit 2; \
+	echo "report: $(OUT)/report.html and $(OUT)/report.md"; \
+	if [ $$status -eq 1 ]; then echo "findings: $(OUT)/findings/"; exit 0; \
+	elif [ $$status -eq 0 ]; then echo "no finding in $(TIME) s"; exit 1; else exit $$status; fi
 
 bench: setup
 	$(BIN)/scopefuzz bench
