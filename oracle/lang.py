@@ -408,7 +408,9 @@ def load_model(name: str) -> Program:
     path = name if os.sep in name or os.path.exists(name) and os.path.isfile(name) \
         else os.path.join(MODELS_DIR, name)
     if not os.path.isfile(path):
-        known = sorted(f for f in os.listdir(MODELS_DIR) if not f.startswith((".", "_")))
+        known = sorted(f for f in os.listdir(MODELS_DIR)
+                       if not f.startswith((".", "_")) and "." not in f
+                       and os.path.isfile(os.path.join(MODELS_DIR, f)))
         raise OracleError(f"unknown model {name!r} (available: {', '.join(known)})")
     with open(path, encoding="utf-8") as f:
         text = f.read()
