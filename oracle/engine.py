@@ -336,10 +336,12 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     nl = co_start.shape[0]
     # digits: for each location, its co digit then its reads' digits
     nd = nl + nr
-    dig_kind = np.empty(nd, np.int64)      # 0 co, 1 read
-    dig_idx = np.empty(nd, np.int64)
-    dig_end = np.zeros(nd, np.bool_)       # last digit of its location
-    radix = np.empty(nd, np.int64)
+    # a program with no memory location has exactly one candidate (empty rf and co): one dummy
+    # digit (kind 2) of radix 1 stands for it
+    dig_kind = np.full(max(nd, 1), 2, np.int64)      # 0 co, 1 read, 2 dummy
+    dig_idx = np.zeros(max(nd, 1), np.int64)
+    dig_end = np.zeros(max(nd, 1), np.bool_)       # last digit of its location
+    radix = np.ones(max(nd, 1), np.int64)
     k = 0
     for l in range(nl):
         dig_kind[k] = 0
@@ -353,6 +355,8 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                 radix[k] = ncand[q]
                 k += 1
         dig_end[k - 1] = True
+    if nd == 0:
+        nd = 1
     nobs = obs_kind.shape[0]
     cap = 64
     states = np.empty((cap, nobs), np.int64)
@@ -389,7 +393,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             continue
         if dig_kind[d] == 0:
             co_row[dig_idx[d]] = co_start[dig_idx[d]] + digit[d]
-        else:
+        elif dig_kind[d] == 1:
             q = dig_idx[d]
             src[reads[q]] = cand[q, digit[d]]
             # reads of this location not chosen yet are -2 (skipped): the check is monotone
