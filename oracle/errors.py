@@ -3,3 +3,7 @@
 
 class OracleError(Exception):
     """Raised for anything the oracle cannot decide: the message is one line, ready to print."""
+
+
+class TooManyEvents(OracleError):
+    """The program needs more events than the engine's bit-matrix rows hold (64)."""

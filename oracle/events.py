@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import OracleError
+from .errors import OracleError, TooManyEvents
 
 MAX_EVENTS = 64
 UNDEF_VAL = -(1 << 62)          # the engine's undef value (printed "undef")
@@ -67,7 +67,7 @@ class PreExecution:
     def add(self, ev: Event, *sets: str) -> int:
         i = len(self.events)
         if i >= MAX_EVENTS:
-            raise OracleError(f"program has more than {MAX_EVENTS} events (the engine's limit)")
+            raise TooManyEvents(f"program has more than {MAX_EVENTS} events (the engine's limit)")
         self.events.append(ev)
         for s in sets:
             self.sets.setdefault(s, set()).add(i)
