@@ -127,84 +127,130 @@ def co_groups(pe: PreExecution) -> list[tuple[int, list[int]]]:
     return out
 
 
+#: bit i of event i, for building identity rows of sets in one numpy operation
+_EYE = np.array([1 << i for i in range(64)], np.uint64)
+#: k -> every permutation of range(k) (static data, shared by every pre-execution)
+_PERMS: dict[int, list[tuple[int, ...]]] = {}
+_EMPTY_I64 = np.zeros(0, np.int64)
+
+
+def _perms(k: int) -> list[tuple[int, ...]]:
+    p = _PERMS.get(k)
+    if p is None:
+        p = _PERMS[k] = list(itertools.permutations(range(k)))
+    return p
+
+
+def _mask(st) -> int:
+    m = 0
+    for i in st:
+        m |= 1 << i
+    return m
+
+
 def pack(pe: PreExecution, prog: Program) -> Packed:
     """Pack a pre-execution into the engine's arrays (one numpy conversion per kind of data)."""
     n = pe.n
     nn = max(n, 1)
     slots = np.zeros((prog.nslots, nn), np.uint64)
-    names = prog.base[len(DYNAMIC):]
-    rows_all = []
-    bits = [1 << i for i in range(n)]
-    for name in names:
-        st = pe.sets.get(name)
+    sets, rels, pslots = pe.sets, pe.rels, prog.slots
+    set_idx, set_masks, rel_idx, rel_rows = [], [], [], []
+    for name in prog.base[len(DYNAMIC):]:
+        st = sets.get(name)
         if st is not None:
-            rows_all.append([bits[i] if i in st else 0 for i in range(n)])
+            if st:
+                set_idx.append(pslots[name])
+                set_masks.append(_mask(st))
             continue
-        rows = pe.rels.get(name)
+        rows = rels.get(name)
         if rows is None:
             raise OracleError(f"model {prog.name} uses {name!r}, which the event builder does "
                               f"not provide")
-        rows = list(rows[:n])
-        rows_all.append(rows + [0] * (n - len(rows)))
-    if names and n:
-        slots[[prog.slots[x] for x in names], :n] = np.array(rows_all, np.uint64)
+        if len(rows) != n:
+            rows = list(rows[:n])
+            rows += [0] * (n - len(rows))
+        rel_idx.append(pslots[name])
+        rel_rows.append(rows)
+    if n:
+        if set_idx:
+            slots[set_idx, :n] = _EYE[:n] & np.array(set_masks, np.uint64)[:, None]
+        if rel_idx:
+            slots[rel_idx, :n] = np.array(rel_rows, np.uint64)
+    events = pe.events
     rc = rf_candidates(pe)
-    indep = pe.sets.get("Indep", set())
-    ind_l = sorted(r for r in rc if r in indep)
-    reads_l = sorted(r for r in rc if r not in indep)
-    imax = max([len(rc[r]) for r in ind_l] + [1])
-    ind_reads = np.array(ind_l, np.int64)
-    ind_cand = np.array([rc[r] + [-1] * (imax - len(rc[r])) for r in ind_l] or [[-1] * imax],
-                        np.int64)
-    ind_ncand = np.array([len(rc[r]) for r in ind_l], np.int64)
-    reads = np.array(reads_l, np.int64)
-    maxc = max([len(v) for v in rc.values()] + [1])
-    cand = np.array([rc[r] + [-1] * (maxc - len(rc[r])) for r in reads_l] or [[-1]],
-                    np.int64)[:len(reads_l)]
-    ncand = np.array([len(rc[r]) for r in reads_l], np.int64)
+    indep = sets.get("Indep", ())
+    ind_l = [r for r in rc if r in indep]        # rc is in event order
+    reads_l = [r for r in rc if r not in indep]
+    if ind_l:
+        imax = max(len(rc[r]) for r in ind_l)
+        ind_cand = np.array([rc[r] + [-1] * (imax - len(rc[r])) for r in ind_l], np.int64)
+        ind_ncand = np.array([len(rc[r]) for r in ind_l], np.int64)
+        ind_reads = np.array(ind_l, np.int64)
+    else:
+        ind_cand, ind_ncand, ind_reads = np.full((1, 1), -1, np.int64), _EMPTY_I64, _EMPTY_I64
+    if reads_l:
+        maxc = max(max(len(v) for v in rc.values()), 1)
+        cand = np.array([rc[r] + [-1] * (maxc - len(rc[r])) for r in reads_l], np.int64)
+        ncand = np.array([len(rc[r]) for r in reads_l], np.int64)
+        reads = np.array(reads_l, np.int64)
+    else:
+        cand, ncand, reads = np.zeros((0, 1), np.int64), _EMPTY_I64, _EMPTY_I64
     perms, starts, counts, lens = [], [], [], []
     for init, rest in co_groups(pe):
         starts.append(len(perms))
-        head = [init] if init >= 0 else []
-        before = len(perms)
-        perms.extend(head + list(p) for p in itertools.permutations(rest))
-        counts.append(len(perms) - before)
-        lens.append(len(rest) + len(head))
+        ps = _perms(len(rest))
+        if init >= 0:
+            perms.extend([init] + [rest[i] for i in p] for p in ps)
+            lens.append(len(rest) + 1)
+        else:
+            perms.extend([rest[i] for i in p] for p in ps)
+            lens.append(len(rest))
+        counts.append(len(ps))
     width = max(lens + [1])
     co_perm = np.array([p + [0] * (width - len(p)) for p in perms] or [[0] * width], np.int64)
-    events = pe.events
-    lids = sorted({e.loc_id for e in events if e.loc_id >= 0})
-    lidx = {lid: i for i, lid in enumerate(lids)}
-    read_loc = np.array([lidx[events[r].loc_id] for r in reads_l], np.int64)
-    per = [[] for _ in lids]
+    per: dict[int, list[int]] = {}
     for i, e in enumerate(events):
         if e.loc_id >= 0:
-            per[lidx[e.loc_id]].append(i)
-    wmax = max([len(p) for p in per] + [1])
-    loc_events = np.array([p + [0] * (wmax - len(p)) for p in per] or [[0] * wmax], np.int64)
-    loc_nev = np.array([len(p) for p in per], np.int64)
-    cohset = pe.sets.get("CO", set()) | pe.sets.get("CohR", set())
-    coh_mask = np.array([sum(bits[e] for e in p if e in cohset) for p in per] or [0], np.uint64)
-    cohord = np.array(pe.rel_rows("cohord") or [0], np.uint64)
-    if "incl" in pe.rels:
-        incl = np.array(pe.rel_rows("incl") or [0], np.uint64)
-    else:                       # a model without scopes: every pair is inclusive
-        incl = np.array([(1 << n) - 1] * n or [0], np.uint64)
-    coha = sum(bits[i] for i in pe.sets.get("CohA", ()))
-    cohrmw = sum(bits[i] for i in pe.sets.get("CohRmw", ()))
-    rmw_rows = pe.rel_rows("rmw")
-    rmw_w = np.array([row.bit_length() - 1 if row else -1 for row in rmw_rows] or [-1], np.int64)
-    rset = pe.sets["R"]
-    is_read = np.array([i in rset for i in range(n)] or [False], np.bool_)
+            per.setdefault(e.loc_id, []).append(i)
+    lids = sorted(per)
+    lidx = {lid: i for i, lid in enumerate(lids)}
+    per_l = [per[lid] for lid in lids]
+    read_loc = np.array([lidx[events[r].loc_id] for r in reads_l], np.int64)
+    wmax = max([len(p) for p in per_l] + [1])
+    loc_events = np.array([p + [0] * (wmax - len(p)) for p in per_l] or [[0] * wmax], np.int64)
+    loc_nev = np.array([len(p) for p in per_l], np.int64)
+    cohm = _mask(sets.get("CO", ())) | _mask(sets.get("CohR", ()))
+    coh_mask = np.array([cohm & _mask(p) for p in per_l] or [0], np.uint64)
+    if n:
+        cohord = np.array(pe.rel_rows("cohord"), np.uint64)
+        if "incl" in rels:
+            incl = np.array(pe.rel_rows("incl"), np.uint64)
+        else:                   # a model without scopes: every pair is inclusive
+            incl = np.full(n, (1 << n) - 1, np.uint64)
+        rmw_w = np.array([row.bit_length() - 1 if row else -1 for row in pe.rel_rows("rmw")],
+                         np.int64)
+        is_read = np.zeros(n, np.bool_)
+        rset = sets["R"]
+        if rset:
+            is_read[list(rset)] = True
+    else:
+        cohord = incl = np.zeros(1, np.uint64)
+        rmw_w = np.full(1, -1, np.int64)
+        is_read = np.zeros(1, np.bool_)
+    coha = _mask(sets.get("CohA", ()))
+    cohrmw = _mask(sets.get("CohRmw", ()))
     attrs = np.array([[e.value, e.wsrc, e.wop, e.wopnd, e.req_mode, e.req_val] for e in events]
                      or [[0, -1, 0, 0, 0, 0]], np.int64).T.copy()
-    obs_kind = np.array([1 if k == "event" else 0 for _, (k, _) in pe.observables], np.int64)
-    obs_arg = np.array([a for _, (_, a) in pe.observables], np.int64)
+    obs = pe.observables
+    obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs] or [(0, 0)],
+                      np.int64).T.copy()
+    nobs = len(obs)
     return Packed(pe, slots, reads, cand, ncand, co_perm, read_loc, loc_events, loc_nev,
-                  coh_mask, cohord, incl, np.uint64(coha), np.uint64(cohrmw), rmw_w, np.array(starts, np.int64),
-                  np.array(counts, np.int64), np.array(lens, np.int64), is_read,
-                  attrs[0], attrs[1], attrs[2], attrs[3], attrs[4], attrs[5], obs_kind, obs_arg,
-                  ind_reads, ind_cand, ind_ncand)
+                  coh_mask, cohord, incl, np.uint64(coha), np.uint64(cohrmw), rmw_w,
+                  np.array(starts, np.int64), np.array(counts, np.int64),
+                  np.array(lens, np.int64), is_read,
+                  attrs[0], attrs[1], attrs[2], attrs[3], attrs[4], attrs[5],
+                  obs_ka[0, :nobs], obs_ka[1, :nobs], ind_reads, ind_cand, ind_ncand)
 
 
 def run_packed(p: Packed, prog: Program, want_state: bool = True):
