@@ -109,6 +109,7 @@ def enumerate_schedules(test: Test) -> Schedules:
 
     results: set[frozenset] = set()
     seen: set = set()
+    rule_done: set = set()
     # wave state: (pc, ended, last joined named bid or 0, pending {obj: phase} as tuple)
     start_waves = tuple((0, False, 0, ()) for _ in range(nw))
     start_objs = tuple(sorted(objs.items(), key=lambda kv: repr(kv[0])))
@@ -153,7 +154,7 @@ def enumerate_schedules(test: Test) -> Schedules:
                     nd[k] = o2
                     ws = list(wstate)
                     ws[w] = (pc, True, named, pend)
-                    stack.append((tuple(ws), tuple(sorted(nd.items(), key=lambda kv: repr(kv[0]))),
+                    stack.append((tuple(ws), tuple(nd.items()),
                                   newph, waits, ld))
                     moved = True
                     continue
@@ -217,7 +218,7 @@ def enumerate_schedules(test: Test) -> Schedules:
                     npd.pop(k, None)
                 ws = list(wstate)
                 ws[w] = (pc + 1, False, nnamed, tuple(sorted(npd.items(), key=repr)))
-                stack.append((tuple(ws), tuple(sorted(nd.items(), key=lambda kv: repr(kv[0]))),
+                stack.append((tuple(ws), tuple(nd.items()),
                               newph, nwaits, ld))
                 moved = True
             if not moved:
@@ -227,7 +228,10 @@ def enumerate_schedules(test: Test) -> Schedules:
                     for (wt, k, ph) in waits:
                         for x in done.get((k, ph), ()):
                             part.add((x[0], x[1], wt[0], wt[1]))
-                    _arrive_drop_rule(part, late_drops, ops, key, waves, ub)
+                    rk = (frozenset(part), late_drops)
+                    if rk not in rule_done:    # the rule's UB depends on nothing else
+                        rule_done.add(rk)
+                        _arrive_drop_rule(part, late_drops, ops, key, waves, ub)
                     results.add(frozenset(p for p in part if p[1] < len(ops[p[0]])))
                 else:
                     stuck = [f"P{waves[w][0]}" for w in range(nw) if not wstate[w][1]]
@@ -242,27 +246,32 @@ def _arrive_drop_rule(part, drops, ops, key, waves, ub) -> None:
     """The seed's rule for an arrive A and a later drop D of the same object in one thread:
     A participates in no wait, or in some wait W with W barrier-executes-before D.
     Nodes are (wave, op index); a wave's implicit drop at its end has index len(ops[wave])."""
-    nodes = [(w, i) for w in range(len(ops)) for i in range(len(ops[w]) + 1)]
-    succ = {nd: set() for nd in nodes}
-    for (w, i) in nodes:
-        for j in range(i + 1, len(ops[w]) + 1):
-            succ[(w, i)].add((w, j))
+    succ: dict = {}
     for (w, i, w2, j) in part:
-        succ[(w, i)].add((w2, j))
-    reach = {}
-    for nd in nodes:
+        succ.setdefault((w, i), set()).add((w2, j))
+    reach_memo: dict = {}
+
+    def reach(nd) -> set:
+        # nodes reachable from nd by po (later ops of its wave, end included) and participation;
+        # computed only for the waits the rule asks about
+        got = reach_memo.get(nd)
+        if got is not None:
+            return got
         seen, stack = set(), [nd]
         while stack:
-            for m in succ[stack.pop()]:
+            w, i = stack.pop()
+            for m in [(w, j) for j in range(i + 1, len(ops[w]) + 1)] + list(succ.get((w, i), ())):
                 if m not in seen:
                     seen.add(m)
                     stack.append(m)
-        reach[nd] = seen
+        reach_memo[nd] = seen
+        return seen
+
     for (k, w, j) in drops:
         for i, (kind, bid, _, _) in enumerate(ops[w]):
             if kind != "arrive" or i >= j or key(w, bid) != k:
                 continue
             waits = [(w2, j2) for (a, b, w2, j2) in part if (a, b) == (w, i)]
-            if waits and not any((w, j) in reach[wt] for wt in waits):
+            if waits and not any((w, j) in reach(wt) for wt in waits):
                 ub.add(f"P{waves[w][0]} arrives at barrier {bid} and then drops it, but no wait "
                        f"its arrive completes barrier-executes-before the drop")

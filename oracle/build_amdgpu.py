@@ -282,9 +282,10 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
         special |= 1 << e
     po = [0] * n
     for evs in thread_events:
-        for k, e in enumerate(evs):
-            for f in evs[k + 1:]:
-                po[e] |= 1 << f
+        acc = 0                          # the thread's events after e
+        for e in reversed(evs):
+            po[e] = acc
+            acc |= 1 << e
     pe.rels["po"] = po
     pe.rels["rmw"] = pe.rel_rows("rmw")
     locm: dict[int, int] = {}
@@ -312,19 +313,22 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
             lv = LEVELS[rank_of[i]]
             sin.append(special | groups[lv][inst[lv][t]])
     pe.rels["sin"] = sin
+    # sin^-1, one pass per distinct row (few: one per thread and level, plus the full row)
+    by_row: dict[int, int] = {}
+    for a_, row in enumerate(sin):
+        by_row[row] = by_row.get(row, 0) | 1 << a_
     sint = [0] * n
-    for a_ in range(n):
-        row, b_ = sin[a_], 0
+    for row, who in by_row.items():
         while row:
-            if row & 1:
-                sint[b_] |= 1 << a_
-            row >>= 1
-            b_ += 1
+            low = row & -row
+            sint[low.bit_length() - 1] |= who
+            row ^= low
     pe.rels["incl"] = [sin[i] & sint[i] for i in range(n)]
     for lv in LEVELS[:-1]:
         pe.rels["same_" + lv] = [allm if t < 0 else special | groups[lv][inst[lv][t]]
                                  for t in tid_of]
-    pe.rels["ini"] = [(allm & ~special_init(pe)) if i in inits else 0 for i in range(n)]
+    ini_row = allm & ~special_init(pe)
+    pe.rels["ini"] = [ini_row if i in inits else 0 for i in range(n)]
     finm = 0
     for f in finals:
         finm |= 1 << f
@@ -406,18 +410,26 @@ def _static_pruning(pe: PreExecution, thread_events, init_of) -> None:
     to its location never sees the initial write. Everything is lo-before a final-memory read.
     """
     nrf = [0] * pe.n
-    writes = pe.sets["W"]
+    po = pe.rels["po"]
+    events = pe.events
+    iw, fr = pe.sets["IW"], pe.sets["FR"]
+    by_loc: dict[int, list[int]] = {}
+    for w in sorted(pe.sets["W"]):
+        by_loc.setdefault(events[w].loc_id, []).append(w)
     for r in pe.sets["R"]:
-        lr = pe.events[r].loc_id
-        same = [w for w in writes if pe.events[w].loc_id == lr]
-        if r in pe.sets["FR"]:
-            earlier = [w for w in same if w not in pe.sets["IW"]]
+        same = by_loc.get(events[r].loc_id, ())
+        if r in fr:
+            earlier = [w for w in same if w not in iw]
         else:
-            earlier = [w for w in same if pe.has("po", w, r)]
+            earlier = [w for w in same if po[w] >> r & 1]
+        em = 0
+        for w in earlier:
+            em |= 1 << w
+        por = po[r]
+        rb = 1 << r
         for w in same:
-            if pe.has("po", r, w) or (w in pe.sets["IW"] and earlier) or \
-                    any(pe.has("po", w, w2) for w2 in earlier):
-                nrf[w] |= 1 << r
+            if por >> w & 1 or (earlier and w in iw) or po[w] & em:
+                nrf[w] |= rb
     pe.rels["nrf"] = nrf
 
 
@@ -427,12 +439,33 @@ def _undef_ok(pe: PreExecution) -> None:
     (the read included): rule 2 always applies then (rule 1 never does: the initial write is
     lo-before every access)."""
     nrf = pe.rels["nrf"]
+    incl = pe.rels["incl"]
+    events = pe.events
+    amask = 0
+    for a in pe.sets["A"]:
+        amask |= 1 << a
+    by_loc: dict[int, int] = {}
+    for w in pe.sets["W"]:
+        lw = events[w].loc_id
+        by_loc[lw] = by_loc.get(lw, 0) | 1 << w
     for r in pe.sets["R"]:
-        lr = pe.events[r].loc_id
-        ws = [w for w in pe.sets["W"] if pe.events[w].loc_id == lr and not nrf[w] >> r & 1]
-        group = ws + [r]
-        safe = r in pe.sets["A"] and all(w in pe.sets["A"] for w in ws) and \
-            all(pe.has("incl", a, b) for a in group for b in group)
+        gm = 1 << r                     # the read and every write it may ever see
+        ws = by_loc.get(events[r].loc_id, 0)
+        while ws:
+            low = ws & -ws
+            w = low.bit_length() - 1
+            if not nrf[w] >> r & 1:
+                gm |= low
+            ws ^= low
+        safe = gm & ~amask == 0
+        if safe:
+            g = gm
+            while g:
+                low = g & -g
+                if incl[low.bit_length() - 1] & gm != gm:
+                    safe = False
+                    break
+                g ^= low
         if not safe:
             pe.mark(r, "UndefOK")
         else:
