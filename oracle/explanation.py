@@ -303,34 +303,64 @@ COLORS = {"po": "#555555", "rf": "#c0392b", "co": "#2471a3", "fr": "#d68910", "s
           "hb": "#7d3c98", "lo": "#117a65", "bxb": "#8e44ad", "bsw": "#1e8449"}
 
 
+CHAR_W = 7.3          # width of one character of the 12px monospace labels
+BOX_H = 20
+
+
+def _clip(cx: float, cy: float, w: float, tx: float, ty: float) -> tuple[float, float]:
+    """The point where the segment from a box's centre towards (tx, ty) leaves the box."""
+    dx, dy = tx - cx, ty - cy
+    if dx == 0 and dy == 0:
+        return cx, cy
+    sx = (w / 2) / abs(dx) if dx else float("inf")
+    sy = (BOX_H / 2) / abs(dy) if dy else float("inf")
+    k = min(sx, sy, 1.0)
+    return cx + dx * k, cy + dy * k
+
+
 def _svg(ex: Explanation) -> str:
-    col_w, row_h, top = 230, 56, 70
+    """Each candidate execution drawn as in papers: threads as columns of boxed events (initial
+    writes above, final-memory reads below), po as grey arrows down a column, the candidate's
+    rf/co/barrier edges in their colours, the failed check's witness edges bold red."""
+    row_h, top = 56, 70
     nth = len(ex.test.threads)
     blocks = []
     y0 = 10
+    width = 600
     for k, it in enumerate(ex.items, 1):
         c = it.cand
         pe = c.pe
-        pos = {}
-        rows_used = [0] * (nth + 1)
-        inits = [i for i, e in enumerate(pe.events) if e.thread < 0 and i not in c.src]
-        finals = [i for i, e in enumerate(pe.events) if e.thread < 0 and i in c.src]
-        for j, i in enumerate(inits):
-            pos[i] = (40 + j * 150, y0 + top)
+        labels = {i: _label(c, i) for i in range(len(pe.events))}
+        # column widths from the longest label of each thread
+        col_w = [max([len(labels[i]) for i, e in enumerate(pe.events) if e.thread == t] + [4])
+                 * CHAR_W + 60 for t in range(nth)]
+        col_x = [40.0]
+        for t in range(1, nth):
+            col_x.append(col_x[-1] + col_w[t - 1])
+        pos: dict[int, tuple[float, float, float]] = {}      # centre x, centre y, box width
+        rows_used = [0] * nth
         maxrow = 0
         for i, e in enumerate(pe.events):
             if e.thread >= 0:
                 r = rows_used[e.thread]
                 rows_used[e.thread] += 1
-                pos[i] = (40 + e.thread * col_w, y0 + top + (r + 1) * row_h)
+                w = len(labels[i]) * CHAR_W + 12
+                pos[i] = (col_x[e.thread] + w / 2, y0 + top + (r + 1) * row_h, w)
                 maxrow = max(maxrow, r + 1)
-        for j, i in enumerate(finals):
-            pos[i] = (40 + j * 150, y0 + top + (maxrow + 1) * row_h)
+        inits = [i for i, e in enumerate(pe.events) if e.thread < 0 and i not in c.src]
+        finals = [i for i, e in enumerate(pe.events) if e.thread < 0 and i in c.src]
+        for group, y in ((inits, y0 + top), (finals, y0 + top + (maxrow + 1) * row_h)):
+            x = 40.0
+            for i in group:
+                w = len(labels[i]) * CHAR_W + 12
+                pos[i] = (x + w / 2, y, w)
+                x += w + 30
         h = top + (maxrow + 2) * row_h
-        parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">[{k}] '
-                 f'{html.escape(it.witness_text)}</text>']
+        title = f"[{k}] {it.witness_text}"
+        width = max(width, int(len(title) * 7.5) + 40, int(col_x[-1] + col_w[-1]) + 40)
+        parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(title)}</text>']
         for t in range(nth):
-            parts.append(f'<text x="{40 + t * col_w}" y="{y0 + 45}" font-weight="bold">P{t}</text>')
+            parts.append(f'<text x="{col_x[t]:.0f}" y="{y0 + 45}" font-weight="bold">P{t}</text>')
         edges = []
         for r, w in c.src.items():
             if w >= 0:
@@ -342,31 +372,42 @@ def _svg(ex: Explanation) -> str:
             edges.append((a, "bxb", b, False))
         for (a, lab, b) in it.edges:
             edges.append((a, lab, b, True))
-        for i in pos:
-            x, y = pos[i]
-            parts.append(f'<text x="{x}" y="{y}" font-family="monospace" font-size="12">'
-                         f'{html.escape(_label(c, i))}</text>')
+        # po down each column
         for t in range(nth):
             evs = [i for i, e in enumerate(pe.events) if e.thread == t]
             for a, b in zip(evs, evs[1:]):
-                (x1, y1), (x2, y2) = pos[a], pos[b]
-                parts.append(f'<line x1="{x1 + 10}" y1="{y1 + 4}" x2="{x2 + 10}" y2="{y2 - 14}" '
-                             f'stroke="#999" marker-end="url(#arr)"/>')
-        for (a, lab, b, hot) in edges:
+                (xa, ya, _), (xb, yb, _) = pos[a], pos[b]
+                x = col_x[t] + 8
+                parts.append(f'<line x1="{x:.0f}" y1="{ya + BOX_H / 2:.0f}" x2="{x:.0f}" '
+                             f'y2="{yb - BOX_H / 2 - 1:.0f}" stroke="#999" '
+                             f'marker-end="url(#arr)"/>')
+        for n, (a, lab, b, hot) in enumerate(edges):
             if a not in pos or b not in pos or a == b:
                 continue
-            (x1, y1), (x2, y2) = pos[a], pos[b]
-            base = lab.replace("^-1", "")
-            color = "#e01010" if hot else COLORS.get(base, "#333")
-            mx, my = (x1 + x2) / 2 + 30, (y1 + y2) / 2 - 10
-            parts.append(f'<path d="M{x1 + 60},{y1 - 4} Q{mx + 40},{my} {x2 + 60},{y2 - 4}" '
-                         f'fill="none" stroke="{color}" stroke-width="{2 if hot else 1}" '
+            (xa, ya, wa), (xb, yb, wb) = pos[a], pos[b]
+            color = "#e01010" if hot else COLORS.get(lab.replace("^-1", ""), "#333")
+            # bend each edge sideways (alternating) so parallel edges and labels stay apart
+            bend = (28 + 6 * (n % 3)) * (1 if n % 2 == 0 else -1)
+            mx, my = (xa + xb) / 2, (ya + yb) / 2
+            dx, dy = xb - xa, yb - ya
+            norm = max((dx * dx + dy * dy) ** 0.5, 1.0)
+            cx, cy = mx - dy / norm * bend, my + dx / norm * bend
+            x1, y1 = _clip(xa, ya, wa, cx, cy)
+            x2, y2 = _clip(xb, yb, wb, cx, cy)
+            parts.append(f'<path d="M{x1:.0f},{y1:.0f} Q{cx:.0f},{cy:.0f} {x2:.0f},{y2:.0f}" '
+                         f'fill="none" stroke="{color}" stroke-width="{2 if hot else 1.2}" '
                          f'marker-end="url(#arr)"/>')
-            parts.append(f'<text x="{mx + 30}" y="{my}" fill="{color}" font-size="11">'
-                         f'{html.escape(lab)}</text>')
+            lx, ly = (x1 + 2 * cx + x2) / 4, (y1 + 2 * cy + y2) / 4
+            parts.append(f'<text x="{lx:.0f}" y="{ly:.0f}" fill="{color}" font-size="11" '
+                         f'text-anchor="middle" stroke="white" stroke-width="3" '
+                         f'paint-order="stroke">{html.escape(lab)}</text>')
+        for i, (x, y, w) in pos.items():
+            parts.append(f'<rect x="{x - w / 2:.0f}" y="{y - BOX_H / 2:.0f}" width="{w:.0f}" '
+                         f'height="{BOX_H}" rx="4" fill="white" stroke="#bbb"/>'
+                         f'<text x="{x:.0f}" y="{y + 4:.0f}" text-anchor="middle" '
+                         f'font-family="monospace" font-size="12">{html.escape(labels[i])}</text>')
         blocks.append("\n".join(parts))
         y0 += h + 20
-    width = max(600, 80 + nth * col_w)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y0 + 40}" '
             f'font-family="sans-serif" font-size="13">\n'
             f'<defs><marker id="arr" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
