@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .lang import (ACYCLIC, COPY, DIFF, DOM, EMPTY, FIXEND, FIXSTART, FLAG_EMPTY, FLAG_NONEMPTY,
                    ID, INTER, INV, IRREFL, OPT, PLUS, PROD, RAN, SEQ, STAR, UNION, UNIV, ZERO)
@@ -36,6 +37,8 @@ def _closure(m, n):
     for k in range(n):
         bk = _bit(k)
         rk = m[k]
+        if rk == ZERO64:              # nothing to pass on through k
+            continue
         for i in range(n):
             if m[i] & bk:
                 m[i] |= rk
@@ -65,24 +68,19 @@ def eval_ops(slots, ops, n, full):
             for i in range(n):
                 r = slots[a, i]
                 acc = ZERO64
-                j = 0
-                while r:
-                    if r & ONE:
-                        acc |= slots[b, j]
-                    r >>= ONE
-                    j += 1
+                while r:                  # one step per set bit (lowest first)
+                    acc |= slots[b, np.int64(trailing_zeros(r))]
+                    r &= r - ONE
                 slots[d, i] = acc
         elif code == INV:
             for i in range(n):
                 slots[d, i] = ZERO64
             for i in range(n):
                 r = slots[a, i]
-                j = 0
+                bi = _bit(i)
                 while r:
-                    if r & ONE:
-                        slots[d, j] |= _bit(i)
-                    r >>= ONE
-                    j += 1
+                    slots[d, np.int64(trailing_zeros(r))] |= bi
+                    r &= r - ONE
         elif code == PLUS or code == STAR:
             for i in range(n):
                 slots[d, i] = slots[a, i]
@@ -280,13 +278,11 @@ def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_ma
     for q in range(m):
         a = loc_events[l, q]
         h = cohord[a]
-        b = 0
+        ba = _bit(a)
         while h:
-            if h & ONE:
-                if e[b] & _bit(a):
-                    return False              # a hb b eco+ a
-            h >>= ONE
-            b += 1
+            if e[np.int64(trailing_zeros(h))] & ba:
+                return False                  # a hb b eco+ a
+            h &= h - ONE
     return True
 
 
