@@ -7,6 +7,7 @@ every candidate -> union of outcomes -> verdict by LITMUS.md's rules (undef = an
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import itertools
 import time
@@ -174,8 +175,9 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
     if n:
         if set_idx:
             slots[set_idx, :n] = _EYE[:n] & np.array(set_masks, np.uint64)[:, None]
-        if rel_idx:
-            slots[rel_idx, :n] = np.array(rel_rows, np.uint64)
+        if rel_idx:             # array('Q') converts Python ints faster than np.array
+            flat = array.array("Q", itertools.chain.from_iterable(rel_rows))
+            slots[rel_idx, :n] = np.frombuffer(flat, np.uint64).reshape(len(rel_idx), n)
     events = pe.events
     rc = rf_candidates(pe)
     indep = sets.get("Indep", ())
@@ -239,8 +241,12 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
         is_read = np.zeros(1, np.bool_)
     coha = _mask(sets.get("CohA", ()))
     cohrmw = _mask(sets.get("CohRmw", ()))
-    attrs = np.array([[e.value, e.wsrc, e.wop, e.wopnd, e.req_mode, e.req_val] for e in events]
-                     or [[0, -1, 0, 0, 0, 0]], np.int64).T.copy()
+    if events:
+        flat = array.array("q", [x for e in events for x in (e.value, e.wsrc, e.wop, e.wopnd,
+                                                             e.req_mode, e.req_val)])
+        attrs = np.frombuffer(flat, np.int64).reshape(n, 6).T.copy()
+    else:
+        attrs = np.array([[0, -1, 0, 0, 0, 0]], np.int64).T.copy()
     obs = pe.observables
     obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs] or [(0, 0)],
                       np.int64).T.copy()
