@@ -268,8 +268,25 @@ def run_packed(p: Packed, prog: Program, want_state: bool = True):
                   p.ind_ncand, len(prog.checks), want_state)
 
 
+class _Key:
+    """A cache key that hashes its (deep) value once: the test's fields but its name and doc."""
+
+    __slots__ = ("k", "h")
+
+    def __init__(self, k):
+        self.k = k
+        self.h = hash(k)
+
+    def __hash__(self):
+        return self.h
+
+    def __eq__(self, other):
+        return self.h == other.h and self.k == other.k
+
+
 def _cache_key(test: Test, model: str):
-    return (model, dataclasses.replace(test, name="", doc=()))
+    return _Key((model, test.locations, test.threads, test.condition, test.reg_init,
+                 test.dialect, test.meta))
 
 
 _CACHE: dict = {}
@@ -314,8 +331,8 @@ def check(test: Test, model: str | None = None) -> Result:
         consistent += int(cons)
         flags |= int(fl)
         idx = [order.index(k) for k in keys]
-        for row in st[:ns]:
-            tup = tuple(int(row[i]) for i in idx)
+        for row in st[:ns].tolist():
+            tup = tuple([row[i] for i in idx])
             if tup not in seen:
                 seen.add(tup)
                 states.append({k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, tup)})
@@ -325,7 +342,8 @@ def check(test: Test, model: str | None = None) -> Result:
                  candidates, consistent, time.perf_counter() - t0)
     if len(_CACHE) >= CACHE_LIMIT:
         _CACHE.clear()
-    _CACHE[key] = dataclasses.replace(res, states=list(res.states))
+    _CACHE[key] = Result(res.model, res.verdict, list(res.states), res.flags, res.ub,
+                         res.candidates, res.consistent, res.seconds)
     return res
 
 
