@@ -159,7 +159,7 @@ def enumerate_schedules(test: Test) -> Schedules:
                     moved = True
                     continue
                 kind, bid, arg, _ = ops[w][pc]
-                nd = dict(od)
+                nd = od                     # copied on the first change only
                 newph, nwaits, ld = phases, waits, late_drops
                 nnamed, npd = named, dict(pd)
                 if kind in ("wait", "drop") and bid >= 0 or (kind == "wait" and bid > 0):
@@ -184,6 +184,7 @@ def enumerate_schedules(test: Test) -> Schedules:
                         ub.add(f"P{waves[w][0]}: bar.init {bid}, {arg}: the expected count must "
                                f"be positive")
                     init, exp, arr, ph, parts, wgs = o
+                    nd = dict(od)
                     nd[k] = (True, arg, 0, ph + (1 if arr else 0), (), ())
                 elif kind == "arrive":
                     init, exp, arr, ph, parts, wgs = o
@@ -195,6 +196,7 @@ def enumerate_schedules(test: Test) -> Schedules:
                     npd[k] = ph
                     if init and arr + 1 == exp:
                         o2, newph = finish_phase(o2, None, phases, k)
+                    nd = dict(od)
                     nd[k] = o2
                 elif kind == "drop":
                     init, exp, arr, ph, parts, wgs = o
@@ -207,6 +209,7 @@ def enumerate_schedules(test: Test) -> Schedules:
                     o2 = (init, exp, arr, ph, parts + ((w, pc),), wgs)
                     if init and arr == exp:
                         o2, newph = finish_phase(o2, None, phases, k)
+                    nd = dict(od)
                     nd[k] = o2
                     nnamed = 0
                 elif kind == "wait":
@@ -218,7 +221,7 @@ def enumerate_schedules(test: Test) -> Schedules:
                     npd.pop(k, None)
                 ws = list(wstate)
                 ws[w] = (pc + 1, False, nnamed, tuple(sorted(npd.items(), key=repr)))
-                stack.append((tuple(ws), tuple(nd.items()),
+                stack.append((tuple(ws), ostate if nd is od else tuple(nd.items()),
                               newph, nwaits, ld))
                 moved = True
             if not moved:

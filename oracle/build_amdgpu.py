@@ -81,12 +81,11 @@ def _bxb(pe: PreExecution, sched, part) -> list[int]:
     while changed:
         changed = False
         for i in range(n):
-            r, acc, j = rows[i], rows[i], 0
-            while r:
-                if r & 1:
-                    acc |= rows[j]
-                r >>= 1
-                j += 1
+            r = acc = rows[i]
+            while r:                    # one step per set bit
+                low = r & -r
+                acc |= rows[low.bit_length() - 1]
+                r ^= low
             if acc != rows[i]:
                 rows[i] = acc
                 changed = True
