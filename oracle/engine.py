@@ -228,17 +228,19 @@ def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_
 
 @njit(cache=True)
 def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
-                    is_read, incl, coha, cohrmw, rmw_w, n):
+                    is_read, incl, coha, cohrmw, rmw_w, n, pos, e):
     """Pruning with reads known to be coherent: CohR reads, and reads in CohA reading a write in
     CohA with inclusive scopes (for AMDGPU: such a read, if defined, is defined by rule 2).
     Sound because eco only grows with more such reads: a cycle cohord ; eco+ (cohord is part of
     hb) or an rmw that is not co-adjacent to its source is inconsistent whatever the rest."""
     m = loc_nev[l]
     k = co_len[l]
-    pos = np.full(n, -1, np.int64)
+    # pos and e are work arrays of the search (length >= n), reset here
+    for i in range(n):
+        pos[i] = -1
+        e[i] = ZERO64
     for i in range(k):
         pos[co_perm[co_row, i]] = i
-    e = np.zeros(n, np.uint64)
     for i in range(k):
         wi = co_perm[co_row, i]
         for j in range(i + 1, k):
@@ -370,6 +372,8 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     digit = np.zeros(nd, np.int64)
     src = np.full(n, -2, np.int64)
     val = np.zeros(n, np.int64)
+    wpos = np.empty(max(n, 1), np.int64)       # work arrays of _known_rule2_ok
+    we = np.empty(max(n, 1), np.uint64)
     co_row = np.zeros(max(nl, 1), np.int64)
     loc_of_digit = np.empty(nd, np.int64)
     cur_loc = 0
@@ -395,7 +399,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             # reads of this location not chosen yet are -2 (skipped): the check is monotone
             if not dig_end[d] and not _known_rule2_ok(
                     loc_of_digit[d], src, co_row[loc_of_digit[d]], co_perm, co_len, loc_events,
-                    loc_nev, coh_mask, cohord, is_read, incl, coha, cohrmw, rmw_w, n):
+                    loc_nev, coh_mask, cohord, is_read, incl, coha, cohrmw, rmw_w, n, wpos, we):
                 fail_counts[nchecks] += 1
                 digit[d] += 1
                 continue
@@ -405,7 +409,8 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                                 coh_mask, cohord, is_read, val_const, wsrc, wop, wopnd,
                                 req_mode, req_val, n) or \
                     not _known_rule2_ok(l, src, co_row[l], co_perm, co_len, loc_events, loc_nev,
-                                        coh_mask, cohord, is_read, incl, coha, cohrmw, rmw_w, n):
+                                        coh_mask, cohord, is_read, incl, coha, cohrmw, rmw_w, n,
+                                        wpos, we):
                 fail_counts[nchecks] += 1
                 digit[d] += 1
                 continue
