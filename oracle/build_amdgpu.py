@@ -30,6 +30,7 @@ import itertools
 
 from litmus.ir import Test, is_acquire, is_release
 from litmus.scopes import SCOPE_RANK, SCOPES
+from litmus.scopes import instance as scope_instance     # = Test.instance, one call less
 
 from .barriers import thread_ops
 from .barriers import enumerate_schedules
@@ -111,10 +112,12 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
     rank_of: list[int] = []
 
     # location copies: a global has one; an LDS location one per workgroup that uses it
+    loc_by_name = {loc.name: loc for loc in reversed(test.locations)}   # the first one wins
+    lds_names = {name for name, loc in loc_by_name.items() if loc.lds}
     loc_ids: dict[tuple, int] = {}
 
     def loc_id(name: str, tid: int | None) -> int:
-        lds = test.is_lds(name)
+        lds = name in lds_names
         key = (name, test.instance(tid, "wg") if lds else None)
         if key not in loc_ids:
             loc_ids[key] = len(loc_ids)
@@ -139,7 +142,7 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
     # initial writes: sys-scope atomic, store-available
     init_of: dict[int, int] = {}
     for (name, wg), lid in loc_ids.items():
-        v = test.location(name).init
+        v = loc_by_name[name].init
         init_of[lid] = add(Event(f"W {name}={v} (init)", -1, lid, value=v), SCOPE_RANK["sys"],
                            "W", "IW", "A", "SA", "CO")
 
@@ -188,7 +191,7 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
                 extra += [r, w]
                 asyncs.append((tid, k, r, w))
                 continue
-            lds = ins.loc is not None and test.is_lds(ins.loc)
+            lds = ins.loc is not None and ins.loc in lds_names
             rank = _scope_rank(test, ins, lds)
             sfx = []
             if ins.order and ins.order != "rlx":
@@ -296,7 +299,8 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
     pe.rels["ext"] = [(allm & ~tmask[t]) if t >= 0 else (allm & ~(1 << i))
                       for i, t in enumerate(tid_of)]
     # instance tables: per level, per thread
-    inst = {lv: [test.instance(t, lv) for t in range(nth)] for lv in LEVELS}
+    placements = [th.placement for th in test.threads]
+    inst = {lv: [scope_instance(placements[t], t, lv) for t in range(nth)] for lv in LEVELS}
     groups = {}
     for lv in LEVELS:
         g = {}
