@@ -136,7 +136,6 @@ def enumerate_schedules(test: Test) -> Schedules:
                 pc, ended, named, pend = wstate[w]
                 if ended:
                     continue
-                pd = dict(pend)
                 if pc == len(ops[w]):
                     # thread end: drop the workgroup barrier
                     k = key(w, -1)
@@ -161,7 +160,7 @@ def enumerate_schedules(test: Test) -> Schedules:
                 kind, bid, arg, _ = ops[w][pc]
                 nd = od                     # copied on the first change only
                 newph, nwaits, ld = phases, waits, late_drops
-                nnamed, npd = named, dict(pd)
+                nnamed, npd = named, None   # npd: the changed pending phases, if any
                 if kind in ("wait", "drop") and bid >= 0 or (kind == "wait" and bid > 0):
                     target = named
                     if target == 0:
@@ -193,6 +192,7 @@ def enumerate_schedules(test: Test) -> Schedules:
                     if bid == -3 and wg_of[w] in wgs:
                         ub.add("cluster barrier: two waves of one workgroup arrived in one phase")
                     o2 = (init, exp, arr + 1, ph, parts + ((w, pc),), wgs + (wg_of[w],))
+                    npd = dict(pend)
                     npd[k] = ph
                     if init and arr + 1 == exp:
                         o2, newph = finish_phase(o2, None, phases, k)
@@ -214,13 +214,15 @@ def enumerate_schedules(test: Test) -> Schedules:
                     nnamed = 0
                 elif kind == "wait":
                     init, exp, arr, ph, parts, wgs = o
-                    want = pd.get(k, ph)
+                    npd = dict(pend)
+                    want = npd.get(k, ph)
                     if want >= ph:          # that phase has not completed yet: blocked
                         continue
                     nwaits = waits + (((w, pc), k, want),)
                     npd.pop(k, None)
                 ws = list(wstate)
-                ws[w] = (pc + 1, False, nnamed, tuple(sorted(npd.items(), key=repr)))
+                ws[w] = (pc + 1, False, nnamed,
+                         pend if npd is None else tuple(sorted(npd.items(), key=repr)))
                 stack.append((tuple(ws), ostate if nd is od else tuple(nd.items()),
                               newph, nwaits, ld))
                 moved = True
