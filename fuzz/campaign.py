@@ -15,6 +15,7 @@ journal line is written; publishing it again on resume only adds a source if it 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -83,10 +84,15 @@ class Config:
                 "near_miss": self.near_miss, "baseline": self.baseline}
 
 
+#: steps plus model evaluations of the oracle's search per program in a campaign (about 3 s): a program
+#: with a huge candidate space is journaled as an oracle error instead of stalling the campaign
+ORACLE_BUDGET = 1_000_000
+
+
 def default_checker():
     try:
         import oracle
-        return oracle.check
+        return functools.partial(oracle.check, budget=ORACLE_BUDGET)
     except (ImportError, AttributeError) as e:
         raise CampaignError(f"the oracle is not available: {e}") from None
 

@@ -259,13 +259,13 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
                   obs_ka[0, :nobs], obs_ka[1, :nobs], ind_reads, ind_cand, ind_ncand)
 
 
-def run_packed(p: Packed, prog: Program, want_state: bool = True):
+def run_packed(p: Packed, prog: Program, want_state: bool = True, max_steps: int = -1):
     from .engine import search
     return search(p.slots, prog.prelude, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm, p.co_start,
                   p.co_count, p.co_len, p.read_loc, p.loc_events, p.loc_nev, p.coh_mask,
                   p.cohord, p.incl, p.coha, p.cohrmw, p.rmw_w, p.is_read, p.val_const, p.wsrc, p.wop, p.wopnd,
                   p.req_mode, p.req_val, p.obs_kind, p.obs_arg, p.ind_reads, p.ind_cand,
-                  p.ind_ncand, len(prog.checks), want_state)
+                  p.ind_ncand, len(prog.checks), want_state, max_steps)
 
 
 class _Key:
@@ -293,8 +293,13 @@ _CACHE: dict = {}
 CACHE_LIMIT = 100_000
 
 
-def check(test: Test, model: str | None = None) -> Result:
-    """Allowed outcomes, verdict and statistics of ``test`` under ``model`` (dialect default)."""
+def check(test: Test, model: str | None = None, budget: int | None = None) -> Result:
+    """Allowed outcomes, verdict and statistics of ``test`` under ``model`` (dialect default).
+
+    ``budget`` bounds the search (loop steps plus model evaluations per pre-execution): past it the
+    check raises :class:`OracleError` instead of running on. Campaigns use it so that one program
+    with a huge candidate space is recorded as an error instead of stalling the run; ``None``
+    means no limit (``scopefuzz check``)."""
     model = model or DEFAULT_MODEL.get(test.dialect, "amdgpu")
     key = _cache_key(test, model)
     hit = _CACHE.get(key)
@@ -326,7 +331,10 @@ def check(test: Test, model: str | None = None) -> Result:
         if sorted(order) != sorted(keys):
             raise OracleError(f"internal: builder observables {order} differ from {keys}")
         p = pack(pe, prog)
-        st, ns, cands, cons, fl, _ = run_packed(p, prog)
+        st, ns, cands, cons, fl, _ = run_packed(p, prog, max_steps=-1 if budget is None else budget)
+        if ns < 0:
+            raise OracleError(f"{test.name}: search budget of {budget:,} steps and evaluations exhausted "
+                              f"({int(cands):,} candidates evaluated); check it without a budget")
         candidates += int(cands)
         consistent += int(cons)
         flags |= int(fl)

@@ -316,7 +316,7 @@ def _add_state(states, nstates, cap, val, obs_kind, obs_arg):
 def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_len,
            read_loc, loc_events, loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w,
            is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, obs_kind, obs_arg,
-           ind_reads, ind_cand, ind_ncand, nchecks, want_state):
+           ind_reads, ind_cand, ind_ncand, nchecks, want_state, max_steps):
     """Backtracking search over candidates: per location (in order), its co permutation, then
     the source of each of its reads; a location whose choices fail :func:`_location_ok` is
     abandoned with everything below it. Complete candidates are evaluated by the model.
@@ -327,7 +327,9 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     in neither Rdef nor Rundef) and the outcomes are the product of the valid choices.
 
     Returns (states, nstates, model evaluations, consistent, flags, fail_counts): the last entry
-    of ``fail_counts`` counts partial choices pruned before the model ran."""
+    of ``fail_counts`` counts partial choices pruned before the model ran. With ``max_steps`` >= 0
+    the search gives up once its loop steps plus model evaluations exceed it and returns
+    nstates = -1 (a campaign's budget per program; -1 means no limit)."""
     full = ~ZERO64 if n == 64 else (_bit(n) - ONE)
     eval_ops(slots, prelude, n, full)
     nr = reads.shape[0]
@@ -382,7 +384,11 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             cur_loc = dig_idx[d]
         loc_of_digit[d] = cur_loc
     d = 0
+    steps = 0
     while d >= 0:
+        steps += 1
+        if max_steps >= 0 and steps + candidates > max_steps:
+            return states[:0], -1, candidates, consistent, flags_all, fail_counts
         if digit[d] >= radix[d]:
             digit[d] = 0
             if dig_kind[d] == 1:
