@@ -95,6 +95,13 @@ def to_pre_execution(test: Test, x0, combo) -> PreExecution:
     pe.rels["loc"] = [by_loc.get(ev.loc_id, 0) if ev.loc_id >= 0 else 0 for ev in pe.events]
     for name in ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR"):
         pe.sets.setdefault(name, set())
+    add_observables(pe, test, combo, x0, final)
+    return pe
+
+
+def add_observables(pe: PreExecution, test: Test, combo, x0, final: dict) -> None:
+    """Outcome keys of one path combination: each register is the value an event read (or a
+    constant the path assigned), each global the value its final-memory read sees."""
     for tid, path in enumerate(combo):
         regs = path.reg_dict()
         for r in test.registers(tid):
@@ -103,7 +110,6 @@ def to_pre_execution(test: Test, x0, combo) -> PreExecution:
                                    if isinstance(v, tuple) else ("const", v)))
     for loc in test.globals:
         pe.observables.append((loc.name, ("event", final[loc.name])))
-    return pe
 
 
 def build(test: Test) -> list[PreExecution]:

@@ -26,6 +26,8 @@ from litmus.cfg import UNROLL, Path, pre_executions
 from litmus.ir import Test
 from litmus.outcome import evaluate, verdict as herd_verdict
 
+from ..check import Result
+
 
 # --- relation algebra ---------------------------------------------------------------------------
 
@@ -261,22 +263,8 @@ def _co_rel(n: int, orders) -> list[int]:
     return co
 
 
-@dataclass
-class ConformanceResult:
-    """The shape of ``oracle.Result`` (docs/oracle.md) for the conformance models."""
-
-    model: str
-    verdict: str
-    states: list[dict]
-    flags: list[str]
-    ub: list[str]
-    candidates: int
-    consistent: int
-    seconds: float
-
-    def allows(self, observed: dict) -> bool:
-        from litmus.outcome import matches
-        return any(matches(s, observed) for s in self.states)
+#: The conformance models' Python references return the oracle's own Result.
+ConformanceResult = Result
 
 
 def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None, seed=True):

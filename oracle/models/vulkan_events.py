@@ -22,6 +22,7 @@ from litmus.outcome import evaluate
 
 from ..errors import OracleError
 from ..events import REQ_EQ, REQ_NE, Event, PreExecution
+from .rc11_events import add_observables
 from .rc11_exec import _build
 from .vulkan import CLASSES, prepare
 
@@ -99,14 +100,7 @@ def to_pre_execution(test: Test, x0, combo, variant: dict, loc_atoms) -> PreExec
     pe.rels["loc"] = loc_rows
     for name in list(named) + ["R", "W", "FR", "CO", "IW"]:
         pe.sets.setdefault(name, set())
-    for tid, path in enumerate(combo):
-        regs = path.reg_dict()
-        for r in test.registers(tid):
-            v = regs.get(r, test.register_init(tid, r))
-            pe.observables.append((f"P{tid}:{r}", ("event", x0.op_event[tid][v[1]])
-                                   if isinstance(v, tuple) else ("const", v)))
-    for loc in test.globals:
-        pe.observables.append((loc.name, ("event", final[loc.name])))
+    add_observables(pe, test, combo, x0, final)
     return pe
 
 
