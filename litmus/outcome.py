@@ -67,17 +67,18 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
     """``Ok``/``No`` as herd7 gives them, or ``Undef`` when some execution has UB."""
     if undefined:
         return "Undef"
-    states = list(states)
     q, p = condition.quantifier, condition.prop
-    if q == "exists":
-        ok = any(satisfiable(p, s) for s in states)
-    elif q == "~exists":
-        ok = not any(satisfiable(p, s) for s in states)
-    elif q == "forall":
-        ok = all(valid(p, s) for s in states)
-    else:
+    if q not in ("exists", "~exists", "forall"):
         raise ValueError(q)
-    return "Ok" if ok else "No"
+    keys = {atom.key for atom in prop_atoms(p)}
+    for s in states:
+        if any(s[k] == UNDEF for k in keys):        # undef where the condition looks
+            hit = valid(p, s) if q == "forall" else satisfiable(p, s)
+        else:                                       # every value concrete: plain truth
+            hit = evaluate(p, s)
+        if hit != (q == "forall"):                  # a witness (exists) or counterexample
+            return "No" if q != "exists" else "Ok"
+    return "No" if q == "exists" else "Ok"
 
 
 def condition_holds(condition: Condition, observed: Mapping[str, int]) -> bool:

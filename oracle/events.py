@@ -1,6 +1,6 @@
 """Pre-executions: the event structure of a program, before rf and co are chosen.
 
-An *event graph builder* (one per model family: :mod:`oracle.build_amdgpu`, later rc11/vulkan
+An *event graph builder* (one per model family: :mod:`oracle.build_amdgpu`, and the rc11/vulkan
 front ends) turns a program into one or more :class:`PreExecution` s. Each one fixes the events,
 their attributes (as named *sets*, bitmasks over events) and the static base relations (``po``,
 ``loc``, ``rmw``, scope relations ..., as bit-matrix rows), plus how values flow:
@@ -14,13 +14,28 @@ The candidate search (:mod:`oracle.engine`) chooses, per read in set ``R``, a wr
 the same ``loc_id`` (or *undef*, where the read is in set ``UndefOK``), and per location a total
 order ``co`` over the writes in set ``CO`` with the write in set ``IW`` first. The model file then
 decides consistency over the base relations plus the dynamic ``rf``, ``co``, ``Rdef``, ``Rundef``.
+
+Two representations of the same thing:
+
+- the *readable* one: ``events`` (:class:`Event` objects with labels), ``sets`` (name -> set of
+  event indices) and ``rels`` (name -> bitmask rows as Python ints). Builders of the conformance
+  models fill it with :meth:`PreExecution.add`, ``mark`` and ``relate``; the pure-Python reference
+  evaluator and ``explain`` read it.
+- the *packed* one, a :class:`Table`: one int64 row of attributes per event (columns ``C_*``), set
+  masks in a uint64 vector and relations in a ``uint64[relations, events]`` matrix. The AMDGPU
+  builder emits it directly (building Python sets and rows per event cost more than the whole
+  search); :mod:`oracle.pack` turns a table into the search's arrays without touching Python
+  objects per event. A pre-execution built either way provides both: the missing one is derived
+  on first use (:func:`table_of`, or lazily materialized ``events``/``sets``/``rels``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from .errors import OracleError, TooManyEvents
+import numpy as np
+
+from .errors import TooManyEvents
 
 MAX_EVENTS = 64
 UNDEF_VAL = -(1 << 62)          # the engine's undef value (printed "undef")
@@ -29,6 +44,12 @@ REQ_NONE, REQ_EQ, REQ_NE = 0, 1, 2
 #: rmw operations, by code (``wop``): 0 = constant write
 RMW_CODES = {"const": 0, "add": 1, "sub": 2, "xchg": 3, "and": 4, "or": 5, "xor": 6, "max": 7,
              "min": 8, "copy": 9}
+
+#: columns of :attr:`Table.attrs` (one row per event). ``C_KIND`` is builder-specific (a bitmask
+#: over the builder's own set vocabulary); ``C_AUX`` is a spare builder-specific column.
+(C_THREAD, C_LOC, C_VALUE, C_WSRC, C_WOP, C_WOPND, C_REQ_MODE, C_REQ_VAL, C_INSTR, C_RANK,
+ C_KIND, C_AUX) = range(12)
+NCOLS = 12
 
 
 @dataclass
@@ -48,22 +69,80 @@ class Event:
 
 
 @dataclass
+class Table:
+    """A pre-execution in packed form.
+
+    ``attrs[i]`` holds event i's columns ``C_*``; ``masks[set_index[name]]`` is the bitmask of a
+    set; ``rels[rel_index[name], i]`` is row i of a relation (bit j = the pair (i, j)). A name
+    the builder does not know is an empty set/relation only if the model asks for it through
+    :mod:`oracle.pack`, which raises an error instead (a typo in a model must not pass silently).
+    ``labels`` makes the readable events on demand: a function ``i -> str``.
+    """
+
+    attrs: np.ndarray           # int64[n, NCOLS]
+    set_index: dict
+    masks: np.ndarray           # uint64[len(set_index)]
+    rel_index: dict
+    rels: np.ndarray            # uint64[len(rel_index), n]
+    labels: object = None       # callable i -> label, or None
+
+    @property
+    def n(self) -> int:
+        return self.attrs.shape[0]
+
+    def mask(self, name: str) -> int:
+        k = self.set_index.get(name)
+        return 0 if k is None else int(self.masks[k])
+
+
 class PreExecution:
     """Events + named sets (event index sets) + named static relations (bitmask rows: bit j of
     ``rels[name][i]`` is the pair (i, j); rows may be shorter than the event count).
 
     ``observables`` maps each outcome key to ``("event", i)`` (the value read/returned by event i)
-    or ``("const", v)``; ``loc_names`` names each location copy.
+    or ``("const", v)``; ``loc_names`` names each location copy; ``table`` is the packed form
+    (see the module docstring), given by builders that emit it directly.
     """
 
-    events: list[Event] = field(default_factory=list)
-    sets: dict[str, set[int]] = field(default_factory=dict)
-    rels: dict[str, list[int]] = field(default_factory=dict)     # name -> bitmask rows
-    observables: list[tuple[str, tuple[str, int]]] = field(default_factory=list)
-    loc_names: list[str] = field(default_factory=list)
-    ub: list[str] = field(default_factory=list)      # UB known statically (barrier misuse ...)
-    barrier_events: dict = field(default_factory=dict)  # (thread, barrier op index) -> event
+    def __init__(self, events=None, sets=None, rels=None, observables=None, loc_names=None,
+                 ub=None, barrier_events=None, table: Table | None = None):
+        self._events = events if events is not None or table is not None else []
+        self._sets = sets if sets is not None or table is not None else {}
+        self._rels = rels if rels is not None or table is not None else {}
+        self.observables: list[tuple[str, tuple[str, int]]] = observables or []
+        self.loc_names: list[str] = loc_names or []
+        self.ub: list[str] = ub or []           # UB known statically (barrier misuse ...)
+        self.barrier_events: dict = barrier_events or {}   # (thread, barrier op index) -> event
+        self.table = table
 
+    # -- the readable form, derived from the table on first use --------------------------------
+    @property
+    def events(self) -> list[Event]:
+        if self._events is None:
+            t = self.table
+            lab = t.labels or (lambda i: f"e{i}")
+            self._events = [Event(lab(i), int(a[C_THREAD]), int(a[C_LOC]), int(a[C_VALUE]),
+                                  int(a[C_WSRC]), int(a[C_WOP]), int(a[C_WOPND]),
+                                  int(a[C_REQ_MODE]), int(a[C_REQ_VAL]), int(a[C_INSTR]))
+                            for i, a in enumerate(t.attrs.tolist())]
+        return self._events
+
+    @property
+    def sets(self) -> dict[str, set[int]]:
+        if self._sets is None:
+            t = self.table
+            self._sets = {name: {i for i in range(t.n) if int(t.masks[k]) >> i & 1}
+                          for name, k in t.set_index.items()}
+        return self._sets
+
+    @property
+    def rels(self) -> dict[str, list[int]]:
+        if self._rels is None:
+            t = self.table
+            self._rels = {name: t.rels[k].tolist() for name, k in t.rel_index.items()}
+        return self._rels
+
+    # -- building the readable form ------------------------------------------------------------
     def add(self, ev: Event, *sets: str) -> int:
         i = len(self.events)
         if i >= MAX_EVENTS:
@@ -83,6 +162,7 @@ class PreExecution:
             rows.extend([0] * (a + 1 - len(rows)))
         rows[a] |= 1 << b
 
+    # -- queries --------------------------------------------------------------------------------
     def has(self, name: str, a: int, b: int) -> bool:
         rows = self.rels.get(name, ())
         return a < len(rows) and bool(rows[a] >> b & 1)
@@ -100,9 +180,11 @@ class PreExecution:
 
     @property
     def n(self) -> int:
-        return len(self.events)
+        return self.table.n if self.table is not None else len(self._events)
 
     def set_mask(self, name: str) -> int:
+        if self.table is not None:
+            return self.table.mask(name)
         m = 0
         for i in self.sets.get(name, ()):
             m |= 1 << i
@@ -111,5 +193,42 @@ class PreExecution:
     def rel_rows(self, name: str) -> list[int]:
         rows = list(self.rels.get(name, ()))[:self.n]
         return rows + [0] * (self.n - len(rows))
+
+    def with_relation(self, name: str, rows: np.ndarray) -> "PreExecution":
+        """A copy sharing everything but relation ``name`` (used per barrier schedule)."""
+        t = self.table
+        if t is not None:
+            rel = t.rels.copy()
+            rel[t.rel_index[name]] = rows
+            t = Table(t.attrs, t.set_index, t.masks, t.rel_index, rel, t.labels)
+        q = PreExecution(self._events, self._sets, None if self._rels is None else dict(self._rels),
+                         self.observables, self.loc_names, list(self.ub), self.barrier_events, t)
+        if q._rels is not None:
+            q._rels[name] = [int(x) for x in rows]
+        return q
+
+
+def table_of(pe: PreExecution) -> Table:
+    """The packed form of a pre-execution built in readable form (cached on ``pe``)."""
+    if pe.table is not None:
+        return pe.table
+    n = pe.n
+    attrs = np.zeros((n, NCOLS), np.int64)
+    if n:
+        attrs[:, :C_INSTR + 1] = np.array(
+            [(e.thread, e.loc_id, e.value, e.wsrc, e.wop, e.wopnd, e.req_mode, e.req_val, e.instr)
+             for e in pe.events], np.int64)
+    set_index = {name: k for k, name in enumerate(pe.sets)}
+    masks = np.array([pe.set_mask(name) for name in set_index] or [0], np.uint64)
+    rel_index = {name: k for k, name in enumerate(pe.rels)}
+    rels = np.zeros((max(len(rel_index), 1), n), np.uint64)
+    for name, k in rel_index.items():
+        rows = pe.rels[name][:n]
+        if rows:
+            rels[k, :len(rows)] = np.array(rows, np.uint64)
+    pe.table = Table(attrs, set_index, masks, rel_index, rels,
+                     lambda i, evs=pe.events: evs[i].label)
+    return pe.table
+
 
 PENDING_REF = UNDEF_VAL + 1     # "not computed yet" while resolving rmw value chains

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from litmus.ir import UNDEF, Test
 
-from .check import _builder, co_groups, rf_candidates
+from .check import _builder
 from .errors import OracleError
 from .events import PENDING_REF, UNDEF_VAL, PreExecution
 from .lang import Node, Program, load_model
@@ -25,6 +25,43 @@ def _rmw(op: int, old: int, x: int) -> int:
         return UNDEF_VAL
     return {1: old + x, 2: old - x, 3: x, 4: old & x, 5: old | x, 6: old ^ x, 7: max(old, x),
             8: min(old, x), 9: old}.get(op, x)
+
+
+def rf_candidates(pe: PreExecution) -> dict[int, list[int]]:
+    """Per read: the writes it may read from (-1 = undef), after static pruning."""
+    nrf = pe.rel_rows("nrf")
+    out = {}
+    writes = sorted(pe.sets["W"])
+    for r in sorted(pe.sets["R"]):
+        er = pe.events[r]
+        cs = []
+        for w in writes:
+            ew = pe.events[w]
+            if ew.loc_id != er.loc_id or nrf[w] >> r & 1:
+                continue
+            if ew.wsrc < 0 and er.req_mode and ((er.req_mode == 1) != (ew.value == er.req_val)):
+                continue        # a constant write that breaks the read's required value
+            cs.append(w)
+        if r in pe.sets.get("UndefOK", ()):
+            cs.append(-1)
+        out[r] = cs
+    return out
+
+
+def co_groups(pe: PreExecution) -> list[tuple[int, list[int]]]:
+    """Per location (every loc_id of a read or write, in order): (initial write or -1, the other
+    co-ordered writes)."""
+    groups: dict[int, list] = {e.loc_id: [] for e in pe.events if e.loc_id >= 0}
+    for w in sorted(pe.sets.get("CO", ())):
+        groups.setdefault(pe.events[w].loc_id, []).append(w)
+    out = []
+    for lid in sorted(groups):
+        ws = groups[lid]
+        init = [w for w in ws if w in pe.sets.get("IW", ())]
+        rest = [w for w in ws if w not in init]
+        out.append((init[0] if init else -1, rest))
+    return out
+
 
 
 def values(pe: PreExecution, src: dict[int, int]) -> list[int] | None:
