@@ -17,16 +17,23 @@ Outcome = Mapping[str, "int | str"]
 
 def evaluate(prop: Prop, values: Mapping[str, int]) -> bool:
     """Truth of ``prop`` when every observable it names has a concrete value."""
-    if isinstance(prop, Atom):
+    kind = type(prop)
+    if kind is Atom:
         v = values[prop.key]
         return (v == prop.value) if prop.op == "==" else (v != prop.value)
-    if isinstance(prop, Not):
+    if kind is And:
+        for a in prop.args:
+            if not evaluate(a, values):
+                return False
+        return True
+    if kind is Or:
+        for a in prop.args:
+            if evaluate(a, values):
+                return True
+        return False
+    if kind is Not:
         return not evaluate(prop.arg, values)
-    if isinstance(prop, And):
-        return all(evaluate(a, values) for a in prop.args)
-    if isinstance(prop, Or):
-        return any(evaluate(a, values) for a in prop.args)
-    if isinstance(prop, Const):
+    if kind is Const:
         return prop.value
     raise TypeError(prop)
 

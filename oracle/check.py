@@ -44,7 +44,17 @@ class Result:
         return any(matches(s, observed) for s in self.states)
 
 
+_RESOLVED: dict = {}
+
+
 def _builder(model: str):
+    fn = _RESOLVED.get(model)
+    if fn is None:
+        fn = _RESOLVED[model] = _resolve_builder(model)
+    return fn
+
+
+def _resolve_builder(model: str):
     import importlib
     target = BUILDERS.get(model)
     if target is None:
@@ -113,7 +123,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
             if reason not in ub:
                 ub.append(reason)
         order = [k for k, _ in pe.observables]
-        if sorted(order) != sorted(keys):
+        if order != keys and sorted(order) != sorted(keys):
             raise OracleError(f"internal: builder observables {order} differ from {keys}")
         p = pack(pe, prog)
         st, ns, cands, cons, fl, _ = run_packed(p, prog, max_steps=-1 if budget is None else budget)
@@ -129,8 +139,11 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
             idx = [order.index(k) for k in keys]
             seen.update(tuple([row[i] for i in idx]) for row in st[:ns].tolist())
     # states in value order, undef after every value
-    states = [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, tup)}
-              for tup in sorted(seen, key=lambda tup: [(v == UNDEF_VAL, v) for v in tup])]
+    if any(UNDEF_VAL in tup for tup in seen):
+        states = [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, tup)}
+                  for tup in sorted(seen, key=lambda tup: [(v == UNDEF_VAL, v) for v in tup])]
+    else:
+        states = [dict(zip(keys, tup)) for tup in sorted(seen)]
     res = Result(model, verdict(test.condition, states, bool(ub)), states,
                  [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1], ub,
                  candidates, consistent, time.perf_counter() - t0)
