@@ -34,7 +34,6 @@ those rows. Event labels are made only when an explanation asks for them.
 
 from __future__ import annotations
 
-import array
 import itertools
 
 import numpy as np
@@ -113,16 +112,19 @@ def _bxb(pe: PreExecution, sched, part) -> np.ndarray:
 
 def _instances(test: Test) -> list[list[int]]:
     """Per thread, its scope instance id at each level (thread wave wg cluster agent sys): equal
-    ids = same instance (litmus.scopes.instance, with tuples numbered instead of compared)."""
-    ids: dict = {}
+    ids = same instance (litmus.scopes.instance: a left-out workgroup or wave is the thread's
+    own, here the id ``-1 - tid``)."""
+    waves: dict = {}
+    wgs: dict = {}
+    clusters: dict = {}
     out = []
     for t, th in enumerate(test.threads):
         p = th.placement
         cl = (p.agent, p.cluster)
-        wg = cl + ((("own", t),) if p.wg is None else (p.wg,))
-        wave = wg + ((("own", t),) if p.wave is None or p.wg is None else (p.wave,))
-        out.append([t, ids.setdefault(("v",) + wave, len(ids)), ids.setdefault(("g",) + wg, len(ids)),
-                    ids.setdefault(("c",) + cl, len(ids)), p.agent, 0])
+        wg = cl + (-1 - t if p.wg is None else p.wg,)
+        wave = wg + (-1 - t if p.wave is None or p.wg is None else p.wave,)
+        out.append([t, waves.setdefault(wave, len(waves)), wgs.setdefault(wg, len(wgs)),
+                    clusters.setdefault(cl, len(clusters)), p.agent, 0])
     return out
 
 
@@ -288,8 +290,7 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
     n = len(rows)
     if n > MAX_EVENTS:
         raise TooManyEvents(f"program has more than {MAX_EVENTS} events (the engine's limit)")
-    flat = array.array("q", itertools.chain.from_iterable(rows))
-    attrs = np.frombuffer(flat, np.int64).reshape(n, NCOLS) if n else np.zeros((0, NCOLS), np.int64)
+    attrs = np.array(rows, np.int64) if n else np.zeros((0, NCOLS), np.int64)
     masks, rels = derive(attrs, np.array(inst, np.int64), np.array(lds_copy or [False], np.bool_),
                          len(SETS), len(RELS))
     table = Table(attrs, SET_INDEX, masks, REL_INDEX, rels, lambda i: _label(test, specs[i]))
