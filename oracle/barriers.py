@@ -45,13 +45,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from litmus.ir import Test
+from litmus.scopes import instance as scope_instance
 
 #: Bound on distinct search states; past it the UB "barrier schedules too many to enumerate".
 MAX_STATES = 200_000
 
-# action codes (first field of each compiled action)
+# action codes (first field of each compiled action); _INIT.._END are the object steps
 _JOIN, _JUMP, _WAIT, _INIT, _ARRIVE, _DROP, _END, _DONE = range(8)
-_OBJECT_OPS = (_INIT, _ARRIVE, _DROP, _END)
 
 # the phase a wave waits for on an object (a pend slot); >= 0: a completed phase's participants
 ABSENT, OPEN = -2, -1
@@ -104,9 +104,9 @@ def enumerate_schedules(test: Test) -> Schedules:
     ub.update(deadlocks)
     results = set()
     for acc in finals:
-        part = prog.participates(acc)
-        prog.arrive_drop_rule(part, acc, ub)
-        results.add(frozenset(p for p in part if p[1] < prog.nops[p[0]]))
+        masks = prog.wait_masks(acc)
+        prog.arrive_drop_rule(masks, ub)
+        results.add(prog.participates(masks))
     return Schedules(sorted(results, key=sorted), sorted(ub), prog.waves, prog.ops)
 
 
@@ -115,81 +115,93 @@ class _Program:
 
     Nodes (the events that can participate or wait) are (wave, op index); index ``len(ops)`` is
     the wave's implicit drop of the workgroup barrier at its end. Node (w, i) is bit
-    ``base[w] + i`` of the participant masks."""
+    ``base[w] + i`` of the participant masks.
+
+    Actions (tuples, by code): ``(_JOIN,)``; ``(_JUMP, reason)`` a wait or leave without a join
+    (UB, the wave stops); ``(_WAIT, object, pend slot, accumulator shift)``; ``(_INIT, object,
+    count, thread, barrier id)``; ``(_ARRIVE, object, node bit, pend slot or -1, barrier id,
+    workgroup bit or 0)``; ``(_DROP, object, node bit, named barrier id)``; ``(_END, object,
+    node bit)``; ``(_DONE,)``. State layout: pcs | accumulator | pend slots | 5 fields per
+    object."""
 
     def __init__(self, test: Test):
         wave_of: dict[tuple, list[int]] = {}
         tops = []
-        for t in range(len(test.threads)):
-            wave_of.setdefault(test.instance(t, "wave"), []).append(t)
+        for t, th in enumerate(test.threads):
+            wave_of.setdefault(scope_instance(th.placement, t, "wave"), []).append(t)
             tops.append(thread_ops(test, t))
         self.waves = waves = list(wave_of.values())
         self.static_ub = set()
-        self.ops = []
+        self.ops = ops = []
         for lanes in waves:
-            seqs = [[o[:3] for o in tops[t]] for t in lanes]
-            if any(s != seqs[0] for s in seqs[1:]):
-                self.static_ub.add(f"barrier operations differ between lanes P{lanes[0]} and "
-                                   f"another lane of the same wave")
-            self.ops.append(tops[lanes[0]])
+            first = tops[lanes[0]]
+            if len(lanes) > 1:
+                seq = [o[:3] for o in first]
+                if any([o[:3] for o in tops[t]] != seq for t in lanes[1:]):
+                    self.static_ub.add(f"barrier operations differ between lanes P{lanes[0]} "
+                                       f"and another lane of the same wave")
+            ops.append(first)
         self.nw = nw = len(waves)
-        self.nops = [len(o) for o in self.ops]
-        t0 = [w[0] for w in waves]
-        wg_of = [test.instance(t, "wg") for t in t0]
-        cl_of = [test.instance(t, "cluster") for t in t0]
+        self.nops = nops = [len(o) for o in ops]
+        pls = [test.threads[w[0]].placement for w in waves]
+        wg_of = [scope_instance(pl, w[0], "wg") for pl, w in zip(pls, waves)]
+        cl_of = [scope_instance(pl, w[0], "cluster") for pl, w in zip(pls, waves)]
+        wg_ids = {g: i for i, g in enumerate(dict.fromkeys(wg_of))}
         self.base = base = []
         nb = 0
-        for w in range(nw):
+        for n in nops:
             base.append(nb)
-            nb += self.nops[w] + 1
+            nb += n + 1
         self.nbits = nb
-        # objects, numbered in order of first use; initial (initialized, expected) per object
-        self.obj_index: dict[tuple, int] = {}
-        self.obj_init: list[tuple[int, int]] = []
+        obj_index: dict[tuple, int] = {}
+        obj_init: list[tuple[int, int]] = []      # initial (initialized, expected) per object
+        slot_of: dict[tuple[int, int], int] = {}  # (wave, object) -> pend slot index
+        first_slot = nw + 1
+        self.acc = nw
 
         def obj(w: int, bid: int) -> int:
             k = (-3, cl_of[w]) if bid == -3 else (bid, wg_of[w])
-            o = self.obj_index.get(k)
+            o = obj_index.get(k)
             if o is None:
-                o = self.obj_index[k] = len(self.obj_init)
+                o = obj_index[k] = len(obj_init)
                 if bid == -1:
-                    self.obj_init.append((1, sum(1 for g in wg_of if g == wg_of[w])))
+                    obj_init.append((1, wg_of.count(wg_of[w])))
                 elif bid == -3:
-                    self.obj_init.append((1, len({g for g, c in zip(wg_of, cl_of)
-                                                  if c == cl_of[w]})))
+                    obj_init.append((1, len({g for g, c in zip(wg_of, cl_of) if c == cl_of[w]})))
                 else:
-                    self.obj_init.append((0, 0))
+                    obj_init.append((0, 0))
             return o
 
-        wg_ids = {g: i for i, g in enumerate(dict.fromkeys(wg_of))}
-        # first pass: resolve each op to (code, object, ...) without state offsets
-        raw: list[list[tuple]] = []
-        self.drops: list[list[tuple[int, int]]] = []   # per wave: (object, op index) of drops
-        self.jump_at: list[int] = []
+        def slot(w: int, o: int) -> int:
+            s = slot_of.get((w, o))
+            if s is None:
+                s = slot_of[(w, o)] = first_slot + len(slot_of)
+            return s
+
+        self.acts = all_acts = []
+        self.wait_nodes: list[tuple[int, int]] = []     # (wave, op index) per wait, in order
+        self.rule_pairs: list[tuple[int, int, int, int]] = []
         for w in range(nw):
             acts = []
-            drops = []
+            drops = []                     # (object, op index) of the drops the wave executes
             named = 0
-            jump = -1
-            for i, (kind, bid, arg, _) in enumerate(self.ops[w]):
-                node = 1 << (base[w] + i)
+            jumped = False
+            bw = base[w]
+            for i, (kind, bid, arg, _) in enumerate(ops[w]):
                 if kind in ("wait", "drop") and bid >= 0 or (kind == "wait" and bid > 0):
                     if named == 0:
                         acts.append((_JUMP, f"P{waves[w][0]}: bar."
-                                     f"{'wait' if kind == 'wait' else 'leave'} "
-                                     f"without a joined named barrier"))
-                        if jump < 0:
-                            jump = i
+                                            f"{'wait' if kind == 'wait' else 'leave'} "
+                                            f"without a joined named barrier"))
+                        jumped = True
                         continue
                     o = obj(w, named)
                     if kind == "wait":
-                        acts.append((_WAIT, o))
+                        acts.append((_WAIT, o, slot(w, o), len(self.wait_nodes) * nb))
+                        self.wait_nodes.append((w, i))
                     else:
-                        acts.append((_DROP, o, node,
-                                     f"barrier {named}: first modification is not an init",
-                                     f"bar.leave makes the expected count of barrier {named} "
-                                     f"negative"))
-                        if jump < 0:
+                        acts.append((_DROP, o, 1 << (bw + i), named))
+                        if not jumped:
                             drops.append((o, i))
                         named = 0
                 elif kind == "join":
@@ -197,68 +209,76 @@ class _Program:
                     if bid > 0:
                         named = bid
                 elif kind == "init":
-                    acts.append((_INIT, obj(w, bid), arg,
-                                 f"P{waves[w][0]}: bar.init {bid}, {arg}: the expected count "
-                                 f"must be positive" if arg <= 0 else None))
+                    acts.append((_INIT, obj(w, bid), arg, waves[w][0], bid))
                 elif kind == "arrive":
-                    acts.append((_ARRIVE, obj(w, bid), node,
-                                 f"barrier {bid}: first modification is not an init",
+                    o = obj(w, bid)
+                    acts.append((_ARRIVE, o, 1 << (bw + i), -1, bid,
                                  1 << wg_ids[wg_of[w]] if bid == -3 else 0))
                 else:                                   # wait on -1 or -3
-                    acts.append((_WAIT, obj(w, bid)))
-            o_end = obj(w, -1)
-            acts.append((_END, o_end, 1 << (base[w] + self.nops[w])))
-            if jump < 0:
-                drops.append((o_end, self.nops[w]))
-            acts.append((_DONE,))
-            raw.append(acts)
-            self.drops.append(drops)
-            self.jump_at.append(jump)
-        nobj = len(self.obj_init)
-        # state layout: pcs | 5 fields per object | pend slots | participants of passed waits
-        self.obase = [nw + 5 * o for o in range(nobj)]
-        slot_of: dict[tuple[int, int], int] = {}
-        self.obj_slots: list[list[int]] = [[] for _ in range(nobj)]
-        for w in range(nw):
-            for a in raw[w]:
-                if a[0] == _ARRIVE and (w, a[1]) not in slot_of:
-                    s = slot_of[(w, a[1])] = nw + 5 * nobj + len(slot_of)
-                    self.obj_slots[a[1]].append(s)
-        self.acc = nw + 5 * nobj + len(slot_of)
-        start = [0] * nw
-        for (inited, expected) in self.obj_init:
-            start += [inited, expected, 0, 0, 0]
-        start += [ABSENT] * len(slot_of) + [0]
-        self.start = start
-        # final pass: waits get their pend slot (-1: the wave never arrives there, so the wait
-        # blocks forever) and the shift of their participants in the accumulator
-        self.wait_nodes: list[tuple[int, int]] = []
-        self.acts: list[list[tuple]] = []
-        for w in range(nw):
-            acts = []
-            for i, a in enumerate(raw[w]):
-                if a[0] == _WAIT:
-                    a = (_WAIT, a[1], slot_of.get((w, a[1]), -1), len(self.wait_nodes) * nb)
+                    o = obj(w, bid)
+                    acts.append((_WAIT, o, slot(w, o), len(self.wait_nodes) * nb))
                     self.wait_nodes.append((w, i))
-                elif a[0] == _ARRIVE:
-                    a = a + (slot_of[(w, a[1])],)
-                acts.append(a)
-            self.acts.append(acts)
-        self.done_pc = [n + 1 for n in self.nops]
-        # touch[w][pc]: objects that wave w can still modify from pc on (a jump ends the wave)
-        self.touch = []
-        for w in range(nw):
-            acts = self.acts[w]
+            o_end = obj(w, -1)
+            acts.append((_END, o_end, 1 << (bw + nops[w])))
+            acts.append((_DONE,))
+            if not jumped:
+                drops.append((o_end, nops[w]))
+            all_acts.append(acts)
+            # the seed's arrive/drop rule applies to each arrive po-before a drop of its object
+            for (o, j) in drops:
+                for i in range(j):
+                    a = acts[i]
+                    if a[0] == _ARRIVE and a[1] == o:
+                        self.rule_pairs.append((a[2], 1 << (bw + j), w, a[4]))
+        nobj = len(obj_init)
+        obase0 = first_slot + len(slot_of)
+        self.obase = [obase0 + 5 * o for o in range(nobj)]
+        self.obj_slots: list[list[int]] = [[] for _ in range(nobj)]
+        for (w, o), s in slot_of.items():
+            self.obj_slots[o].append(s)
+        start = [0] * nw + [0] + [ABSENT] * len(slot_of)
+        for (inited, expected) in obj_init:
+            start += [inited, expected, 0, 0, 0]
+        self.start = start
+        self.done_pc = [n + 1 for n in nops]
+        # touch[w][pc]: objects that wave w can still modify from pc on (a jump ends the wave).
+        # The same backward pass drops what no wait can observe, so that more states meet: an
+        # arrive followed by no wait of its wave on its object leaves the pend slot alone, and
+        # the participants of an object nobody waits on are kept only as "some" (bit 1; the
+        # end-of-wave drop asks whether the phase has any participant).
+        waited = {a[1] for acts in all_acts for a in acts if a[0] == _WAIT}
+        self.touch = touch = []
+        for w, acts in enumerate(all_acts):
             t = [0] * len(acts)
+            later: set[int] = set()        # objects the wave still waits on after pc
             for pc in range(len(acts) - 2, -1, -1):
                 a = acts[pc]
-                if a[0] == _JUMP:
-                    t[pc] = 0
-                elif a[0] in _OBJECT_OPS:
-                    t[pc] = t[pc + 1] | (1 << a[1])
+                code = a[0]
+                if code == _JUMP:
+                    later = set()
+                elif code == _WAIT:
+                    later.add(a[1])
+                    t[pc] = t[pc + 1]
+                elif code >= _INIT:
+                    o = a[1]
+                    t[pc] = t[pc + 1] | (1 << o)
+                    if code == _ARRIVE:
+                        acts[pc] = (_ARRIVE, o, a[2] if o in waited else 1,
+                                    slot_of[(w, o)] if o in later else -1, a[4], a[5])
+                    elif code != _INIT and o not in waited:
+                        acts[pc] = (code, o, 1) + a[3:]
                 else:
                     t[pc] = t[pc + 1]
-            self.touch.append(t)
+            touch.append(t)
+        # per wait: its node bit and the nodes po-after it (later ops of its wave, its end)
+        self.wait_bits = []
+        self.wait_after = []
+        for (w, j) in self.wait_nodes:
+            b = base[w]
+            self.wait_bits.append(1 << (b + j))
+            self.wait_after.append(((1 << (b + nops[w] + 1)) - 1) & ~((1 << (b + j + 1)) - 1))
+        self.node_of_bit = [(w, i) for w in range(nw) for i in range(nops[w] + 1)]
+        self.end_bits = sum(1 << (base[w] + nops[w]) for w in range(nw))
 
     # -- outcomes ------------------------------------------------------------------------------
     def wait_masks(self, acc: int) -> list[int]:
@@ -267,61 +287,40 @@ class _Program:
         full = (1 << nb) - 1
         return [(acc >> (q * nb)) & full for q in range(len(self.wait_nodes))]
 
-    def node(self, bit: int) -> tuple[int, int]:
-        w = 0
-        while w + 1 < self.nw and self.base[w + 1] <= bit:
-            w += 1
-        return (w, bit - self.base[w])
-
-    def participates(self, acc: int) -> set:
+    def participates(self, masks: list[int]) -> frozenset:
         """barrier-participates-in of a complete schedule: (w, i, w2, j) per participant (w, i)
-        of the phase that wait (w2, j) waited for (end-of-wave drops included)."""
-        part = set()
-        for (w2, j), m in zip(self.wait_nodes, self.wait_masks(acc)):
+        of the phase that wait (w2, j) waited for; end-of-wave drops are left out."""
+        part = []
+        node_of_bit = self.node_of_bit
+        keep = ~self.end_bits
+        for wn, m in zip(self.wait_nodes, masks):
+            m &= keep
             while m:
                 low = m & -m
-                part.add(self.node(low.bit_length() - 1) + (w2, j))
+                part.append(node_of_bit[low.bit_length() - 1] + wn)
                 m ^= low
-        return part
+        return frozenset(part)
 
-    def arrive_drop_rule(self, part, acc: int, ub: set) -> None:
+    def arrive_drop_rule(self, masks: list[int], ub: set) -> None:
         """The seed's rule for an arrive A and a later drop D of the same object in one thread:
         A participates in no wait, or in some wait W with W barrier-executes-before D
         (barrier-executes-before = (po | participates)+, po including the wave's end)."""
-        masks = None
-        for w in range(self.nw):
-            for (o, j) in self.drops[w]:
-                for i in range(j):
-                    a = self.acts[w][i]
-                    if a[0] != _ARRIVE or a[1] != o:
-                        continue
-                    if masks is None:
-                        masks = self.wait_masks(acc)
-                    xbit = a[2]
-                    waits = [q for q, m in enumerate(masks) if m & xbit]
-                    target = 1 << (self.base[w] + j)
-                    if waits and not any(self._reach(q, masks) & target for q in waits):
-                        bid = self.ops[w][i][1]
-                        ub.add(f"P{self.waves[w][0]} arrives at barrier {bid} and then drops "
-                               f"it, but no wait its arrive completes barrier-executes-before "
-                               f"the drop")
-
-    def _after(self, w: int, i: int) -> int:
-        """Nodes po-after (w, i): the wave's later ops and its end."""
-        b = self.base[w]
-        return ((1 << (b + self.nops[w] + 1)) - 1) & ~((1 << (b + i + 1)) - 1)
+        for (xbit, target, w, bid) in self.rule_pairs:
+            waits = [q for q, m in enumerate(masks) if m & xbit]
+            if waits and not any(self._reach(q, masks) & target for q in waits):
+                ub.add(f"P{self.waves[w][0]} arrives at barrier {bid} and then drops it, but "
+                       f"no wait its arrive completes barrier-executes-before the drop")
 
     def _reach(self, q: int, masks: list[int]) -> int:
         """Nodes reachable from wait ``q`` by po and participates edges (bitmask)."""
-        r = self._after(*self.wait_nodes[q])
+        r = self.wait_after[q]
+        bits, after = self.wait_bits, self.wait_after
         changed = True
         while changed:
             changed = False
             for q2, m in enumerate(masks):
-                w2, j2 = self.wait_nodes[q2]
-                bit = 1 << (self.base[w2] + j2)
-                if m & r and not r & bit:
-                    r |= bit | self._after(w2, j2)
+                if m & r and not r & bits[q2]:
+                    r |= bits[q2] | after[q2]
                     changed = True
         return r
 
@@ -352,8 +351,8 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
         if code == _ARRIVE:
             inited = L[b]
             if not inited:
-                ub.add(a[3])
-            wgbit = a[4]
+                ub.add(f"barrier {a[4]}: first modification is not an init")
+            wgbit = a[5]
             if wgbit:
                 if L[b + _WGS] & wgbit:
                     ub.add(CLUSTER_TWICE)
@@ -361,7 +360,8 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
             arr = L[b + _ARRIVED] + 1
             L[b + _ARRIVED] = arr
             L[b + _PARTS] |= a[2]
-            L[a[5]] = OPEN
+            if a[3] >= 0:
+                L[a[3]] = OPEN
             L[w] += 1
             if inited and arr == L[b + _EXPECTED]:
                 finish(L, o)
@@ -379,18 +379,18 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
         elif code == _DROP:
             inited = L[b]
             if not inited:
-                ub.add(a[3])
+                ub.add(f"barrier {a[3]}: first modification is not an init")
             exp = L[b + _EXPECTED] - 1
             L[b + _EXPECTED] = exp
             if exp < 0:
-                ub.add(a[4])
+                ub.add(f"bar.leave makes the expected count of barrier {a[3]} negative")
             L[b + _PARTS] |= a[2]
             L[w] += 1
             if inited and L[b + _ARRIVED] == exp:
                 finish(L, o)
         else:                                   # _INIT
-            if a[3] is not None:
-                ub.add(a[3])
+            if a[2] <= 0:
+                ub.add(f"P{a[3]}: bar.init {a[4]}, {a[2]}: the expected count must be positive")
             if L[b + _ARRIVED]:                 # the open phase is abandoned: its waits pass
                 for s in obj_slots[o]:
                     if L[s] == OPEN:
@@ -399,10 +399,18 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
             L[w] += 1
 
     def settle(L):
-        # run every step that commutes with all the others, until none is left
+        # run every step that commutes with all the others, until none is left. ``shared``:
+        # the objects that two or more waves can still modify, taken at the start of a pass;
+        # waves only advance, so during the pass it can only be too large (a step is deferred
+        # to the next pass, never taken wrongly)
         progress = True
         while progress:
             progress = False
+            seen = shared = 0
+            for w in range(nw):
+                t = touch[w][L[w]]
+                shared |= seen & t
+                seen |= t
             for w in range(nw):
                 aw = acts[w]
                 while True:
@@ -413,7 +421,7 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
                         L[w] = pc + 1
                     elif code == _WAIT:
                         s = a[2]
-                        if s < 0 or L[s] < 0:
+                        if L[s] < 0:
                             break
                         L[acc_i] |= L[s] << a[3]
                         L[s] = ABSENT
@@ -423,16 +431,12 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
                     elif code == _JUMP:
                         ub.add(a[1])
                         L[w] = done_pc[w]
-                    else:
-                        bit = 1 << a[1]
-                        for w2 in range(nw):
-                            if w2 != w and touch[w2][L[w2]] & bit:
-                                break
-                        else:
-                            step(L, w, a)
-                            progress = True
-                            continue
+                        progress = True
+                    elif (shared >> a[1]) & 1:
                         break
+                    else:
+                        step(L, w, a)
+                        progress = True
 
     start = list(prog.start)
     settle(start)
@@ -446,7 +450,7 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
         moved = False
         for w in range(nw):
             a = acts[w][S[w]]
-            if a[0] not in _OBJECT_OPS:
+            if not _INIT <= a[0] <= _END:
                 continue
             moved = True
             L = list(S)
