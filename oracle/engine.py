@@ -152,6 +152,272 @@ def eval_ops(slots, ops, n, full):
     return -1, flags
 
 
+# --- incremental evaluation across consecutive candidates ------------------------------------------
+#
+# The search changes one digit at a time (usually one read's rf source), so most ops see the same
+# inputs as for the previous candidate: when the new rf edge creates no sw, hb is unchanged and so
+# are av, every vis_* fixpoint, lo and see. eval_inc keeps, per op, whether one of its inputs
+# changed value since it last ran ("dirty"); an op that runs and changes its slot makes its
+# readers dirty. A fixpoint loop is one unit, dirty when a slot it reads from outside changed.
+# A check or flag that did not run repeats its last outcome. Ops after a failed check are not
+# reached and keep their dirty marks until a later candidate reaches them, so a skipped op is
+# always exact.
+
+@njit(cache=True, inline='always')
+def _apply(slots, code, d, a, b, n, full, tmp):
+    """Compute one pure op into row ``d``; True when the row's value changed."""
+    diff = ZERO64
+    if code == SEQ:
+        for i in range(n):
+            r = slots[a, i]
+            acc = ZERO64
+            while r:
+                acc |= slots[b, np.int64(trailing_zeros(r))]
+                r &= r - ONE
+            diff |= acc ^ slots[d, i]
+            slots[d, i] = acc
+    elif code == UNION:
+        for i in range(n):
+            v = slots[a, i] | slots[b, i]
+            diff |= v ^ slots[d, i]
+            slots[d, i] = v
+    elif code == INTER:
+        for i in range(n):
+            v = slots[a, i] & slots[b, i]
+            diff |= v ^ slots[d, i]
+            slots[d, i] = v
+    elif code == DIFF:
+        for i in range(n):
+            v = slots[a, i] & ~slots[b, i]
+            diff |= v ^ slots[d, i]
+            slots[d, i] = v
+    elif code == DOM:
+        for i in range(n):
+            v = _bit(i) if slots[a, i] != ZERO64 else ZERO64
+            diff |= v ^ slots[d, i]
+            slots[d, i] = v
+    elif code == INV:
+        for i in range(n):
+            tmp[i] = ZERO64
+        for i in range(n):
+            r = slots[a, i]
+            bi = _bit(i)
+            while r:
+                tmp[np.int64(trailing_zeros(r))] |= bi
+                r &= r - ONE
+        for i in range(n):
+            diff |= tmp[i] ^ slots[d, i]
+            slots[d, i] = tmp[i]
+    elif code == PLUS or code == STAR:
+        for i in range(n):
+            tmp[i] = slots[a, i]
+        _closure(tmp, n)
+        if code == STAR:
+            for i in range(n):
+                tmp[i] |= _bit(i)
+        for i in range(n):
+            diff |= tmp[i] ^ slots[d, i]
+            slots[d, i] = tmp[i]
+    elif code == OPT:
+        for i in range(n):
+            v = slots[a, i] | _bit(i)
+            diff |= v ^ slots[d, i]
+            slots[d, i] = v
+    elif code == RAN:
+        m = ZERO64
+        for i in range(n):
+            m |= slots[a, i]
+        for i in range(n):
+            v = _bit(i) & m
+            diff |= v ^ slots[d, i]
+            slots[d, i] = v
+    elif code == PROD:
+        m = ZERO64
+        for i in range(n):
+            m |= slots[b, i]
+        for i in range(n):
+            v = m if slots[a, i] != ZERO64 else ZERO64
+            diff |= v ^ slots[d, i]
+            slots[d, i] = v
+    elif code == ZERO or code == FIXSTART:
+        for i in range(n):
+            diff |= slots[d, i]
+            slots[d, i] = ZERO64
+    elif code == ID:
+        for i in range(n):
+            diff |= _bit(i) ^ slots[d, i]
+            slots[d, i] = _bit(i)
+    elif code == UNIV:
+        for i in range(n):
+            diff |= full ^ slots[d, i]
+            slots[d, i] = full
+    elif code == COPY or code == FIXEND:
+        for i in range(n):
+            diff |= slots[a, i] ^ slots[d, i]
+            slots[d, i] = slots[a, i]
+    return diff != ZERO64
+
+
+@njit(cache=True)
+def _run_loop(slots, ops, start, end, n, full, tmp):
+    """Run the fixpoint loop ``ops[start..end]`` (FIXSTART .. FIXEND) from scratch."""
+    pc = start
+    while pc <= end:
+        code = ops[pc, 0]
+        changed = _apply(slots, code, ops[pc, 1], ops[pc, 2], ops[pc, 3], n, full, tmp)
+        if code == FIXEND and changed:
+            pc = ops[pc, 3] + 1
+            continue
+        pc += 1
+
+
+@njit(cache=True)
+def inc_state(ops, nslots, width):
+    """A fresh memo for :func:`eval_inc` over ``ops`` (``nslots`` slots of ``width`` entries).
+
+    Units are the ops outside fixpoint loops and the loops themselves (named by their FIXSTART
+    index). ``cons[s]`` is the bit set of units that read slot ``s`` (a loop reads the slots its
+    body reads but does not write); ``dirty`` holds the units whose inputs changed since they
+    last ran (all of them at first), ``sticky`` the checks that failed and flags that were raised
+    when they last ran (visited again even when clean). Build one per pre-execution, after its
+    prelude ran."""
+    nops = ops.shape[0]
+    m = max(nops, 1)
+    nw = (nops + 63) // 64 if nops > 0 else 1
+    loop_end = np.full(m, -1, np.int64)
+    owner = np.full(m, -1, np.int64)
+    for pc in range(nops):
+        if ops[pc, 0] == FIXEND:
+            start = ops[pc, 3]
+            loop_end[start] = pc
+            for q in range(start, pc + 1):
+                owner[q] = start
+    cons = np.zeros((nslots, nw), np.uint64)
+    dirty = np.zeros(nw, np.uint64)
+    longest = 1
+    for pc in range(nops):
+        code = ops[pc, 0]
+        o = owner[pc]
+        if o < 0 or o == pc:
+            dirty[pc >> 6] |= _bit(pc & 63)
+        if o == pc:
+            longest = max(longest, loop_end[pc] - pc + 1)
+        na = 0
+        nb = -1
+        if code == UNION or code == INTER or code == DIFF or code == SEQ or code == PROD:
+            na = ops[pc, 2]
+            nb = ops[pc, 3]
+        elif code >= ACYCLIC:                   # checks and flags read their dst column
+            na = ops[pc, 1]
+        elif code == ZERO or code == ID or code == UNIV or code == FIXSTART:
+            na = -1
+        else:
+            na = ops[pc, 2]
+        unit = pc if o < 0 else o
+        for s in (na, nb):
+            if s < 0:
+                continue
+            inner = False
+            if o >= 0:
+                for q in range(o, loop_end[o] + 1):
+                    if ops[q, 1] == s:
+                        inner = True
+            if not inner:
+                cons[s, unit >> 6] |= _bit(unit & 63)
+    w = max(width, 1)
+    return (loop_end, cons, dirty, np.zeros(nw, np.uint64), np.zeros(m, np.bool_),
+            np.empty(w, np.uint64), np.empty((longest, w), np.uint64), np.zeros((4, w), np.uint64))
+
+
+@njit(cache=True)
+def _touch(dirty, cons, s):
+    """Slot ``s`` changed: its readers must run again."""
+    for k in range(dirty.shape[0]):
+        dirty[k] |= cons[s, k]
+
+
+@njit(cache=True)
+def eval_inc(slots, ops, n, full, st):
+    """:func:`eval_ops` for the next candidate, recomputing only what changed since the previous
+    call with the same memo ``st`` (:func:`inc_state`): the dynamic slots (rf co Rdef Rundef) are
+    compared with their previous contents, and a unit runs only when one of its inputs changed
+    value (a check or flag otherwise repeats its last outcome). Units are visited in program
+    order, so the first failed check is the same as :func:`eval_ops`'s and every unit reached
+    holds the same value; units after it keep their dirty marks for the next call."""
+    loop_end, cons, dirty, sticky, res, tmp, snap, prev = st
+    for s in range(4):                         # lang.DYNAMIC
+        diff = ZERO64
+        for i in range(n):
+            diff |= slots[s, i] ^ prev[s, i]
+            prev[s, i] = slots[s, i]
+        if diff != ZERO64:
+            _touch(dirty, cons, s)
+    flags = np.int64(0)
+    nw = dirty.shape[0]
+    p = 0
+    while True:
+        w = p >> 6
+        if w >= nw:
+            break
+        bits = (dirty[w] | sticky[w]) & (~ZERO64 << np.uint64(p & 63))
+        if bits == ZERO64:
+            p = (w + 1) << 6
+            continue
+        pc = (w << 6) + np.int64(trailing_zeros(bits))
+        p = pc + 1
+        bit = _bit(pc & 63)
+        was_dirty = (dirty[w] & bit) != ZERO64
+        dirty[w] &= ~bit
+        code = ops[pc, 0]
+        d = ops[pc, 1]
+        if code == FIXSTART:                   # the loop as one unit
+            end = loop_end[pc]
+            for q in range(pc, end + 1):
+                dq = ops[q, 1]
+                for i in range(n):
+                    snap[q - pc, i] = slots[dq, i]
+            _run_loop(slots, ops, pc, end, n, full, tmp)
+            for q in range(pc, end + 1):
+                dq = ops[q, 1]
+                diff = ZERO64
+                for i in range(n):
+                    diff |= snap[q - pc, i] ^ slots[dq, i]
+                if diff != ZERO64:
+                    _touch(dirty, cons, dq)
+        elif code < ACYCLIC:
+            if _apply(slots, code, d, ops[pc, 2], ops[pc, 3], n, full, tmp):
+                _touch(dirty, cons, d)
+        else:
+            if was_dirty:
+                r = False
+                if code == ACYCLIC:
+                    for i in range(n):
+                        tmp[i] = slots[d, i]
+                    _closure(tmp, n)
+                    for i in range(n):
+                        if tmp[i] & _bit(i):
+                            r = True
+                elif code == IRREFL:
+                    for i in range(n):
+                        if slots[d, i] & _bit(i):
+                            r = True
+                else:
+                    nonempty = False
+                    for i in range(n):
+                        if slots[d, i] != ZERO64:
+                            nonempty = True
+                    r = nonempty if code != FLAG_EMPTY else not nonempty
+                res[pc] = r
+            if res[pc]:
+                sticky[w] |= bit
+                if code == FLAG_EMPTY or code == FLAG_NONEMPTY:
+                    flags |= np.int64(1) << np.int64(ops[pc, 2])
+                else:
+                    return ops[pc, 2], flags
+            else:
+                sticky[w] &= ~bit
+    return -1, flags
+
 @njit(cache=True)
 def rmw_value(op, old, operand):
     if old == UNDEF_VAL:
@@ -332,6 +598,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     nstates = -1 (a campaign's budget per program; -1 means no limit)."""
     full = ~ZERO64 if n == 64 else (_bit(n) - ONE)
     eval_ops(slots, prelude, n, full)
+    memo = inc_state(ops, slots.shape[0], slots.shape[1])
     nr = reads.shape[0]
     nl = co_start.shape[0]
     # digits: for each location, its co digit then its reads' digits
@@ -446,7 +713,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                     slots[S_CO, co_perm[row, i]] |= _bit(co_perm[row, j])
         if ni == 0:
             candidates += 1
-            failed, fl = eval_ops(slots, ops, n, full)
+            failed, fl = eval_inc(slots, ops, n, full, memo)
             if failed >= 0:
                 fail_counts[failed] += 1
                 digit[d] += 1
@@ -473,7 +740,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                 else:
                     slots[S_RUNDEF, e] = _bit(e)
                 candidates += 1
-                failed, fl = eval_ops(slots, ops, n, full)
+                failed, fl = eval_inc(slots, ops, n, full, memo)
                 if w >= 0:
                     slots[S_RF, w] &= ~_bit(e)
                 slots[S_RDEF, e] = ZERO64
