@@ -22,7 +22,8 @@ intersection). Syntax (our own, in the spirit of herd's cat)::
 :func:`compile_model` turns the statements into a :class:`Program`: ``ops`` is an ``int32[k, 4]``
 array ``(opcode, dst, a, b)`` over numbered slots, evaluated by :mod:`oracle.engine` for every
 candidate execution without recompiling anything (``prelude``: the ops that depend on static
-relations only, run once per pre-execution); the AST is kept for the pure-Python reference
+relations only, run once per pre-execution; the per-candidate ops ordered by the checks' demand,
+dead ones dropped, see :func:`_schedule`); the AST is kept for the pure-Python reference
 evaluator (:mod:`oracle.reference`) and explanations.
 """
 
@@ -330,7 +331,7 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
                             s, len(checks), 0))
                 checks.append(st.name)
                 check_stmts.append(st)
-    prelude, main = _hoist(_licm(ops))
+    prelude, main = _schedule(*_hoist(_licm(ops)))
     arr = np.array(main, dtype=np.int32).reshape(-1, 4)
     pre = np.array(prelude, dtype=np.int32).reshape(-1, 4)
     return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre)
@@ -400,6 +401,78 @@ def _hoist(ops):
         else:
             prelude.append((code, d, a, b))
     return prelude, main
+
+
+def _reads(op):
+    """The slots an op ``(code, dst, a, b)`` reads (a check or flag reads its dst column)."""
+    code, d, a, b = op
+    if code in (ACYCLIC, IRREFL, EMPTY, FLAG_EMPTY, FLAG_NONEMPTY):
+        return (d,)
+    if code in (ZERO, ID, UNIV, FIXSTART):
+        return ()
+    if code in (UNION, INTER, DIFF, SEQ, PROD):
+        return (a, b)
+    return (a,)
+
+
+def _schedule(prelude, main):
+    """Order the per-candidate ops by demand and drop dead ones. The checks and flags keep their
+    order; in front of each goes what it needs that is not computed yet (in the original order, a
+    fixpoint loop as one unit), so a candidate that fails a check never computes what only later
+    checks need (e.g. r1..r4 when may-see fails). Ops that no check or flag needs, and prelude ops
+    that nothing left needs, are dropped."""
+    units = []                                   # (first, last) index ranges of main
+    i = 0
+    while i < len(main):
+        if main[i][0] == FIXSTART:
+            end = next(j for j in range(i + 1, len(main))
+                       if main[j][0] == FIXEND and main[j][3] == i)
+            units.append((i, end))
+            i = end + 1
+        else:
+            units.append((i, i))
+            i += 1
+    producer = {}                                # slot -> unit writing it
+    reads = []
+    sinks = (ACYCLIC, IRREFL, EMPTY, FLAG_EMPTY, FLAG_NONEMPTY)
+    for u, (lo, hi) in enumerate(units):
+        written = {main[k][1] for k in range(lo, hi + 1) if main[k][0] not in sinks}
+        for x in written:
+            producer[x] = u
+        reads.append({x for k in range(lo, hi + 1) for x in _reads(main[k]) if x not in written})
+    done: set[int] = set()
+    order: list[int] = []
+
+    def need(u, acc):
+        stack = [u]
+        while stack:
+            v = stack.pop()
+            if v in acc or v in done:
+                continue
+            acc.add(v)
+            stack.extend(producer[x] for x in reads[v] if x in producer)
+
+    for u, (lo, hi) in enumerate(units):
+        if main[lo][0] in sinks:
+            acc: set[int] = set()
+            need(u, acc)
+            order.extend(sorted(acc))
+            done |= acc
+    out = []
+    for u in order:
+        lo, hi = units[u]
+        start = len(out)
+        for k in range(lo, hi + 1):
+            code, d, a, b = main[k]
+            out.append((code, d, a, start) if code == FIXEND else (code, d, a, b))
+    # prelude: keep what the per-candidate ops (or other kept prelude ops) read
+    wanted = {x for op in out for x in _reads(op)}
+    keep = []
+    for op in reversed(prelude):
+        if op[1] in wanted:
+            keep.append(op)
+            wanted.update(_reads(op))
+    return keep[::-1], out
 
 
 @lru_cache(maxsize=None)

@@ -97,3 +97,19 @@ def test_flags_do_not_reject():
 def test_model_syntax_errors_name_line_and_column(text, where):
     with pytest.raises(OracleError, match=f"m:{where}: "):
         parse_model(text, "m")
+
+
+def test_ops_are_scheduled_by_demand_and_dead_ones_dropped():
+    """What only a later check needs comes after the earlier check; an unused let is not
+    computed at all (per candidate or in the prelude)."""
+    from oracle.lang import EMPTY, SEQ
+    prog = compile_model(parse_model("let dead = rf ; a ; b\nlet later = co ; b\n"
+                                     "let first = rf ; a\nlet unused = a ; b\n"
+                                     "empty first as c1\nempty later as c2\n"))
+    ops = [tuple(int(x) for x in op) for op in prog.ops]
+    c1 = next(i for i, op in enumerate(ops) if op[0] == EMPTY and op[2] == 0)
+    later = next(i for i, op in enumerate(ops) if op[1] == prog.slots["later"])
+    assert later > c1
+    assert not any(op[1] == prog.slots["dead"] for op in ops)
+    assert not any(int(op[1]) == prog.slots["unused"] for op in prog.prelude)
+    assert sum(op[0] == SEQ for op in ops) == 2
