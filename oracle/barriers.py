@@ -16,7 +16,9 @@ Phases: arrives and drops accumulate in the object's open phase; when the arrive
 the expected count the phase completes. A wait waits on the phase its wave last arrived in (if
 not yet waited for), else on the open phase; it blocks until that phase completes. The phase's
 arrives and drops barrier-participate-in the wait. A wave's operations are those of its threads
-(the lanes): lanes must execute the same barrier operations.
+(the lanes): lanes must execute the same barrier operations. Note: as implemented (unchanged
+since the first version), a wait of a wave with no arrive pending on that object never
+completes, so "else on the open phase" ends in the deadlock reason.
 
 UB (each a reason string): a deadlock (some schedule leaves a wait that can never complete);
 a first modification that is not an init; a wait or leave without a join; a drop making the

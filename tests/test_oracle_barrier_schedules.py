@@ -199,6 +199,18 @@ def test_cluster_barrier_one_wave_per_workgroup():
     assert s.participates == [frozenset(full([(0, 0), (1, 0)], [(0, 1), (1, 1)]))]
 
 
+def test_barrier_objects_are_per_cluster_and_per_workgroup():
+    # P0 and P1 sit in different clusters (wg 0 of each): two cluster barriers expecting one
+    # workgroup each, and two workgroup barriers expecting one wave each, so every wait is
+    # completed by its own wave's arrive alone
+    col = ["bar.signal -3", "bar.wait -3", "barrier"]
+    s = enumerate_schedules(program(col, col, placements=["P0@wave 0, wg 0, cluster 0",
+                                                          "P1@wave 0, wg 0, cluster 1"]))
+    assert s.ub == []
+    assert s.participates == [frozenset({(0, 0, 0, 1), (1, 0, 1, 1), (0, 2, 0, 3),
+                                         (1, 2, 1, 3)})]
+
+
 def test_double_arrive_symmetric_schedule_count():
     # two waves, each arrives twice then waits (expected 2). Arrive orders give first phases
     # {a0,a0'}, {a1,a1'} or {a0,a1}; a wave waits for the phase of its last arrive; a wave that
