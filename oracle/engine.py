@@ -271,69 +271,90 @@ def _run_loop(slots, ops, start, end, n, full, tmp):
         pc += 1
 
 
+@njit(cache=True, inline='always')
+def _inputs(ops, pc):
+    """The slots op ``pc`` reads (-1: none); a check or flag reads its dst column."""
+    code = ops[pc, 0]
+    if code == UNION or code == INTER or code == DIFF or code == SEQ or code == PROD:
+        return np.int64(ops[pc, 2]), np.int64(ops[pc, 3])
+    if code >= ACYCLIC:
+        return np.int64(ops[pc, 1]), np.int64(-1)
+    if code == ZERO or code == ID or code == UNIV or code == FIXSTART:
+        return np.int64(-1), np.int64(-1)
+    return np.int64(ops[pc, 2]), np.int64(-1)
+
+
+@njit(cache=True)
+def _readers(ops, loop_end, writer, cptr, cidx, mark, fill):
+    """Count (``fill`` False: into ``cptr[s + 1]``, marking every unit to run) or list (into
+    ``cidx`` from ``cptr[s]`` on, moving it) the units reading each slot."""
+    lo = -1
+    hi = -1
+    for pc in range(ops.shape[0]):
+        if loop_end[pc] >= 0:
+            lo = pc
+            hi = loop_end[pc]
+        unit = lo if lo <= pc <= hi else pc
+        if not fill and unit == pc:
+            mark[pc] = 1
+        a, b = _inputs(ops, pc)
+        if b == a:
+            b = -1
+        for s in (a, b):
+            if s < 0:
+                continue
+            if unit != pc and unit <= writer[s] <= hi:
+                continue                        # written by the same loop
+            if fill:
+                cidx[cptr[s]] = unit
+                cptr[s] += 1
+            else:
+                cptr[s + 1] += 1
+
+
 @njit(cache=True)
 def inc_state(ops, nslots, width):
     """A fresh memo for :func:`eval_inc` over ``ops`` (``nslots`` slots of ``width`` entries).
 
     Units are the ops outside fixpoint loops and the loops themselves (named by their FIXSTART
-    index). ``cons[s]`` is the bit set of units that read slot ``s`` (a loop reads the slots its
-    body reads but does not write); ``dirty`` holds the units whose inputs changed since they
-    last ran (all of them at first), ``sticky`` the checks that failed and flags that were raised
-    when they last ran (visited again even when clean). Build one per pre-execution, after its
-    prelude ran."""
+    index). The readers of slot ``s`` are the units ``cidx[cptr[s]:cptr[s + 1]]`` (a loop reads
+    the slots its body reads but does not write). ``mark[u]`` has bit 1 when unit ``u`` must run
+    (an input changed value since it last ran; every unit at first) and bit 2 for a check that
+    failed or a flag that was raised when it last ran (visited again, its outcome repeated).
+    Build one per pre-execution, after its prelude ran."""
     nops = ops.shape[0]
     m = max(nops, 1)
-    nw = (nops + 63) // 64 if nops > 0 else 1
     loop_end = np.full(m, -1, np.int64)
-    owner = np.full(m, -1, np.int64)
-    for pc in range(nops):
-        if ops[pc, 0] == FIXEND:
-            start = ops[pc, 3]
-            loop_end[start] = pc
-            for q in range(start, pc + 1):
-                owner[q] = start
-    cons = np.zeros((nslots, nw), np.uint64)
-    dirty = np.zeros(nw, np.uint64)
+    writer = np.full(nslots, -1, np.int64)      # slot -> op writing it
     longest = 1
     for pc in range(nops):
         code = ops[pc, 0]
-        o = owner[pc]
-        if o < 0 or o == pc:
-            dirty[pc >> 6] |= _bit(pc & 63)
-        if o == pc:
-            longest = max(longest, loop_end[pc] - pc + 1)
-        na = 0
-        nb = -1
-        if code == UNION or code == INTER or code == DIFF or code == SEQ or code == PROD:
-            na = ops[pc, 2]
-            nb = ops[pc, 3]
-        elif code >= ACYCLIC:                   # checks and flags read their dst column
-            na = ops[pc, 1]
-        elif code == ZERO or code == ID or code == UNIV or code == FIXSTART:
-            na = -1
-        else:
-            na = ops[pc, 2]
-        unit = pc if o < 0 else o
-        for s in (na, nb):
-            if s < 0:
-                continue
-            inner = False
-            if o >= 0:
-                for q in range(o, loop_end[o] + 1):
-                    if ops[q, 1] == s:
-                        inner = True
-            if not inner:
-                cons[s, unit >> 6] |= _bit(unit & 63)
+        if code == FIXEND:
+            loop_end[ops[pc, 3]] = pc
+            longest = max(longest, pc - ops[pc, 3] + 1)
+        if code < ACYCLIC:
+            writer[ops[pc, 1]] = pc
+    cptr = np.zeros(nslots + 1, np.int64)
+    mark = np.zeros(m, np.uint8)
+    cidx = np.empty(0, np.int64)
+    _readers(ops, loop_end, writer, cptr, cidx, mark, False)
+    for s in range(nslots):
+        cptr[s + 1] += cptr[s]
+    cidx = np.empty(max(cptr[nslots], 1), np.int64)
+    _readers(ops, loop_end, writer, cptr, cidx, mark, True)
+    for s in range(nslots, 0, -1):              # listing moved every start one list on
+        cptr[s] = cptr[s - 1]
+    cptr[0] = 0
     w = max(width, 1)
-    return (loop_end, cons, dirty, np.zeros(nw, np.uint64), np.zeros(m, np.bool_),
-            np.empty(w, np.uint64), np.empty((longest, w), np.uint64), np.zeros((4, w), np.uint64))
+    buf = np.zeros((longest + 5, w), np.uint64)  # tmp row, snapshot rows, previous dynamic slots
+    return loop_end, cptr, cidx, mark, buf
 
 
-@njit(cache=True)
-def _touch(dirty, cons, s):
+@njit(cache=True, inline='always')
+def _touch(mark, cptr, cidx, s):
     """Slot ``s`` changed: its readers must run again."""
-    for k in range(dirty.shape[0]):
-        dirty[k] |= cons[s, k]
+    for k in range(cptr[s], cptr[s + 1]):
+        mark[cidx[k]] |= np.uint8(1)
 
 
 @njit(cache=True)
@@ -343,31 +364,25 @@ def eval_inc(slots, ops, n, full, st):
     compared with their previous contents, and a unit runs only when one of its inputs changed
     value (a check or flag otherwise repeats its last outcome). Units are visited in program
     order, so the first failed check is the same as :func:`eval_ops`'s and every unit reached
-    holds the same value; units after it keep their dirty marks for the next call."""
-    loop_end, cons, dirty, sticky, res, tmp, snap, prev = st
+    holds the same value; units after it keep their marks for the next call."""
+    loop_end, cptr, cidx, mark, buf = st
+    tmp = buf[0]
+    prev = buf[1:5]
+    snap = buf[5:]
     for s in range(4):                         # lang.DYNAMIC
         diff = ZERO64
         for i in range(n):
             diff |= slots[s, i] ^ prev[s, i]
             prev[s, i] = slots[s, i]
         if diff != ZERO64:
-            _touch(dirty, cons, s)
+            _touch(mark, cptr, cidx, s)
     flags = np.int64(0)
-    nw = dirty.shape[0]
-    p = 0
-    while True:
-        w = p >> 6
-        if w >= nw:
-            break
-        bits = (dirty[w] | sticky[w]) & (~ZERO64 << np.uint64(p & 63))
-        if bits == ZERO64:
-            p = (w + 1) << 6
+    nops = ops.shape[0]
+    for pc in range(nops):
+        mk = mark[pc]
+        if mk == 0:
             continue
-        pc = (w << 6) + np.int64(trailing_zeros(bits))
-        p = pc + 1
-        bit = _bit(pc & 63)
-        was_dirty = (dirty[w] & bit) != ZERO64
-        dirty[w] &= ~bit
+        mark[pc] = mk & np.uint8(2)
         code = ops[pc, 0]
         d = ops[pc, 1]
         if code == FIXSTART:                   # the loop as one unit
@@ -383,12 +398,12 @@ def eval_inc(slots, ops, n, full, st):
                 for i in range(n):
                     diff |= snap[q - pc, i] ^ slots[dq, i]
                 if diff != ZERO64:
-                    _touch(dirty, cons, dq)
+                    _touch(mark, cptr, cidx, dq)
         elif code < ACYCLIC:
             if _apply(slots, code, d, ops[pc, 2], ops[pc, 3], n, full, tmp):
-                _touch(dirty, cons, d)
+                _touch(mark, cptr, cidx, d)
         else:
-            if was_dirty:
+            if mk & np.uint8(1):
                 r = False
                 if code == ACYCLIC:
                     for i in range(n):
@@ -407,15 +422,15 @@ def eval_inc(slots, ops, n, full, st):
                         if slots[d, i] != ZERO64:
                             nonempty = True
                     r = nonempty if code != FLAG_EMPTY else not nonempty
-                res[pc] = r
-            if res[pc]:
-                sticky[w] |= bit
+                mk = np.uint8(2) if r else np.uint8(0)
+            if mk & np.uint8(2):
+                mark[pc] = np.uint8(2)
                 if code == FLAG_EMPTY or code == FLAG_NONEMPTY:
                     flags |= np.int64(1) << np.int64(ops[pc, 2])
                 else:
                     return ops[pc, 2], flags
             else:
-                sticky[w] &= ~bit
+                mark[pc] = np.uint8(0)
     return -1, flags
 
 @njit(cache=True)
