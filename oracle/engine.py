@@ -335,7 +335,8 @@ def inc_state(ops, nslots, width):
         if code < ACYCLIC:
             writer[ops[pc, 1]] = pc
     cptr = np.zeros(nslots + 1, np.int64)
-    mark = np.zeros(m, np.uint8)
+    mark = np.zeros(m + 1, np.uint8)            # the last entry: nothing evaluated yet
+    mark[m] = 1
     cidx = np.empty(0, np.int64)
     _readers(ops, loop_end, writer, cptr, cidx, mark, False)
     for s in range(nslots):
@@ -358,6 +359,33 @@ def _touch(mark, cptr, cidx, s):
 
 
 @njit(cache=True)
+def _eval_first(slots, ops, n, full, mark, prev):
+    """The first evaluation with a fresh memo: plain :func:`eval_ops` (no change tracking), then
+    the marks it leaves: units before the failed check ran (a raised flag stays visited), the
+    failed check repeats its failure while its input is unchanged, later units must run."""
+    mark[mark.shape[0] - 1] = 0
+    for s in range(4):
+        for i in range(n):
+            prev[s, i] = slots[s, i]
+    failed, flags = eval_ops(slots, ops, n, full)
+    stop = ops.shape[0]
+    if failed >= 0:
+        for pc in range(ops.shape[0]):
+            code = ops[pc, 0]
+            if (code == ACYCLIC or code == IRREFL or code == EMPTY) and ops[pc, 2] == failed:
+                stop = pc
+                break
+        mark[stop] = 2
+    for pc in range(stop):
+        if mark[pc]:
+            code = ops[pc, 0]
+            raised = (code == FLAG_EMPTY or code == FLAG_NONEMPTY) and \
+                (flags >> np.int64(ops[pc, 2])) & 1
+            mark[pc] = 2 if raised else 0
+    return failed, flags
+
+
+@njit(cache=True)
 def eval_inc(slots, ops, n, full, st):
     """:func:`eval_ops` for the next candidate, recomputing only what changed since the previous
     call with the same memo ``st`` (:func:`inc_state`): the dynamic slots (rf co Rdef Rundef) are
@@ -369,6 +397,9 @@ def eval_inc(slots, ops, n, full, st):
     tmp = buf[0]
     prev = buf[1:5]
     snap = buf[5:]
+    nops = ops.shape[0]
+    if mark[mark.shape[0] - 1]:                # the first candidate: everything runs anyway
+        return _eval_first(slots, ops, n, full, mark, prev)
     for s in range(4):                         # lang.DYNAMIC
         diff = ZERO64
         for i in range(n):
@@ -377,7 +408,6 @@ def eval_inc(slots, ops, n, full, st):
         if diff != ZERO64:
             _touch(mark, cptr, cidx, s)
     flags = np.int64(0)
-    nops = ops.shape[0]
     for pc in range(nops):
         mk = mark[pc]
         if mk == 0:
