@@ -16,7 +16,8 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .lang import (ACYCLIC, COPY, DIFF, DOM, EMPTY, FIXEND, FIXSTART, FLAG_EMPTY, FLAG_NONEMPTY,
-                   ID, INTER, INV, IRREFL, OPT, PLUS, PROD, RAN, SEQ, STAR, UNION, UNIV, ZERO)
+                   ID, INTER, INV, IRREFL, OPT, PLUS, PROD, RAN, SEQ, SEQ_LD, SEQ_RD, STAR, UNION,
+                   UNIV, ZERO)
 from .events import UNDEF_VAL
 
 PENDING = UNDEF_VAL + 1
@@ -72,6 +73,15 @@ def eval_ops(slots, ops, n, full):
                     acc |= slots[b, np.int64(trailing_zeros(r))]
                     r &= r - ONE
                 slots[d, i] = acc
+        elif code == SEQ_RD:              # b within id: keep the columns in b
+            m = ZERO64
+            for i in range(n):
+                m |= slots[b, i]
+            for i in range(n):
+                slots[d, i] = slots[a, i] & m
+        elif code == SEQ_LD:              # a within id: keep the rows in a
+            for i in range(n):
+                slots[d, i] = slots[b, i] if slots[a, i] != ZERO64 else ZERO64
         elif code == INV:
             for i in range(n):
                 slots[d, i] = ZERO64
@@ -255,6 +265,19 @@ def _apply(slots, code, d, a, b, n, full, tmp):
         for i in range(n):
             diff |= slots[a, i] ^ slots[d, i]
             slots[d, i] = slots[a, i]
+    elif code == SEQ_RD:
+        m = ZERO64
+        for i in range(n):
+            m |= slots[b, i]
+        for i in range(n):
+            v = slots[a, i] & m
+            diff |= v ^ slots[d, i]
+            slots[d, i] = v
+    elif code == SEQ_LD:
+        for i in range(n):
+            v = slots[b, i] if slots[a, i] != ZERO64 else ZERO64
+            diff |= v ^ slots[d, i]
+            slots[d, i] = v
     return diff != ZERO64
 
 
@@ -272,12 +295,19 @@ def _run_loop(slots, ops, start, end, n, full, tmp):
 
 
 @njit(cache=True, inline='always')
+def _is_sink(code):
+    """A check or a flag (reads its dst column, writes nothing)."""
+    return ACYCLIC <= code <= FLAG_NONEMPTY
+
+
+@njit(cache=True, inline='always')
 def _inputs(ops, pc):
     """The slots op ``pc`` reads (-1: none); a check or flag reads its dst column."""
     code = ops[pc, 0]
-    if code == UNION or code == INTER or code == DIFF or code == SEQ or code == PROD:
+    if code == UNION or code == INTER or code == DIFF or code == SEQ or code == PROD or \
+            code == SEQ_RD or code == SEQ_LD:
         return np.int64(ops[pc, 2]), np.int64(ops[pc, 3])
-    if code >= ACYCLIC:
+    if _is_sink(code):
         return np.int64(ops[pc, 1]), np.int64(-1)
     if code == ZERO or code == ID or code == UNIV or code == FIXSTART:
         return np.int64(-1), np.int64(-1)
@@ -324,24 +354,27 @@ def inc_state(ops, nslots, width):
     Build one per pre-execution, after its prelude ran."""
     nops = ops.shape[0]
     m = max(nops, 1)
-    loop_end = np.full(m, -1, np.int64)
-    writer = np.full(nslots, -1, np.int64)      # slot -> op writing it
+    ints = np.empty(3 * m + 2 * nslots + 1, np.int64)     # one allocation, sliced
+    loop_end = ints[:m]
+    writer = ints[m:m + nslots]                 # slot -> op writing it
+    cptr = ints[m + nslots:m + 2 * nslots + 1]
+    cidx = ints[m + 2 * nslots + 1:]            # at most two readings per op
+    loop_end[:] = -1
+    writer[:] = -1
+    cptr[:] = 0
     longest = 1
     for pc in range(nops):
         code = ops[pc, 0]
         if code == FIXEND:
             loop_end[ops[pc, 3]] = pc
             longest = max(longest, pc - ops[pc, 3] + 1)
-        if code < ACYCLIC:
+        if not _is_sink(code):
             writer[ops[pc, 1]] = pc
-    cptr = np.zeros(nslots + 1, np.int64)
-    mark = np.zeros(m + 1, np.uint8)            # the last entry: nothing evaluated yet
-    mark[m] = 1
-    cidx = np.empty(0, np.int64)
+    mark = np.zeros((m + 8) // 8 * 8, np.uint8)    # whole words (skipped 8 at a time)
+    mark[m] = 1                                 # nothing evaluated yet
     _readers(ops, loop_end, writer, cptr, cidx, mark, False)
     for s in range(nslots):
         cptr[s + 1] += cptr[s]
-    cidx = np.empty(max(cptr[nslots], 1), np.int64)
     _readers(ops, loop_end, writer, cptr, cidx, mark, True)
     for s in range(nslots, 0, -1):              # listing moved every start one list on
         cptr[s] = cptr[s - 1]
@@ -363,7 +396,7 @@ def _eval_first(slots, ops, n, full, mark, prev):
     """The first evaluation with a fresh memo: plain :func:`eval_ops` (no change tracking), then
     the marks it leaves: units before the failed check ran (a raised flag stays visited), the
     failed check repeats its failure while its input is unchanged, later units must run."""
-    mark[mark.shape[0] - 1] = 0
+    mark[max(ops.shape[0], 1)] = 0
     for s in range(4):
         for i in range(n):
             prev[s, i] = slots[s, i]
@@ -398,7 +431,7 @@ def eval_inc(slots, ops, n, full, st):
     prev = buf[1:5]
     snap = buf[5:]
     nops = ops.shape[0]
-    if mark[mark.shape[0] - 1]:                # the first candidate: everything runs anyway
+    if mark[max(nops, 1)]:                     # the first candidate: everything runs anyway
         return _eval_first(slots, ops, n, full, mark, prev)
     for s in range(4):                         # lang.DYNAMIC
         diff = ZERO64
@@ -408,7 +441,13 @@ def eval_inc(slots, ops, n, full, st):
         if diff != ZERO64:
             _touch(mark, cptr, cidx, s)
     flags = np.int64(0)
-    for pc in range(nops):
+    words = mark.view(np.uint64)
+    pc = -1
+    while pc < nops - 1:
+        pc += 1
+        if (pc & 7) == 0 and words[pc >> 3] == ZERO64:
+            pc += 7                            # eight units with nothing to do
+            continue
         mk = mark[pc]
         if mk == 0:
             continue
@@ -429,7 +468,7 @@ def eval_inc(slots, ops, n, full, st):
                     diff |= snap[q - pc, i] ^ slots[dq, i]
                 if diff != ZERO64:
                     _touch(mark, cptr, cidx, dq)
-        elif code < ACYCLIC:
+        elif not _is_sink(code):
             if _apply(slots, code, d, ops[pc, 2], ops[pc, 3], n, full, tmp):
                 _touch(mark, cptr, cidx, d)
         else:
@@ -600,10 +639,10 @@ def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_ma
 
 
 @njit(cache=True)
-def _add_state(states, nstates, cap, val, obs_kind, obs_arg):
-    """Append the outcome of ``val`` unless it is already there (grows the array)."""
+def _add_state(states, nstates, cap, val, obs_kind, obs_arg, cur):
+    """Append the outcome of ``val`` unless it is already there (grows the array); ``cur`` is a
+    work row of length ``nobs``."""
     nobs = obs_kind.shape[0]
-    cur = np.empty(nobs, np.int64)
     for o in range(nobs):
         cur[o] = val[obs_arg[o]] if obs_kind[o] == 1 else obs_arg[o]
     for s_i in range(nstates):
@@ -648,12 +687,36 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     nl = co_start.shape[0]
     # digits: for each location, its co digit then its reads' digits
     nd = nl + nr
+    ni = ind_reads.shape[0]
+    nobs = obs_kind.shape[0]
+    # every int64 work array is a slice of one buffer (one allocation per search)
+    md = max(nd, 1)
+    mn = max(n, 1)
+    mi = max(ni, 1)
+    mc = max(ind_cand.shape[1], 1)
+    work = np.zeros(6 * md + 3 * mn + max(nl, 1) + mi + mi * mc + nobs, np.int64)
+    dig_kind = work[0:md]                        # 0 co, 1 read, 2 dummy
+    dig_idx = work[md:2 * md]
+    dig_end = work[2 * md:3 * md]                # 1: last digit of its location
+    radix = work[3 * md:4 * md]
+    digit = work[4 * md:5 * md]
+    loc_of_digit = work[5 * md:6 * md]
+    src = work[6 * md:6 * md + mn]
+    val = work[6 * md + mn:6 * md + 2 * mn]
+    wpos = work[6 * md + 2 * mn:6 * md + 3 * mn]     # work array of _known_rule2_ok
+    at = 6 * md + 3 * mn
+    co_row = work[at:at + max(nl, 1)]
+    at += max(nl, 1)
+    nvalid = work[at:at + mi]
+    at += mi
+    valid = work[at:at + mi * mc].reshape(mi, mc)
+    at += mi * mc
+    cur = work[at:at + nobs]
     # a program with no memory location has exactly one candidate (empty rf and co): one dummy
     # digit (kind 2) of radix 1 stands for it
-    dig_kind = np.full(max(nd, 1), 2, np.int64)      # 0 co, 1 read, 2 dummy
-    dig_idx = np.zeros(max(nd, 1), np.int64)
-    dig_end = np.zeros(max(nd, 1), np.bool_)       # last digit of its location
-    radix = np.ones(max(nd, 1), np.int64)
+    dig_kind[:] = 2
+    radix[:] = 1
+    src[:] = -2
     k = 0
     for l in range(nl):
         dig_kind[k] = 0
@@ -666,10 +729,9 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                 dig_idx[k] = q
                 radix[k] = ncand[q]
                 k += 1
-        dig_end[k - 1] = True
+        dig_end[k - 1] = 1
     if nd == 0:
         nd = 1
-    nobs = obs_kind.shape[0]
     cap = 64
     states = np.empty((cap, nobs), np.int64)
     nstates = 0
@@ -680,16 +742,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     for d in range(nd):
         if radix[d] == 0:
             return states[:0], 0, 0, 0, flags_all, fail_counts
-    ni = ind_reads.shape[0]
-    valid = np.empty((max(ni, 1), max(ind_cand.shape[1], 1)), np.int64)
-    nvalid = np.zeros(max(ni, 1), np.int64)
-    digit = np.zeros(nd, np.int64)
-    src = np.full(n, -2, np.int64)
-    val = np.zeros(n, np.int64)
-    wpos = np.empty(max(n, 1), np.int64)       # work arrays of _known_rule2_ok
-    we = np.empty(max(n, 1), np.uint64)
-    co_row = np.zeros(max(nl, 1), np.int64)
-    loc_of_digit = np.empty(nd, np.int64)
+    we = np.empty(mn, np.uint64)               # work array of _known_rule2_ok
     cur_loc = 0
     for d in range(nd):
         if dig_kind[d] == 0:
@@ -766,7 +819,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             consistent += 1
             flags_all |= fl
             if want_state:
-                states, nstates, cap = _add_state(states, nstates, cap, val, obs_kind, obs_arg)
+                states, nstates, cap = _add_state(states, nstates, cap, val, obs_kind, obs_arg, cur)
             digit[d] += 1
             continue
         # independent reads: each one's choices alone (the others unassigned), then the product
@@ -812,7 +865,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                 for f in range(ni):
                     w = valid[f, pick[f]]
                     val[ind_reads[f]] = UNDEF_VAL if w < 0 else val[w]
-                states, nstates, cap = _add_state(states, nstates, cap, val, obs_kind, obs_arg)
+                states, nstates, cap = _add_state(states, nstates, cap, val, obs_kind, obs_arg, cur)
                 f = ni - 1
                 while f >= 0:
                     pick[f] += 1

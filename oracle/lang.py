@@ -41,6 +41,9 @@ from .errors import OracleError
 # --- opcodes (shared with engine.py) -------------------------------------------------------------
 COPY, UNION, INTER, DIFF, SEQ, INV, PLUS, STAR, OPT, DOM, RAN, PROD, ZERO, ID, UNIV, \
     FIXSTART, FIXEND, ACYCLIC, IRREFL, EMPTY, FLAG_EMPTY, FLAG_NONEMPTY = range(22)
+#: ``a ; b`` where the compiler knows ``b`` (SEQ_RD) or ``a`` (SEQ_LD) is a subset of id (a
+#: restriction ``[S]``): a mask on the columns or rows instead of a relational product.
+SEQ_RD, SEQ_LD = 22, 23
 
 CHECK_KINDS = ("acyclic", "irreflexive", "empty")
 
@@ -331,7 +334,7 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
                             s, len(checks), 0))
                 checks.append(st.name)
                 check_stmts.append(st)
-    prelude, main = _schedule(*_hoist(_licm(ops)))
+    prelude, main = _specialize(*_schedule(*_hoist(_licm(ops))))
     arr = np.array(main, dtype=np.int32).reshape(-1, 4)
     pre = np.array(prelude, dtype=np.int32).reshape(-1, 4)
     return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre)
@@ -473,6 +476,31 @@ def _schedule(prelude, main):
             keep.append(op)
             wanted.update(_reads(op))
     return keep[::-1], out
+
+
+def _specialize(prelude, main):
+    """Turn ``a ; b`` into SEQ_RD / SEQ_LD where ``b`` / ``a`` is known to be a subset of id:
+    the result of dom, ran, id or 0, or built from such by &, \\ (left operand), |, ;, + and
+    ^-1. (Base sets are identity relations too, but the compiler cannot tell them from base
+    relations.) Runs last: the other passes only know the opcodes of the language."""
+    diag: set[int] = set()
+    out = []
+    for ops in (prelude, main):
+        new = []
+        for code, d, a, b in ops:
+            if code == SEQ and b in diag:
+                code = SEQ_RD
+            elif code == SEQ and a in diag:
+                code = SEQ_LD
+            if code in (DOM, RAN, ID, ZERO) or \
+                    (code == INTER and (a in diag or b in diag)) or \
+                    (code == DIFF and a in diag) or \
+                    (code in (UNION, SEQ_RD, SEQ_LD) and a in diag and b in diag) or \
+                    (code in (PLUS, INV, COPY) and a in diag):
+                diag.add(d)
+            new.append((code, d, a, b))
+        out.append(new)
+    return out[0], out[1]
 
 
 @lru_cache(maxsize=None)
