@@ -16,9 +16,36 @@ Phases: arrives and drops accumulate in the object's open phase; when the arrive
 the expected count the phase completes. A wait waits on the phase its wave last arrived in (if
 not yet waited for), else on the open phase; it blocks until that phase completes. The phase's
 arrives and drops barrier-participate-in the wait. A wave's operations are those of its threads
-(the lanes): lanes must execute the same barrier operations. Note: as implemented (unchanged
-since the first version), a wait of a wave with no arrive pending on that object never
-completes, so "else on the open phase" ends in the deadlock reason.
+(the lanes): lanes must execute the same barrier operations.
+
+Which open phase (a wait with no arrive of its own wave pending on the object): the phase that is
+open when the wait executes, and the wait executes when its wave reaches it, i.e. at once when
+the wave's preceding barrier operation is done (an object step taken, or a wait completed; at
+launch for a wave whose first barrier operation is the wait). Everything that modifies the
+object after that point falls into the phase the wait waits for; everything before it does too
+if the phase has not completed yet. Arrives and drops of the phase before the wait executed
+participate as well. An init while such a wait waits on a phase with no arrive yet does not
+abandon anything: the wait waits for the phase the init opens (an init abandoning a phase that
+has arrives lets all of that phase's waits pass, as before).
+
+Why this reading: the seed only constrains barrier-participates-in (same object, arrive/drop,
+not participating in another wait of W's thread, W not thread-barrier-order-before X, one
+contiguous interval of barrier-modification-order from arrive count zero to completion), and
+says itself (footnote [0]) that its definition "is non-deterministic and will be improved in the
+future": a wait with no arrive of its own may take any phase the constraints leave, including
+one that completed long before the wave got there. We need one deterministic phase per schedule.
+The time a wave spends between two barrier operations is not modelled (only barrier operations
+are scheduled), so the wait takes the phase open when its wave's previous barrier operation is
+done. Letting the wave arrive at its wait arbitrarily late instead would make every wait without
+an arrive of its own undefined: there is always a schedule in which the other waves complete
+that phase first and nobody is left to complete the next. That contradicts the seed's cluster
+barrier ("only one wave per workgroup may arrive at the barrier on behalf of its entire
+workgroup. However, any wave within the workgroup cluster can then *wait* on this barrier
+object") and the idiom HIP uses for it (``s_barrier_signal_isfirst -1; s_barrier_wait -1;`` the
+first wave ``s_barrier_signal -3``; every wave ``s_barrier_wait -3``), which this reading makes
+defined: the other waves' cluster wait executes when their workgroup-barrier wait completes,
+before the first wave's cluster arrive. Not modelled: the seed's rule that the wait's join
+barrier-executes-before some operation participating in the wait.
 
 UB (each a reason string): a deadlock (some schedule leaves a wait that can never complete);
 a first modification that is not an init; a wait or leave without a join; a drop making the
@@ -39,7 +66,13 @@ meet in one state. Two reductions keep the state graph small; each moves a step 
 with everything any other wave can still do, so every reachable outcome, deadlock and UB reason
 is still found: steps that touch no object (a join, a wait whose phase has completed, a wait or
 leave without a join) run at once, and so does an object step (init, arrive, leave, the drop at
-a wave's end) when no other wave can still modify that object.
+a wave's end) when no other wave can still modify that object. A wait with no arrive of its wave
+pending is compiled as a bind (the pend slot becomes ``OPEN``) followed by the wait. The bind runs
+at once (that is the reading above) but reads which phase is open, so it does not commute with
+other waves' steps on its object: until a wave has bound, the object counts as one the wave can
+still touch, and other waves' steps on it are then scheduled steps, not taken at once. Programs in
+which every wait has an arrive of its own wave pending compile without binds and are searched
+exactly as before.
 """
 
 from __future__ import annotations
@@ -52,8 +85,10 @@ from litmus.scopes import instance as scope_instance
 #: Bound on distinct search states; past it the UB "barrier schedules too many to enumerate".
 MAX_STATES = 200_000
 
-# action codes (first field of each compiled action); _INIT.._END are the object steps
-_JOIN, _JUMP, _WAIT, _INIT, _ARRIVE, _DROP, _END, _DONE = range(8)
+# action codes (first field of each compiled action); _INIT.._END are the object steps that
+# are scheduled; _BIND (a wait with no arrive of its wave pending takes the open phase) is
+# always taken at once, but counts as touching its object
+_JOIN, _JUMP, _WAIT, _INIT, _ARRIVE, _DROP, _END, _DONE, _BIND = range(9)
 
 # the phase a wave waits for on an object (a pend slot); >= 0: a completed phase's participants
 ABSENT, OPEN = -2, -1
@@ -123,8 +158,9 @@ class _Program:
     (UB, the wave stops); ``(_WAIT, object, pend slot, accumulator shift)``; ``(_INIT, object,
     count, thread, barrier id)``; ``(_ARRIVE, object, node bit, pend slot or -1, barrier id,
     workgroup bit or 0)``; ``(_DROP, object, node bit, named barrier id)``; ``(_END, object,
-    node bit)``; ``(_DONE,)``. State layout: pcs | accumulator | pend slots | 5 fields per
-    object."""
+    node bit)``; ``(_DONE,)``; ``(_BIND, object, pend slot)`` right before the ``_WAIT`` of a
+    wait with no arrive of its wave pending on its object. State layout: pcs | accumulator |
+    pend slots | 5 fields per object."""
 
     def __init__(self, test: Test):
         wave_of: dict[tuple, list[int]] = {}
@@ -232,6 +268,21 @@ class _Program:
                     a = acts[i]
                     if a[0] == _ARRIVE and a[1] == o:
                         self.rule_pairs.append((a[2], 1 << (bw + j), w, a[4]))
+        # a wait with no arrive of its wave pending on its object (none since the wave's previous
+        # wait on it) takes the open phase: a _BIND before it. Inserted after rule_pairs, which
+        # index the actions by op index.
+        for w, acts in enumerate(all_acts):
+            pending: set[int] = set()
+            out = []
+            for a in acts:
+                if a[0] == _ARRIVE:
+                    pending.add(a[1])
+                elif a[0] == _WAIT:
+                    if a[1] not in pending:
+                        out.append((_BIND, a[1], a[2]))
+                    pending.discard(a[1])
+                out.append(a)
+            all_acts[w] = out
         nobj = len(obj_init)
         obase0 = first_slot + len(slot_of)
         self.obase = [obase0 + 5 * o for o in range(nobj)]
@@ -242,7 +293,7 @@ class _Program:
         for (inited, expected) in obj_init:
             start += [inited, expected, 0, 0, 0]
         self.start = start
-        self.done_pc = [n + 1 for n in nops]
+        self.done_pc = [len(acts) - 1 for acts in all_acts]
         # touch[w][pc]: objects that wave w can still modify from pc on (a jump ends the wave).
         # The same backward pass drops what no wait can observe, so that more states meet: an
         # arrive followed by no wait of its wave on its object leaves the pend slot alone, and
@@ -261,6 +312,8 @@ class _Program:
                 elif code == _WAIT:
                     later.add(a[1])
                     t[pc] = t[pc + 1]
+                elif code == _BIND:
+                    t[pc] = t[pc + 1] | (1 << a[1])
                 elif code >= _INIT:
                     o = a[1]
                     t[pc] = t[pc + 1] | (1 << o)
@@ -272,6 +325,26 @@ class _Program:
                 else:
                     t[pc] = t[pc + 1]
             touch.append(t)
+        # smask[w][pc]: what an object step touches for the take-it-at-once test: its object,
+        # plus the objects of the binds that follow it at once (binds read the open phase): its
+        # own wave's binds up to its next object step, and the binds right after any wave's wait
+        # on its object (the step may complete the phase that wait waits for). Without binds it
+        # is just the object's bit.
+        def binds_from(acts: list, pc: int) -> int:
+            m = 0
+            while pc < len(acts) and acts[pc][0] in (_JOIN, _WAIT, _BIND):
+                if acts[pc][0] == _BIND:
+                    m |= 1 << acts[pc][1]
+                pc += 1
+            return m
+        trig = [0] * nobj
+        for acts in all_acts:
+            for pc, a in enumerate(acts):
+                if a[0] == _WAIT:
+                    trig[a[1]] |= binds_from(acts, pc + 1)
+        self.smask = [[(1 << a[1]) | binds_from(acts, pc + 1) | trig[a[1]]
+                       if _INIT <= a[0] <= _END else 0 for pc, a in enumerate(acts)]
+                      for acts in all_acts]
         # per wait: its node bit and the nodes po-after it (later ops of its wave, its end)
         self.wait_bits = []
         self.wait_after = []
@@ -331,7 +404,7 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
     """Depth-first search over reduced schedules. Returns the participant accumulators of the
     schedules in which every wave ended, and the deadlock reasons; adds UB reasons to ``ub``."""
     nw = prog.nw
-    acts, touch, done_pc = prog.acts, prog.touch, prog.done_pc
+    acts, touch, done_pc, smask = prog.acts, prog.touch, prog.done_pc, prog.smask
     obase, obj_slots, acc_i = prog.obase, prog.obj_slots, prog.acc
     waves = prog.waves
 
@@ -415,6 +488,7 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
                 seen |= t
             for w in range(nw):
                 aw = acts[w]
+                sw = smask[w]
                 while True:
                     pc = L[w]
                     a = aw[pc]
@@ -428,13 +502,17 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
                         L[acc_i] |= L[s] << a[3]
                         L[s] = ABSENT
                         L[w] = pc + 1
+                    elif code == _BIND:
+                        L[a[2]] = OPEN
+                        L[w] = pc + 1
+                        progress = True
                     elif code == _DONE:
                         break
                     elif code == _JUMP:
                         ub.add(a[1])
                         L[w] = done_pc[w]
                         progress = True
-                    elif (shared >> a[1]) & 1:
+                    elif shared & sw[pc]:
                         break
                     else:
                         step(L, w, a)

@@ -86,13 +86,16 @@ def test_signal_then_exit_breaks_the_arrive_drop_rule():
 
 
 def test_wait_before_own_signal_deadlocks():
+    # P1's wait has no arrive of its own pending: it waits on the open phase (it executes at
+    # launch), which holds at most P0's arrive (1 of 2); P0 waits too, nobody ends: deadlock
     s = enumerate_schedules(program(["barrier"], ["bar.wait -1", "bar.signal -1"]))
     assert s.participates == []
     assert s.ub == ["deadlock: a barrier wait can never complete (P0, P1 blocked)"]
 
 
 def test_wave_that_never_arrives_blocks_everyone():
-    # P2 waits without arriving and never ends, so the workgroup barrier never completes
+    # P2 waits (on the open phase) without arriving and never ends, so the workgroup barrier
+    # (expected 3) never gets its third arrive
     s = enumerate_schedules(program(["barrier"], ["barrier"], ["bar.wait -1"]))
     assert s.participates == []
     assert s.ub == ["deadlock: a barrier wait can never complete (P0, P1, P2 blocked)"]
@@ -242,6 +245,150 @@ def test_search_bound_reported(monkeypatch):
     assert "barrier schedules too many to enumerate" in s.ub
 
 
+# -- a wait with no arrive of its own wave pending waits on the open phase ---------------------
+# DESIGN.md: "A wait waits on the phase its wave last arrived in (if not yet waited for), else on
+# the open phase". The open phase is the one open when the wait executes, i.e. when its wave's
+# preceding barrier operation is done (at launch if there is none): see oracle/barriers.py.
+
+def named_waiter(arrivers: int) -> Test:
+    # barrier 1 expects 2; init and joins are ordered before every arrive by the workgroup
+    # barrier. P0 never arrives at barrier 1 and waits on it; P1.. each arrive once.
+    cols = [["bar.init 1, 2", "bar.join 1", "barrier", "bar.wait 1"]]
+    for k in range(1, 3):
+        cols.append(["bar.join 1", "barrier"] + (["bar.signal 1"] if k <= arrivers else []))
+    return program(*cols)
+
+
+def test_named_wait_without_arrive_completed_by_the_others():
+    # ops: P0 init 0, join 1, arrive -1 2, wait -1 3, wait 1 4; P1/P2 join 0, arrive -1 1,
+    # wait -1 2, arrive 1 3. P0's wait 1 executes when the workgroup phase completes, before
+    # P1's and P2's arrives at barrier 1 (each po-after its own workgroup wait): it waits on the
+    # first phase of barrier 1, which P1's and P2's arrives complete (2 of 2). They participate
+    # in it; named barriers are not dropped at thread end, so no arrive/drop UB.
+    s = enumerate_schedules(named_waiter(2))
+    assert s.ub == []
+    wg = full([(0, 2), (1, 1), (2, 1)], [(0, 3), (1, 2), (2, 2)])
+    assert s.participates == [frozenset(wg | {(1, 3, 0, 4), (2, 3, 0, 4)})]
+
+
+def test_named_wait_without_arrive_too_few_arrivers_deadlocks():
+    # only P1 arrives at barrier 1 (1 of 2), P0 waits on that phase forever
+    s = enumerate_schedules(named_waiter(1))
+    assert s.participates == []
+    assert s.ub == ["deadlock: a barrier wait can never complete (P0 blocked)"]
+
+
+def test_wait_without_arrive_then_the_other_wave_signals_and_ends():
+    # P0's wait executes at launch: open phase 1 of the workgroup barrier (expected 2). P1
+    # arrives (1 of 2) and ends: its drop makes expected 1 = arrived, the phase completes and
+    # P0's wait passes with P1's arrive participating. P1 dropped after arriving while a wait
+    # depends on its arrive and that wait is not barrier-executes-before the drop: the seed's
+    # arrive/drop rule. No schedule deadlocks (P0 is waiting before P1 can arrive).
+    s = enumerate_schedules(program(["bar.wait -1"], ["bar.signal -1"]))
+    assert s.participates == [frozenset({(1, 0, 0, 0)})]
+    assert s.ub == ["P1 arrives at barrier -1 and then drops it, but no wait its arrive "
+                    "completes barrier-executes-before the drop"]
+
+
+def test_wait_without_arrive_shares_the_phase_of_the_other_waves_barrier():
+    # P0 waits at launch on phase 1; P1's barrier arrives (1 of 2) and waits for the phase of
+    # its arrive: the same phase. It needs a second arrive, and P0 neither arrives nor ends.
+    s = enumerate_schedules(program(["bar.wait -1"], ["barrier"]))
+    assert s.participates == []
+    assert s.ub == ["deadlock: a barrier wait can never complete (P0, P1 blocked)"]
+    # after a joint barrier, P0 waits again without arriving; P1 arrives twice (ops 2 and 3),
+    # completing phase 2 (2 of 2). P0's second wait executed when phase 1 completed, so it
+    # waits on phase 2 as P1's second wait does: both get P1's two arrives.
+    s = enumerate_schedules(program(["barrier", "bar.wait -1"],
+                                    ["barrier", "bar.signal -1", "barrier"]))
+    assert s.ub == []
+    phase1 = full([(0, 0), (1, 0)], [(0, 1), (1, 1)])
+    assert s.participates == [frozenset(phase1 | full([(1, 2), (1, 3)], [(0, 2), (1, 4)]))]
+
+
+def test_wait_takes_the_phase_open_when_it_executes_not_a_later_one():
+    # barrier 1 expects 1: each of P1's arrives completes a phase alone. P0's wait executes
+    # when the workgroup phase completes, before P1's first arrive at barrier 1, so it waits on
+    # that arrive's phase; P1's second arrive completes a phase nobody waits for.
+    s = enumerate_schedules(program(["bar.init 1, 1", "bar.join 1", "barrier", "bar.wait 1"],
+                                    ["barrier", "bar.signal 1", "bar.signal 1"]))
+    assert s.ub == []
+    wg = full([(0, 2), (1, 0)], [(0, 3), (1, 1)])
+    assert s.participates == [frozenset(wg | {(1, 2, 0, 4)})]
+
+
+def test_arrive_before_the_wait_executes_participates():
+    # barrier 1 expects 2. P1 arrives at it (op 2) between two workgroup phases; P0's wait
+    # executes when the second workgroup phase completes, which needs P1's arrive at -1 (op 3),
+    # so after P1's op 2: the open phase then holds P1's op 2 (1 of 2), and P1's op 5 completes
+    # it. Both participate in P0's wait.
+    s = enumerate_schedules(program(
+        ["bar.init 1, 2", "bar.join 1", "barrier", "barrier", "bar.wait 1"],
+        ["barrier", "bar.signal 1", "barrier", "bar.signal 1"]))
+    assert s.ub == []
+    wg = full([(0, 2), (1, 0)], [(0, 3), (1, 1)]) | full([(0, 4), (1, 3)], [(0, 5), (1, 4)])
+    assert s.participates == [frozenset(wg | {(1, 2, 0, 6), (1, 5, 0, 6)})]
+
+
+def test_init_after_the_wait_executes_opens_the_phase_it_waits_for():
+    # P0 waits on barrier 1 at launch (uninitialized, no arrive yet). P1's init resets counts,
+    # abandoning nothing (no arrive), and its arrive completes the phase (count 1): P0's wait
+    # gets that arrive. The init is the first modification: no UB.
+    s = enumerate_schedules(program(["bar.join 1", "bar.wait 1"],
+                                    ["bar.init 1, 1", "bar.signal 1"]))
+    assert s.ub == []
+    assert s.participates == [frozenset({(1, 1, 0, 1)})]
+
+
+def test_cluster_wait_without_arrive_hip_idiom():
+    # the idiom of HIP's cluster barrier: every wave of a workgroup passes the workgroup
+    # barrier, one of them arrives at the cluster barrier, all of them wait on it. P0 and P1
+    # form workgroup 0, P2 is workgroup 1 (cluster barrier expects 2). P0's cluster wait
+    # executes when the workgroup phase completes, before P1's cluster arrive (po-after P1's
+    # workgroup wait): every cluster wait gets P1's and P2's arrives.
+    s = enumerate_schedules(program(["barrier", "bar.wait -3"],
+                                    ["barrier", "bar.signal -3", "bar.wait -3"],
+                                    ["bar.signal -3", "bar.wait -3"],
+                                    placements=CLUSTER))
+    assert s.ub == []
+    wg = full([(0, 0), (1, 0)], [(0, 1), (1, 1)])
+    assert s.participates == [frozenset(wg | full([(1, 2), (2, 0)], [(0, 2), (1, 3), (2, 1)]))]
+
+
+MP_NAMED = """AMDGPU MP+named+waitnoarrive
+{{ x = 0; y = 0; }}
+ P0@wave 0, wg 0 | P1@wave 1, wg 0 | P2@wave 2, wg 0 ;
+ bar.init 1, 2   | barrier         | barrier         ;
+ bar.join 1      | st x, 1         | st y, 1         ;
+ barrier         | fence.rel.wg    | fence.rel.wg    ;
+ bar.wait 1      | bar.signal 1    | {signal2}       ;
+ {acquire}       |                 |                 ;
+ ld r0, x        |                 |                 ;
+ ld r1, y        |                 |                 ;
+exists (P0:r0 == 0 \\/ P0:r1 == 0)
+"""
+
+
+def test_message_passing_through_a_wait_without_arrive():
+    import oracle
+    # P1's and P2's arrives participate in P0's wait, so each release fence (po-before its
+    # arrive) synchronizes with P0's acquire fence (po-after the wait), wg scopes inclusive:
+    # both plain stores happen before the loads, which read 1 (the only state; verdict No)
+    res = oracle.check(litmus.parse(MP_NAMED.format(signal2="bar.signal 1",
+                                                    acquire="fence.acq.wg")))
+    assert res.ub == [] and res.verdict == "No"
+    assert res.states == [{"P0:r0": 1, "P0:r1": 1, "x": 1, "y": 1}]
+    # without the acquire fence nothing synchronizes: the plain loads race with the plain
+    # stores and are undefined values (so r0 == 0 is allowed)
+    res = oracle.check(litmus.parse(MP_NAMED.format(signal2="bar.signal 1", acquire="")))
+    assert res.ub == [] and res.verdict == "Ok"
+    assert res.states == [{"P0:r0": "undef", "P0:r1": "undef", "x": 1, "y": 1}]
+    # P2 not arriving leaves the phase at 1 of 2: P0's wait never completes
+    res = oracle.check(litmus.parse(MP_NAMED.format(signal2="", acquire="fence.acq.wg")))
+    assert res.verdict == "Undef"
+    assert res.ub == ["deadlock: a barrier wait can never complete (P0 blocked)"]
+
+
 def test_corpus_barrier_programs_agree_with_their_names_and_verdicts():
     # a corpus program named *.deadlock* reports a deadlock; a program whose expected verdict
     # is not Undef reaches no barrier UB at all and has a complete schedule
@@ -249,7 +396,7 @@ def test_corpus_barrier_programs_agree_with_their_names_and_verdicts():
     root = CORPORA / "barrier"
     lines = (root / "expected.csv").read_text().split()
     expected = dict(line.split(",") for line in lines)
-    assert len(expected) == 32
+    assert len(expected) == 36
     for rel, verdict in expected.items():
         s = enumerate_schedules(litmus.parse_file(str(root / rel)))
         if ".deadlock" in rel:
@@ -325,3 +472,188 @@ def test_relations_are_well_formed(cols):
             assert not (w == w2 and i > j)
     if not s.ub:
         assert s.participates, "a UB-free program has at least one complete schedule"
+
+
+# -- the reduced search against a plain interleaving search -----------------------------------
+
+def plain_search(cols: list[list[str]]):
+    """Every interleaving of the object steps of one-thread-per-wave programs in workgroup 0
+    using BAR_OPS, without the module's reductions or state abstractions: explicit phase ids,
+    explicit participant sets. After each step, what needs no scheduling happens at once: joins,
+    a wait without a joined named barrier (UB, the wave stops), a wait whose phase completed
+    (it passes), and a wait with no arrive of its wave pending binding the open phase (the
+    reading DESIGN.md's "else on the open phase" is given). Returns (relations, ub)."""
+    ops = []
+    for c in cols:
+        seq = []
+        for txt in c:
+            seq += {"barrier": [("arrive", -1), ("wait", -1)]}.get(txt, [])
+            if txt.startswith("bar."):
+                name, _, arg = txt.partition(" ")
+                args = tuple(int(a) for a in arg.split(",")) if arg else (None,)
+                kind = {"bar.signal": "arrive", "bar.wait": "wait", "bar.init": "init",
+                        "bar.join": "join", "bar.leave": "drop"}[name]
+                seq.append((kind, args if kind == "init" else args[0]))
+        ops.append(seq)
+    n = len(ops)
+    ub, finals = set(), set()
+    # state: pcs, joined, waitfor[(w, obj)] -> phase id, done waits {(w, i): parts}, per object
+    # [inited, expected, arrived, phase id, parts], completed {(obj, phase id): parts}
+    start = ([0] * n, [0] * n, {}, {}, {-1: [1, n, 0, 0, frozenset()],
+                                       1: [0, 0, 0, 0, frozenset()]}, {}, [False] * n)
+
+    def complete(objs, completed, o):
+        st_ = objs[o]
+        completed[(o, st_[3])] = st_[4]
+        st_[2], st_[3], st_[4] = 0, st_[3] + 1, frozenset()
+
+    def settle(S):
+        pcs, joined, waitfor, waits, objs, completed, ended = S
+        moved = True
+        while moved:
+            moved = False
+            for w in range(n):
+                while not ended[w] and pcs[w] < len(ops[w]):
+                    kind, arg = ops[w][pcs[w]]
+                    if kind == "join":
+                        joined[w] = arg
+                    elif kind in ("wait", "drop") and arg != -1 and not joined[w]:
+                        ub.add(f"P{w}: bar.{'wait' if kind == 'wait' else 'leave'} without "
+                               f"a joined named barrier")
+                        ended[w] = True             # the wave stops (no end drop either)
+                        break
+                    elif kind == "wait":
+                        o = -1 if arg == -1 else joined[w]
+                        if (w, o) not in waitfor:
+                            waitfor[(w, o)] = objs[o][3]        # bind: the open phase
+                        if (o, waitfor[(w, o)]) not in completed:
+                            break
+                        waits[(w, pcs[w])] = completed[(o, waitfor.pop((w, o)))]
+                    else:
+                        break
+                    pcs[w] += 1
+                    moved = True
+
+    def copy(S):
+        pcs, joined, waitfor, waits, objs, completed, ended = S
+        return (list(pcs), list(joined), dict(waitfor), dict(waits),
+                {o: list(v) for o, v in objs.items()}, dict(completed), list(ended))
+
+    def key(S):
+        pcs, joined, waitfor, waits, objs, completed, ended = S
+        return (tuple(pcs), tuple(joined), tuple(sorted(waitfor.items())),
+                tuple(sorted(waits.items())), tuple((o, tuple(v)) for o, v in sorted(objs.items())),
+                tuple(sorted(completed.items())), tuple(ended))
+
+    def step(S, w):
+        pcs, joined, waitfor, waits, objs, completed, ended = S
+        if pcs[w] == len(ops[w]):                       # the wave ends: drops barrier -1
+            st_ = objs[-1]
+            st_[1] -= 1
+            if st_[1] < 0:
+                ub.add("workgroup barrier dropped below zero")
+            old = st_[4]
+            st_[4] = old | {(w, len(ops[w]))}
+            if st_[2] == st_[1] and (st_[2] > 0 or old):
+                complete(objs, completed, -1)
+            ended[w] = True
+            return
+        kind, arg = ops[w][pcs[w]]
+        node = (w, pcs[w])
+        if kind == "init":
+            bid, count = arg
+            st_ = objs[bid]
+            if st_[2]:                                  # abandon a phase with arrives
+                completed[(bid, st_[3])] = frozenset()
+                st_[3] += 1
+            st_[:3] = [1, count, 0]
+            st_[4] = frozenset()
+        else:
+            o = arg if kind == "arrive" else joined[w]
+            st_ = objs[o]
+            if not st_[0]:
+                ub.add(f"barrier {o}: first modification is not an init")
+            if kind == "arrive":
+                st_[2] += 1
+                waitfor[(w, o)] = st_[3]
+            else:
+                st_[1] -= 1
+                if st_[1] < 0:
+                    ub.add(f"bar.leave makes the expected count of barrier {o} negative")
+                joined[w] = 0
+            st_[4] = st_[4] | {node}
+            if st_[0] and st_[2] == st_[1]:
+                complete(objs, completed, o)
+        pcs[w] += 1
+
+    settle(start)
+    seen, stack = {key(start)}, [start]
+    while stack:
+        S = stack.pop()
+        movable = [w for w in range(n) if not S[6][w] and (
+            S[0][w] == len(ops[w]) or ops[w][S[0][w]][0] in
+            ("init", "arrive", "drop"))]
+        if not movable:
+            if not all(S[6]):
+                stuck = ", ".join(f"P{w}" for w in range(n) if not S[6][w])
+                ub.add(f"deadlock: a barrier wait can never complete ({stuck} blocked)")
+            else:
+                finals.add(frozenset(S[3].items()))
+            continue
+        for w in movable:
+            T = copy(S)
+            step(T, w)
+            settle(T)
+            if key(T) not in seen:
+                seen.add(key(T))
+                stack.append(T)
+    relations = set()
+    for waits in finals:
+        rel = frozenset((a, i, b, j) for (b, j), parts in waits for (a, i) in parts
+                        if i < len(ops[a]))
+        relations.add(rel)
+        # the arrive/drop rule: barrier-executes-before = (po incl. the end | participates)+
+        edges: dict = {}
+        for (b, j), parts in waits:
+            for x in parts:
+                edges.setdefault(x, set()).add((b, j))
+        def after(x):
+            seen_, todo = set(), [x]
+            while todo:
+                (a, i) = todo.pop()
+                nxt = {(a, k) for k in range(i + 1, len(ops[a]) + 1)} | edges.get((a, i), set())
+                for y in nxt - seen_:
+                    seen_.add(y)
+                    todo.append(y)
+            return seen_
+        for w in range(n):
+            joined_, drops = 0, []
+            for k, (kind, arg) in enumerate(ops[w]):
+                if kind == "join":
+                    joined_ = arg
+                elif kind in ("wait", "drop") and not joined_ and arg != -1:
+                    break
+                elif kind == "drop":
+                    drops.append((joined_, k))
+                    joined_ = 0
+            else:
+                drops.append((-1, len(ops[w])))
+            for (o, d) in drops:
+                for k in range(d):
+                    if ops[w][k] != ("arrive", o):
+                        continue
+                    ws = [W for W, parts in waits if (w, k) in parts]
+                    if ws and not any((w, d) in after(W) for W in ws):
+                        ub.add(f"P{w} arrives at barrier {o} and then drops it, but no wait "
+                               f"its arrive completes barrier-executes-before the drop")
+    return relations, sorted(ub)
+
+
+@settings(max_examples=150, deadline=None)
+@given(barrier_programs())
+def test_reduced_search_equals_the_plain_interleaving_search(cols):
+    cols = [c or ["st x, 1"] for c in cols]
+    s = enumerate_schedules(program(*cols))
+    relations, ub = plain_search(cols)
+    assert set(s.participates) == relations
+    assert s.ub == ub
