@@ -46,6 +46,25 @@ def _closure(m, n):
 
 
 @njit(cache=True)
+def _has_cycle(m, n):
+    """Whether the relation in rows ``m[:n]`` has a cycle: peel off, round by round, the events
+    that no remaining event points to; a cycle is what can never be peeled. Rounds are as many as
+    the longest path, each a pass over the remaining rows (no n x n closure)."""
+    left = ~ZERO64 if n == 64 else (_bit(n) - ONE)
+    while left:
+        pointed = ZERO64
+        r = left
+        while r:
+            pointed |= m[np.int64(trailing_zeros(r))]
+            r &= r - ONE
+        free = left & ~pointed
+        if free == ZERO64:
+            return True
+        left &= ~free
+    return False
+
+
+@njit(cache=True)
 def eval_ops(slots, ops, n, full):
     """Run the op array. Returns (index of the first failed check or -1, flag bitmask)."""
     flags = np.int64(0)
@@ -138,11 +157,8 @@ def eval_ops(slots, ops, n, full):
                 pc = b + 1
                 continue
         elif code == ACYCLIC:
-            t = slots[d].copy()
-            _closure(t, n)
-            for i in range(n):
-                if t[i] & _bit(i):
-                    return a, flags
+            if _has_cycle(slots[d], n):
+                return a, flags
         elif code == IRREFL:
             for i in range(n):
                 if slots[d, i] & _bit(i):
@@ -475,12 +491,7 @@ def eval_inc(slots, ops, n, full, st):
             if mk & np.uint8(1):
                 r = False
                 if code == ACYCLIC:
-                    for i in range(n):
-                        tmp[i] = slots[d, i]
-                    _closure(tmp, n)
-                    for i in range(n):
-                        if tmp[i] & _bit(i):
-                            r = True
+                    r = _has_cycle(slots[d], n)
                 elif code == IRREFL:
                     for i in range(n):
                         if slots[d, i] & _bit(i):
@@ -582,13 +593,19 @@ def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_ma
     """Pruning with reads known to be coherent: CohR reads, and reads in CohA reading a write in
     CohA with inclusive scopes (for AMDGPU: such a read, if defined, is defined by rule 2).
     Sound because eco only grows with more such reads: a cycle cohord ; eco+ (cohord is part of
-    hb) or an rmw that is not co-adjacent to its source is inconsistent whatever the rest."""
+    hb) or an rmw that is not co-adjacent to its source is inconsistent whatever the rest.
+
+    Every event it touches (co writes, the reads, their sources and rmw writes) is one of the
+    location's events ``loc_events[l]``, so only their entries of the work arrays ``pos`` and
+    ``e`` are reset and the closure runs over them alone."""
     m = loc_nev[l]
     k = co_len[l]
-    # pos and e are work arrays of the search (length >= n), reset here
-    for i in range(n):
-        pos[i] = -1
-        e[i] = ZERO64
+    lmask = ZERO64
+    for q in range(m):
+        a = loc_events[l, q]
+        pos[a] = -1
+        e[a] = ZERO64
+        lmask |= _bit(a)
     for i in range(k):
         pos[co_perm[co_row, i]] = i
     for i in range(k):
@@ -626,10 +643,19 @@ def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_ma
                         return False          # rmw atomicity: something co-between
     if not any_edge:
         return True
-    _closure(e, n)
+    for q in range(m):                         # closure (Warshall) over the location's events
+        kk = loc_events[l, q]
+        rk = e[kk]
+        if rk == ZERO64:
+            continue
+        bk = _bit(kk)
+        for q2 in range(m):
+            i = loc_events[l, q2]
+            if e[i] & bk:
+                e[i] |= rk
     for q in range(m):
         a = loc_events[l, q]
-        h = cohord[a]
+        h = cohord[a] & lmask
         ba = _bit(a)
         while h:
             if e[np.int64(trailing_zeros(h))] & ba:

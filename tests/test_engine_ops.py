@@ -132,3 +132,20 @@ def test_products_with_restrictions_become_masks():
     rows = lambda k: [int(v) for v in slots[prog.slots[k]]]
     assert rows("x") == [0b010, 0, 0]                       # rf pairs ending in 1
     assert rows("y") == [0, 0b101, 0]                       # rf pairs starting at 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 64), st.lists(st.tuples(st.integers(0, 63), st.integers(0, 63)),
+                                    max_size=80))
+def test_cycle_detection_matches_the_closure(n, pairs):
+    """The acyclic check (peeling events nothing points to) says "cycle" exactly when the
+    transitive closure has a reflexive pair."""
+    from oracle.engine import _closure, _has_cycle
+    m = np.zeros(n, np.uint64)
+    for p, q in pairs:
+        if p < n and q < n:
+            m[p] |= np.uint64(1) << np.uint64(q)
+    closed = m.copy()
+    _closure(closed, n)
+    want = any(int(closed[i]) >> i & 1 for i in range(n))
+    assert _has_cycle(m, n) == want
