@@ -7,6 +7,10 @@ candidate choices (a co permutation per location, a source write or undef per re
 choice is abandoned as soon as one location is complete and its values break a read's required
 value, its rmw values cannot be resolved, or it breaks per-location coherence where that must hold. Both are compiled once
 (``cache=True``); models and programs are data.
+
+Consecutive candidates of the search differ in a digit or two, so the search evaluates the model
+with :func:`eval_inc`, which reruns only the ops whose inputs changed value since the previous
+candidate (same results as :func:`eval_ops` from scratch; ``tests/test_engine_incremental.py``).
 """
 
 from __future__ import annotations
