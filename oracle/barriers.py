@@ -70,9 +70,11 @@ a wave's end) when no other wave can still modify that object. A wait with no ar
 pending is compiled as a bind (the pend slot becomes ``OPEN``) followed by the wait. The bind runs
 at once (that is the reading above) but reads which phase is open, so it does not commute with
 other waves' steps on its object: until a wave has bound, the object counts as one the wave can
-still touch, and other waves' steps on it are then scheduled steps, not taken at once. Programs in
-which every wait has an arrive of its own wave pending compile without binds and are searched
-exactly as before.
+still touch, and other waves' steps on it are then scheduled steps, not taken at once; likewise
+a step is taken at once only if no other wave can touch the objects of the binds that follow it
+at once (its own wave's next binds, and those right after a wait its step may release).
+Programs in which every wait has an arrive of its own wave pending compile without binds and are
+searched exactly as before.
 """
 
 from __future__ import annotations
@@ -219,11 +221,13 @@ class _Program:
         self.acts = all_acts = []
         self.wait_nodes: list[tuple[int, int]] = []     # (wave, op index) per wait, in order
         self.rule_pairs: list[tuple[int, int, int, int]] = []
+        has_binds = False
         for w in range(nw):
             acts = []
             drops = []                     # (object, op index) of the drops the wave executes
             named = 0
             jumped = False
+            pending: set[int] = set()      # objects with an arrive of the wave not waited for
             bw = base[w]
             for i, (kind, bid, arg, _) in enumerate(ops[w]):
                 if kind in ("wait", "drop") and bid >= 0 or (kind == "wait" and bid > 0):
@@ -237,6 +241,9 @@ class _Program:
                     if kind == "wait":
                         acts.append((_WAIT, o, slot(w, o), len(self.wait_nodes) * nb))
                         self.wait_nodes.append((w, i))
+                        if o not in pending:
+                            has_binds = True
+                        pending.discard(o)
                     else:
                         acts.append((_DROP, o, 1 << (bw + i), named))
                         if not jumped:
@@ -252,10 +259,14 @@ class _Program:
                     o = obj(w, bid)
                     acts.append((_ARRIVE, o, 1 << (bw + i), -1, bid,
                                  1 << wg_ids[wg_of[w]] if bid == -3 else 0))
+                    pending.add(o)
                 else:                                   # wait on -1 or -3
                     o = obj(w, bid)
                     acts.append((_WAIT, o, slot(w, o), len(self.wait_nodes) * nb))
                     self.wait_nodes.append((w, i))
+                    if o not in pending:
+                        has_binds = True
+                    pending.discard(o)
             o_end = obj(w, -1)
             acts.append((_END, o_end, 1 << (bw + nops[w])))
             acts.append((_DONE,))
@@ -271,18 +282,20 @@ class _Program:
         # a wait with no arrive of its wave pending on its object (none since the wave's previous
         # wait on it) takes the open phase: a _BIND before it. Inserted after rule_pairs, which
         # index the actions by op index.
-        for w, acts in enumerate(all_acts):
-            pending: set[int] = set()
-            out = []
-            for a in acts:
-                if a[0] == _ARRIVE:
-                    pending.add(a[1])
-                elif a[0] == _WAIT:
-                    if a[1] not in pending:
-                        out.append((_BIND, a[1], a[2]))
-                    pending.discard(a[1])
-                out.append(a)
-            all_acts[w] = out
+        self.has_binds = has_binds
+        if has_binds:
+            for w, acts in enumerate(all_acts):
+                pending: set[int] = set()
+                out = []
+                for a in acts:
+                    if a[0] == _ARRIVE:
+                        pending.add(a[1])
+                    elif a[0] == _WAIT:
+                        if a[1] not in pending:
+                            out.append((_BIND, a[1], a[2]))
+                        pending.discard(a[1])
+                    out.append(a)
+                all_acts[w] = out
         nobj = len(obj_init)
         obase0 = first_slot + len(slot_of)
         self.obase = [obase0 + 5 * o for o in range(nobj)]
@@ -300,23 +313,37 @@ class _Program:
         # the participants of an object nobody waits on are kept only as "some" (bit 1; the
         # end-of-wave drop asks whether the phase has any participant).
         waited = {a[1] for acts in all_acts for a in acts if a[0] == _WAIT}
+        # smask[w][pc]: what an object step touches for the take-it-at-once test: its object,
+        # plus the objects of the binds that follow it at once (a bind reads the open phase):
+        # its own wave's binds up to its next object step, and the binds right after any wave's
+        # wait on its object (the step may complete the phase that wait waits for). Without
+        # binds it is just the object's bit.
         self.touch = touch = []
+        self.smask = smask = []
+        trig = [0] * nobj                  # per object: binds right after a wait on it
         for w, acts in enumerate(all_acts):
             t = [0] * len(acts)
+            sm = [0] * len(acts)
             later: set[int] = set()        # objects the wave still waits on after pc
+            chain = 0                      # objects of the binds reached at once from pc + 1
             for pc in range(len(acts) - 2, -1, -1):
                 a = acts[pc]
                 code = a[0]
                 if code == _JUMP:
                     later = set()
+                    chain = 0
                 elif code == _WAIT:
                     later.add(a[1])
                     t[pc] = t[pc + 1]
+                    trig[a[1]] |= chain
                 elif code == _BIND:
                     t[pc] = t[pc + 1] | (1 << a[1])
+                    chain |= 1 << a[1]
                 elif code >= _INIT:
                     o = a[1]
                     t[pc] = t[pc + 1] | (1 << o)
+                    sm[pc] = (1 << o) | chain
+                    chain = 0
                     if code == _ARRIVE:
                         acts[pc] = (_ARRIVE, o, a[2] if o in waited else 1,
                                     slot_of[(w, o)] if o in later else -1, a[4], a[5])
@@ -325,26 +352,12 @@ class _Program:
                 else:
                     t[pc] = t[pc + 1]
             touch.append(t)
-        # smask[w][pc]: what an object step touches for the take-it-at-once test: its object,
-        # plus the objects of the binds that follow it at once (binds read the open phase): its
-        # own wave's binds up to its next object step, and the binds right after any wave's wait
-        # on its object (the step may complete the phase that wait waits for). Without binds it
-        # is just the object's bit.
-        def binds_from(acts: list, pc: int) -> int:
-            m = 0
-            while pc < len(acts) and acts[pc][0] in (_JOIN, _WAIT, _BIND):
-                if acts[pc][0] == _BIND:
-                    m |= 1 << acts[pc][1]
-                pc += 1
-            return m
-        trig = [0] * nobj
-        for acts in all_acts:
-            for pc, a in enumerate(acts):
-                if a[0] == _WAIT:
-                    trig[a[1]] |= binds_from(acts, pc + 1)
-        self.smask = [[(1 << a[1]) | binds_from(acts, pc + 1) | trig[a[1]]
-                       if _INIT <= a[0] <= _END else 0 for pc, a in enumerate(acts)]
-                      for acts in all_acts]
+            smask.append(sm)
+        if has_binds:
+            for acts, sm in zip(all_acts, smask):
+                for pc, a in enumerate(acts):
+                    if sm[pc]:
+                        sm[pc] |= trig[a[1]]
         # per wait: its node bit and the nodes po-after it (later ops of its wave, its end)
         self.wait_bits = []
         self.wait_after = []
