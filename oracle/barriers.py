@@ -21,12 +21,11 @@ arrives and drops barrier-participate-in the wait. A wave's operations are those
 Which open phase (a wait with no arrive of its own wave pending on the object): the phase that is
 open when the wait executes, and the wait executes when its wave reaches it, i.e. at once when
 the wave's preceding barrier operation is done (an object step taken, or a wait completed; at
-launch for a wave whose first barrier operation is the wait). Everything that modifies the
-object after that point falls into the phase the wait waits for; everything before it does too
-if the phase has not completed yet. Arrives and drops of the phase before the wait executed
-participate as well. An init while such a wait waits on a phase with no arrive yet does not
-abandon anything: the wait waits for the phase the init opens (an init abandoning a phase that
-has arrives lets all of that phase's waits pass, as before).
+launch for a wave whose first barrier operation is the wait). All arrives and drops of that
+phase participate in the wait, those before the wait executed included; a phase that completed
+before the wait executed is never its phase. An init while such a wait waits on a phase with no
+arrive yet abandons nothing: the wait waits for the phase the init opens (an init abandoning a
+phase that has arrives lets all of that phase's waits pass, as before).
 
 Why this reading: the seed only constrains barrier-participates-in (same object, arrive/drop,
 not participating in another wait of W's thread, W not thread-barrier-order-before X, one

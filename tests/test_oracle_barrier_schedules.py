@@ -405,6 +405,22 @@ def test_corpus_barrier_programs_agree_with_their_names_and_verdicts():
             assert s.ub == [] and s.participates, rel
 
 
+def test_corpus_files_with_a_wait_without_arrive():
+    from conftest import CORPORA
+    root = CORPORA / "barrier"
+    # P0: init 0, join 1, arrive -1 2, wait -1 3, wait 1 4; P1, P2: arrive -1 0, wait -1 1,
+    # arrive 1 2: P1's and P2's arrives at barrier 1 participate in P0's wait on it
+    s = enumerate_schedules(litmus.parse_file(
+        str(root / "named/BAR+named+waitnoarrive+fences.xwave3.litmus")))
+    wg = full([(0, 2), (1, 0), (2, 0)], [(0, 3), (1, 1), (2, 1)])
+    assert s.ub == [] and s.participates == [frozenset(wg | {(1, 2, 0, 4), (2, 2, 0, 4)})]
+    # the wait completes (no deadlock); the UB is the arrive/drop rule alone
+    s = enumerate_schedules(litmus.parse_file(
+        str(root / "ub/BAR-UB+waitnoarrive+signal+exit.xwave.litmus")))
+    assert s.ub == ["P1 arrives at barrier -1 and then drops it, but no wait its arrive "
+                    "completes barrier-executes-before the drop"]
+
+
 # -- properties ------------------------------------------------------------------------------
 
 BAR_OPS = ["barrier", "bar.signal -1", "bar.wait -1", "bar.signal 1", "bar.wait 1",
