@@ -724,7 +724,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     mn = max(n, 1)
     mi = max(ni, 1)
     mc = max(ind_cand.shape[1], 1)
-    work = np.zeros(6 * md + 3 * mn + max(nl, 1) + mi + mi * mc + nobs, np.int64)
+    work = np.zeros(8 * md + 3 * mn + max(nl, 1) + mi + mi * mc + nobs, np.int64)
     dig_kind = work[0:md]                        # 0 co, 1 read, 2 dummy
     dig_idx = work[md:2 * md]
     dig_end = work[2 * md:3 * md]                # 1: last digit of its location
@@ -742,6 +742,9 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     valid = work[at:at + mi * mc].reshape(mi, mc)
     at += mi * mc
     cur = work[at:at + nobs]
+    at += nobs
+    moff = work[at:at + md]                      # memo of the location checks, see below
+    lidx = work[at + md:at + 2 * md]
     # a program with no memory location has exactly one candidate (empty rf and co): one dummy
     # digit (kind 2) of radix 1 stands for it
     dig_kind[:] = 2
@@ -778,6 +781,19 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
         if dig_kind[d] == 0:
             cur_loc = dig_idx[d]
         loc_of_digit[d] = cur_loc
+    # The location checks depend on that location's digits only (its co row, its reads' sources),
+    # and the search meets the same choices of a location again under every choice of the
+    # locations before it: their outcomes are remembered per digit, indexed by the location's
+    # digits so far (mixed radix). 0 unknown, 1 passes, 2 fails (at the last digit: 3 when
+    # _location_ok passes but the coherence pruning fails). Off when the table would be large.
+    msize = 0
+    span = 1
+    for d in range(nd):
+        span = radix[d] if dig_kind[d] != 1 else span * radix[d]
+        moff[d] = msize
+        msize += span
+    use_memo = msize <= 1 << 16
+    memo_loc = np.zeros(msize if use_memo else 0, np.uint8)
     d = 0
     steps = 0
     while d >= 0:
@@ -794,24 +810,42 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             continue
         if dig_kind[d] == 0:
             co_row[dig_idx[d]] = co_start[dig_idx[d]] + digit[d]
+            lidx[d] = digit[d]
         elif dig_kind[d] == 1:
             q = dig_idx[d]
             src[reads[q]] = cand[q, digit[d]]
+            lidx[d] = lidx[d - 1] * radix[d] + digit[d]
             # reads of this location not chosen yet are -2 (skipped): the check is monotone
-            if not dig_end[d] and not _known_rule2_ok(
-                    loc_of_digit[d], src, co_row[loc_of_digit[d]], co_perm, co_len, loc_events,
-                    loc_nev, coh_mask, cohord, is_read, incl, coha, cohrmw, rmw_w, n, wpos, we):
-                fail_counts[nchecks] += 1
-                digit[d] += 1
-                continue
+            if not dig_end[d]:
+                known = memo_loc[moff[d] + lidx[d]] if use_memo else np.uint8(0)
+                if known == 0:
+                    ok = _known_rule2_ok(
+                        loc_of_digit[d], src, co_row[loc_of_digit[d]], co_perm, co_len,
+                        loc_events, loc_nev, coh_mask, cohord, is_read, incl, coha, cohrmw,
+                        rmw_w, n, wpos, we)
+                    known = np.uint8(1) if ok else np.uint8(2)
+                    if use_memo:
+                        memo_loc[moff[d] + lidx[d]] = known
+                if known == 2:
+                    fail_counts[nchecks] += 1
+                    digit[d] += 1
+                    continue
         if dig_end[d]:
             l = loc_of_digit[d]
-            if not _location_ok(l, src, val, co_row[l], co_perm, co_len, loc_events, loc_nev,
-                                coh_mask, cohord, is_read, val_const, wsrc, wop, wopnd,
-                                req_mode, req_val, n) or \
-                    not _known_rule2_ok(l, src, co_row[l], co_perm, co_len, loc_events, loc_nev,
-                                        coh_mask, cohord, is_read, incl, coha, cohrmw, rmw_w, n,
-                                        wpos, we):
+            known = memo_loc[moff[d] + lidx[d]] if use_memo and dig_kind[d] != 2 else np.uint8(0)
+            if known == 0 or known == 1:       # values of the location's events are needed
+                if not _location_ok(l, src, val, co_row[l], co_perm, co_len, loc_events,
+                                    loc_nev, coh_mask, cohord, is_read, val_const, wsrc, wop,
+                                    wopnd, req_mode, req_val, n):
+                    known = np.uint8(2)
+                elif known == 0:
+                    known = np.uint8(1) if _known_rule2_ok(
+                        l, src, co_row[l], co_perm, co_len, loc_events, loc_nev, coh_mask,
+                        cohord, is_read, incl, coha, cohrmw, rmw_w, n, wpos, we) \
+                        else np.uint8(3)
+                if use_memo and dig_kind[d] != 2:
+                    memo_loc[moff[d] + lidx[d]] = known
+            if known != 1:
                 fail_counts[nchecks] += 1
                 digit[d] += 1
                 continue
