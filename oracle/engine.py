@@ -724,7 +724,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     mn = max(n, 1)
     mi = max(ni, 1)
     mc = max(ind_cand.shape[1], 1)
-    work = np.zeros(8 * md + 3 * mn + max(nl, 1) + mi + mi * mc + nobs, np.int64)
+    work = np.zeros(9 * md + 3 * mn + 2 * max(nl, 1) + mi + mi * mc + nobs, np.int64)
     dig_kind = work[0:md]                        # 0 co, 1 read, 2 dummy
     dig_idx = work[md:2 * md]
     dig_end = work[2 * md:3 * md]                # 1: last digit of its location
@@ -745,6 +745,8 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     at += nobs
     moff = work[at:at + md]                      # memo of the location checks, see below
     lidx = work[at + md:at + 2 * md]
+    voff = work[at + 2 * md:at + 3 * md]
+    selfc = work[at + 3 * md:at + 3 * md + max(nl, 1)]
     # a program with no memory location has exactly one candidate (empty rf and co): one dummy
     # digit (kind 2) of radix 1 stands for it
     dig_kind[:] = 2
@@ -781,19 +783,37 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
         if dig_kind[d] == 0:
             cur_loc = dig_idx[d]
         loc_of_digit[d] = cur_loc
-    # The location checks depend on that location's digits only (its co row, its reads' sources),
-    # and the search meets the same choices of a location again under every choice of the
-    # locations before it: their outcomes are remembered per digit, indexed by the location's
-    # digits so far (mixed radix). 0 unknown, 1 passes, 2 fails (at the last digit: 3 when
-    # _location_ok passes but the coherence pruning fails). Off when the table would be large.
+    # The coherence pruning depends on a location's digits only (its co row, its reads' sources),
+    # and so do _location_ok's values and verdict when every rmw source of the location's events
+    # is one of them (``selfc``; an async copy's write takes its value from another location).
+    # The search meets the same choices of a location again under every choice of the locations
+    # before it, so outcomes are remembered per digit, indexed by the location's digits so far
+    # (mixed radix): at a read digit 0 unknown, 1 passes, 2 fails; at a location's last digit
+    # the pruning's outcome in bits 0-1 and, for a self-contained location, _location_ok's in
+    # bits 2-3 with the values it gave the events. Off when the tables would be large.
+    for l in range(nl):
+        lm = ZERO64
+        for q in range(loc_nev[l]):
+            lm |= _bit(loc_events[l, q])
+        selfc[l] = 1
+        for q in range(loc_nev[l]):
+            w = wsrc[loc_events[l, q]]
+            if w >= 0 and (lm & _bit(w)) == ZERO64:
+                selfc[l] = 0
     msize = 0
+    vsize = 0
     span = 1
     for d in range(nd):
         span = radix[d] if dig_kind[d] != 1 else span * radix[d]
         moff[d] = msize
         msize += span
+        if dig_end[d] and dig_kind[d] != 2:
+            voff[d] = vsize
+            vsize += span * loc_nev[loc_of_digit[d]]
     use_memo = msize <= 1 << 16
+    use_vmemo = use_memo and vsize <= 1 << 16
     memo_loc = np.zeros(msize if use_memo else 0, np.uint8)
+    memo_val = np.empty(vsize if use_vmemo else 0, np.int64)
     d = 0
     steps = 0
     while d >= 0:
@@ -832,20 +852,32 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                     continue
         if dig_end[d]:
             l = loc_of_digit[d]
-            known = memo_loc[moff[d] + lidx[d]] if use_memo and dig_kind[d] != 2 else np.uint8(0)
-            if known == 0 or known == 1:       # values of the location's events are needed
-                if not _location_ok(l, src, val, co_row[l], co_perm, co_len, loc_events,
-                                    loc_nev, coh_mask, cohord, is_read, val_const, wsrc, wop,
-                                    wopnd, req_mode, req_val, n):
-                    known = np.uint8(2)
-                elif known == 0:
-                    known = np.uint8(1) if _known_rule2_ok(
+            cached = use_memo and dig_kind[d] != 2
+            code = memo_loc[moff[d] + lidx[d]] if cached else np.uint8(0)
+            r2 = code & np.uint8(3)
+            lk = (code >> np.uint8(2)) & np.uint8(3) if selfc[l] else np.uint8(0)
+            if r2 != 2 and lk != 2:
+                if lk == 1 and use_vmemo:      # the values of the location's events, as before
+                    v0 = voff[d] + lidx[d] * loc_nev[l]
+                    for q in range(loc_nev[l]):
+                        val[loc_events[l, q]] = memo_val[v0 + q]
+                else:
+                    lk = np.uint8(1) if _location_ok(
+                        l, src, val, co_row[l], co_perm, co_len, loc_events, loc_nev, coh_mask,
+                        cohord, is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, n) \
+                        else np.uint8(2)
+                    if lk == 1 and use_vmemo and selfc[l]:
+                        v0 = voff[d] + lidx[d] * loc_nev[l]
+                        for q in range(loc_nev[l]):
+                            memo_val[v0 + q] = val[loc_events[l, q]]
+                if lk == 1 and r2 == 0:
+                    r2 = np.uint8(1) if _known_rule2_ok(
                         l, src, co_row[l], co_perm, co_len, loc_events, loc_nev, coh_mask,
                         cohord, is_read, incl, coha, cohrmw, rmw_w, n, wpos, we) \
-                        else np.uint8(3)
-                if use_memo and dig_kind[d] != 2:
-                    memo_loc[moff[d] + lidx[d]] = known
-            if known != 1:
+                        else np.uint8(2)
+                if cached:
+                    memo_loc[moff[d] + lidx[d]] = r2 | (lk << np.uint8(2)) if selfc[l] else r2
+            if r2 == 2 or lk == 2:
                 fail_counts[nchecks] += 1
                 digit[d] += 1
                 continue
