@@ -5,8 +5,17 @@ Models are files in ``oracle/models`` written in the relational language of :mod
 evaluated by the numba engine (:mod:`oracle.engine`) over pre-executions built per dialect.
 """
 
-from .check import Result, check, clear_cache
-from .errors import OracleError
+import os as _os
+
+from .jitcache import guard as _guard
+
+#: the sources the package's compiled (numba) code is built from, constants included: a change to
+#: any of them drops the on-disk numba cache (see oracle/jitcache.py)
+_guard(_os.path.dirname(_os.path.abspath(__file__)),
+       ["amdgpu_static.py", "engine.py", "events.py", "lang.py", "pack.py"])
+
+from .check import Result, check, clear_cache  # noqa: E402
+from .errors import OracleError  # noqa: E402
 
 
 def explain(test, outcome, model=None):

@@ -19,7 +19,7 @@ from litmus.outcome import matches, verdict
 from .errors import OracleError, TooManyEvents
 from .events import UNDEF_VAL
 from .lang import load_model
-from .pack import pack, run_packed
+from .pack import search_pe
 
 #: dialect -> event graph builder module function; models name the builder they need
 BUILDERS = {"amdgpu": "oracle.build_amdgpu:build"}
@@ -125,8 +125,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
         order = [k for k, _ in pe.observables]
         if order != keys and sorted(order) != sorted(keys):
             raise OracleError(f"internal: builder observables {order} differ from {keys}")
-        p = pack(pe, prog)
-        st, ns, cands, cons, fl, _ = run_packed(p, prog, max_steps=-1 if budget is None else budget)
+        st, ns, cands, cons, fl, _ = search_pe(pe, prog, max_steps=-1 if budget is None else budget)
         if ns < 0:
             raise OracleError(f"{test.name}: search budget of {budget:,} steps and evaluations exhausted "
                               f"({int(cands):,} candidates evaluated); check it without a budget")

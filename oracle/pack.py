@@ -26,6 +26,7 @@ from numba import njit
 from .errors import OracleError
 from .events import C_LOC, C_REQ_MODE, C_REQ_VAL, C_VALUE, C_WOP, C_WOPND, C_WSRC, PreExecution, \
     table_of
+from .engine import search
 from .lang import DYNAMIC, Program
 
 #: sets and relations the search itself reads (index into :data:`_SPECIAL`)
@@ -118,10 +119,25 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
                   obs_ka[:, 0].copy(), obs_ka[:, 1].copy(), ind_reads, ind_cand, ind_ncand)
 
 
+def search_pe(pe: PreExecution, prog: Program, want_state: bool = True, max_steps: int = -1):
+    """Pack and search in one compiled call (no intermediate arrays cross into Python):
+    (states, nstates, candidates, consistent, flags, fail_counts), see
+    :func:`oracle.engine.search`."""
+    t = table_of(pe)
+    set_slot, set_src, rel_slot, rel_src, special = _slot_maps(prog, t.set_index, t.rel_index)
+    obs = pe.observables
+    if obs:
+        obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs], np.int64).T.copy()
+    else:
+        obs_ka = np.zeros((2, 0), np.int64)
+    return _search_table(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src, special,
+                         prog.nslots, prog.prelude, prog.ops, obs_ka[0], obs_ka[1],
+                         len(prog.checks), want_state, max_steps)
+
+
 def run_packed(p: Packed, prog: Program, want_state: bool = True, max_steps: int = -1):
     """Run the search on a packed pre-execution: (states, nstates, candidates, consistent,
     flags, fail_counts), see :func:`oracle.engine.search`."""
-    from .engine import search
     return search(p.slots, prog.prelude, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm,
                   p.co_start, p.co_count, p.co_len, p.read_loc, p.loc_events, p.loc_nev,
                   p.coh_mask, p.cohord, p.incl, p.coha, p.cohrmw, p.rmw_w, p.is_read, p.val_const,
@@ -130,6 +146,8 @@ def run_packed(p: Packed, prog: Program, want_state: bool = True, max_steps: int
 
 
 # --- the compiled pass ---------------------------------------------------------------------------
+# (oracle/__init__.py lists this module and engine.py among the sources whose change drops the
+# numba cache: _search_table embeds engine.search)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 
@@ -355,3 +373,17 @@ def _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, 
     return (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc,
             loc_events, loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, vattrs,
             ind_reads, ind_cand, ind_ncand)
+
+
+@njit(cache=True)
+def _search_table(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, nslots,
+                  prelude, ops, obs_kind, obs_arg, nchecks, want_state, max_steps):
+    (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc, loc_events,
+     loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, va, ind_reads, ind_cand,
+     ind_ncand) = _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special,
+                           nslots)
+    return search(slots, prelude, ops, attrs.shape[0], reads, cand, ncand, co_perm, co_start,
+                  co_count, co_len, read_loc, loc_events, loc_nev, coh_mask, cohord, incl,
+                  np.uint64(coha), np.uint64(cohrmw), rmw_w, is_read, va[0], va[1], va[2], va[3],
+                  va[4], va[5], obs_kind, obs_arg, ind_reads, ind_cand, ind_ncand, nchecks,
+                  want_state, max_steps)

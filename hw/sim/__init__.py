@@ -6,9 +6,16 @@ follows ``sim:`` in the backend name (see :mod:`hw.sim.profiles` for the syntax)
 
 from __future__ import annotations
 
-from .backend import SimBackend, parse_spec
-from .mutants import MUTANTS, Mutant
-from .profiles import DEFAULT_PROFILE, PROFILES, Profile
+import os as _os
+
+from oracle.jitcache import guard as _guard
+
+#: the sources the simulator's compiled kernel is built from (see oracle/jitcache.py)
+_guard(_os.path.dirname(_os.path.abspath(__file__)), ["kernel.py", "uops.py"])
+
+from .backend import SimBackend, parse_spec  # noqa: E402
+from .mutants import MUTANTS, Mutant  # noqa: E402
+from .profiles import DEFAULT_PROFILE, PROFILES, Profile  # noqa: E402
 
 
 def make_backend(spec: str | None) -> SimBackend:
