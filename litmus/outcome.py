@@ -77,9 +77,15 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
     q, p = condition.quantifier, condition.prop
     if q not in ("exists", "~exists", "forall"):
         raise ValueError(q)
-    keys = {atom.key for atom in prop_atoms(p)}
+    keys = None
     for s in states:
-        if any(s[k] == UNDEF for k in keys):        # undef where the condition looks
+        if UNDEF in s.values():
+            if keys is None:
+                keys = {atom.key for atom in prop_atoms(p)}
+            undef_seen = any(s[k] == UNDEF for k in keys)
+        else:
+            undef_seen = False
+        if undef_seen:                              # undef where the condition looks
             hit = valid(p, s) if q == "forall" else satisfiable(p, s)
         else:                                       # every value concrete: plain truth
             hit = evaluate(p, s)
