@@ -159,9 +159,10 @@ class _Program:
     (UB, the wave stops); ``(_WAIT, object, pend slot, accumulator shift)``; ``(_INIT, object,
     count, thread, barrier id)``; ``(_ARRIVE, object, node bit, pend slot or -1, barrier id,
     workgroup bit or 0)``; ``(_DROP, object, node bit, named barrier id)``; ``(_END, object,
-    node bit)``; ``(_DONE,)``; ``(_BIND, object, pend slot)`` right before the ``_WAIT`` of a
-    wait with no arrive of its wave pending on its object. State layout: pcs | accumulator |
-    pend slots | 5 fields per object."""
+    node bit)``; ``(_DONE,)``; ``(_BIND, object, pend slot, 0)`` right before the ``_WAIT`` of
+    a wait with no arrive of its wave pending on its object. Object steps (_INIT.._END) end
+    with one more field: the objects bitmask of the take-it-at-once test (a bind's 0: always
+    taken at once). State layout: pcs | accumulator | pend slots | 5 fields per object."""
 
     def __init__(self, test: Test):
         wave_of: dict[tuple, list[int]] = {}
@@ -291,7 +292,7 @@ class _Program:
                         pending.add(a[1])
                     elif a[0] == _WAIT:
                         if a[1] not in pending:
-                            out.append((_BIND, a[1], a[2]))
+                            out.append((_BIND, a[1], a[2], 0))
                         pending.discard(a[1])
                     out.append(a)
                 all_acts[w] = out
@@ -312,17 +313,15 @@ class _Program:
         # the participants of an object nobody waits on are kept only as "some" (bit 1; the
         # end-of-wave drop asks whether the phase has any participant).
         waited = {a[1] for acts in all_acts for a in acts if a[0] == _WAIT}
-        # smask[w][pc]: what an object step touches for the take-it-at-once test: its object,
+        # Each object step gets a last field, the mask for the take-it-at-once test: its object,
         # plus the objects of the binds that follow it at once (a bind reads the open phase):
         # its own wave's binds up to its next object step, and the binds right after any wave's
         # wait on its object (the step may complete the phase that wait waits for). Without
         # binds it is just the object's bit.
         self.touch = touch = []
-        self.smask = smask = []
         trig = [0] * nobj                  # per object: binds right after a wait on it
         for w, acts in enumerate(all_acts):
             t = [0] * len(acts)
-            sm = [0] * len(acts)
             later: set[int] = set()        # objects the wave still waits on after pc
             chain = 0                      # objects of the binds reached at once from pc + 1
             for pc in range(len(acts) - 2, -1, -1):
@@ -341,22 +340,23 @@ class _Program:
                 elif code >= _INIT:
                     o = a[1]
                     t[pc] = t[pc + 1] | (1 << o)
-                    sm[pc] = (1 << o) | chain
+                    mask = (1 << o) | chain
                     chain = 0
                     if code == _ARRIVE:
                         acts[pc] = (_ARRIVE, o, a[2] if o in waited else 1,
-                                    slot_of[(w, o)] if o in later else -1, a[4], a[5])
+                                    slot_of[(w, o)] if o in later else -1, a[4], a[5], mask)
                     elif code != _INIT and o not in waited:
-                        acts[pc] = (code, o, 1) + a[3:]
+                        acts[pc] = (code, o, 1) + a[3:] + (mask,)
+                    else:
+                        acts[pc] = a + (mask,)
                 else:
                     t[pc] = t[pc + 1]
             touch.append(t)
-            smask.append(sm)
-        if has_binds:
-            for acts, sm in zip(all_acts, smask):
+        if any(trig):
+            for acts in all_acts:
                 for pc, a in enumerate(acts):
-                    if sm[pc]:
-                        sm[pc] |= trig[a[1]]
+                    if _INIT <= a[0] <= _END and trig[a[1]]:
+                        acts[pc] = a[:-1] + (a[-1] | trig[a[1]],)
         # per wait: its node bit and the nodes po-after it (later ops of its wave, its end)
         self.wait_bits = []
         self.wait_after = []
@@ -416,7 +416,7 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
     """Depth-first search over reduced schedules. Returns the participant accumulators of the
     schedules in which every wave ended, and the deadlock reasons; adds UB reasons to ``ub``."""
     nw = prog.nw
-    acts, touch, done_pc, smask = prog.acts, prog.touch, prog.done_pc, prog.smask
+    acts, touch, done_pc = prog.acts, prog.touch, prog.done_pc
     obase, obj_slots, acc_i = prog.obase, prog.obj_slots, prog.acc
     waves = prog.waves
 
@@ -475,6 +475,9 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
             L[w] += 1
             if inited and L[b + _ARRIVED] == exp:
                 finish(L, o)
+        elif code == _BIND:                     # taken at once, never scheduled
+            L[a[2]] = OPEN
+            L[w] += 1
         else:                                   # _INIT
             if a[2] <= 0:
                 ub.add(f"P{a[3]}: bar.init {a[4]}, {a[2]}: the expected count must be positive")
@@ -500,7 +503,6 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
                 seen |= t
             for w in range(nw):
                 aw = acts[w]
-                sw = smask[w]
                 while True:
                     pc = L[w]
                     a = aw[pc]
@@ -514,17 +516,13 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
                         L[acc_i] |= L[s] << a[3]
                         L[s] = ABSENT
                         L[w] = pc + 1
-                    elif code == _BIND:
-                        L[a[2]] = OPEN
-                        L[w] = pc + 1
-                        progress = True
                     elif code == _DONE:
                         break
                     elif code == _JUMP:
                         ub.add(a[1])
                         L[w] = done_pc[w]
                         progress = True
-                    elif shared & sw[pc]:
+                    elif shared & a[-1]:        # an object step (a bind's mask is 0)
                         break
                     else:
                         step(L, w, a)
