@@ -84,9 +84,10 @@ class Config:
                 "near_miss": self.near_miss, "baseline": self.baseline}
 
 
-#: steps plus model evaluations of the oracle's search per program in a campaign (about 3 s): a program
-#: with a huge candidate space is journaled as an oracle error instead of stalling the campaign
-ORACLE_BUDGET = 1_000_000
+#: steps plus model evaluations of the oracle's search per program in a campaign (about 1-3 s with
+#: incremental model evaluation): a program with a huge candidate space is journaled as an oracle
+#: error instead of stalling the campaign
+ORACLE_BUDGET = 5_000_000
 
 
 def default_checker():
