@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .engine import ONE, ZERO64, _bit
 from .events import C_AUX, C_INSTR, C_KIND, C_LOC, C_RANK, C_THREAD, C_WSRC
 
 #: every set the builder provides, in mask order: the first 19 are decided per instruction (bit k
@@ -36,13 +37,7 @@ B_RMWW = 1 << 41                # kind bit: the write of an rmw (C_AUX is its re
 (R_PO, R_RMW, R_LOC, R_INT, R_EXT, R_SIN, R_INCL, R_SAME, R_INI, R_FIN, R_ASO, R_NRF,
  R_COHORD) = 0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16
 
-_ONE = np.uint64(1)
-_ZERO = np.uint64(0)
-
-
-@njit(cache=True)
-def _bit(i):
-    return np.uint64(1) << np.uint64(i)
+_ONE, _ZERO = ONE, ZERO64
 
 
 @njit(cache=True)

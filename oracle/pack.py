@@ -26,7 +26,7 @@ from numba import njit
 from .errors import OracleError
 from .events import C_LOC, C_REQ_MODE, C_REQ_VAL, C_VALUE, C_WOP, C_WOPND, C_WSRC, PreExecution, \
     table_of
-from .engine import search
+from .engine import ONE, ZERO64, _bit, search
 from .lang import DYNAMIC, Program
 
 #: sets and relations the search itself reads (index into :data:`_SPECIAL`)
@@ -148,13 +148,7 @@ def run_packed(p: Packed, prog: Program, want_state: bool = True, max_steps: int
 # --- the compiled pass ---------------------------------------------------------------------------
 # (oracle/__init__.py lists this module and engine.py among the sources whose change drops the
 # numba cache: _search_table embeds engine.search)
-_ONE = np.uint64(1)
-_ZERO = np.uint64(0)
-
-
-@njit(cache=True)
-def _bit(i):
-    return np.uint64(1) << np.uint64(i)
+_ONE, _ZERO = ONE, ZERO64
 
 
 @njit(cache=True)
