@@ -77,7 +77,7 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
     q, p = condition.quantifier, condition.prop
     if q not in ("exists", "~exists", "forall"):
         raise ValueError(q)
-    keys = None
+    keys = conj = None
     for s in states:
         if UNDEF in s.values():
             if keys is None:
@@ -86,12 +86,45 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
         else:
             undef_seen = False
         if undef_seen:                              # undef where the condition looks
-            hit = valid(p, s) if q == "forall" else satisfiable(p, s)
+            if conj is None:
+                conj = _conjunction(p)
+            if conj:                                # a conjunction of atoms: per observable
+                hit = False if q == "forall" else _conjunction_satisfiable(conj, s)
+            else:
+                hit = valid(p, s) if q == "forall" else satisfiable(p, s)
         else:                                       # every value concrete: plain truth
             hit = evaluate(p, s)
         if hit != (q == "forall"):                  # a witness (exists) or counterexample
             return "No" if q != "exists" else "Ok"
     return "No" if q == "exists" else "Ok"
+
+
+def _conjunction(prop: Prop) -> list[Atom]:
+    """The atoms of ``prop`` when it is one atom or a conjunction of atoms, else ``[]``."""
+    if type(prop) is Atom:
+        return [prop]
+    if type(prop) is And and all(type(a) is Atom for a in prop.args):
+        return list(prop.args)
+    return []
+
+
+def _conjunction_satisfiable(atoms: list[Atom], outcome: Outcome) -> bool:
+    """:func:`satisfiable` for a conjunction of atoms, without enumerating choices: concrete
+    atoms must hold, and each undef observable needs one value meeting all of its atoms (at most
+    one ``==`` constant, not excluded by a ``!=``; with no ``==`` some other value always fits).
+    (A conjunction with an undef observable is never *valid*: a value breaking an atom exists.)"""
+    eq: dict[str, set] = {}
+    ne: dict[str, set] = {}
+    for a in atoms:
+        v = outcome[a.key]
+        if v == UNDEF:
+            (eq if a.op == "==" else ne).setdefault(a.key, set()).add(a.value)
+        elif (v == a.value) != (a.op == "=="):
+            return False
+    for k, cs in eq.items():
+        if len(cs) > 1 or cs & ne.get(k, set()):
+            return False
+    return True
 
 
 def condition_holds(condition: Condition, observed: Mapping[str, int]) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litmus.ir import UNDEF, Condition
+from litmus.ir import UNDEF, And, Atom, Condition
 from litmus.outcome import satisfiable, valid, verdict
 from litmus_strategies import props, values
 
@@ -31,8 +31,20 @@ def test_verdict_agrees_with_the_definition(q, prop, states):
     assert verdict(Condition(q, prop), states) == by_definition(q, prop, states)
 
 
+atoms = st.builds(lambda k, op, v: Atom(k[0], k[1], op, v), st.sampled_from(KEYS),
+                  st.sampled_from(["==", "!="]), st.integers(0, 2))
+
+
+@given(st.sampled_from(["exists", "~exists", "forall"]), st.lists(atoms, min_size=1, max_size=4),
+       st.lists(outcomes, min_size=1, max_size=4))
+def test_conjunctions_of_atoms_agree_with_the_definition(q, conj, states):
+    """The conjunction shortcut (no enumeration of undef choices) on repeated observables,
+    contradictory pairs (``r0 == 1 /\\ r0 != 1``) and undef positions."""
+    prop = conj[0] if len(conj) == 1 else And(tuple(conj))
+    assert verdict(Condition(q, prop), states) == by_definition(q, prop, states)
+
+
 def test_undef_position_is_any_value():
-    from litmus.ir import And, Atom
     p = And((Atom(0, "r0", "==", 1), Atom(0, "r0", "!=", 1)))   # never true
     s = [{"P0:r0": UNDEF, "P1:r0": 0, "x": 0}]
     assert verdict(Condition("exists", Atom(0, "r0", "==", 7)), s) == "Ok"
