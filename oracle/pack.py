@@ -1,5 +1,8 @@
 """Pack a pre-execution into the arrays of the candidate search (:func:`oracle.engine.search`).
 
+:func:`search_pe` packs and searches in one compiled call (what ``oracle.check`` uses);
+:func:`pack` returns the packed arrays themselves (tests, inspection).
+
 From the packed form of a pre-execution (:class:`oracle.events.Table`: event attribute rows, set
 masks, relation matrix) one compiled pass (:func:`_prepare`) produces
 
@@ -100,49 +103,41 @@ def _slot_maps(prog: Program, set_index: dict, rel_index: dict):
     return maps
 
 
-def pack(pe: PreExecution, prog: Program) -> Packed:
-    """Pack a pre-execution into the engine's arrays (one compiled pass, see the module doc)."""
+def _inputs(pe: PreExecution, prog: Program):
+    """What the compiled pass takes besides the model: the table, the slot maps of ``prog`` for
+    its vocabulary, and the observables as (kind, argument) arrays (kind 1 = an event's value)."""
     t = table_of(pe)
-    set_slot, set_src, rel_slot, rel_src, special = _slot_maps(prog, t.set_index, t.rel_index)
+    maps = _slot_maps(prog, t.set_index, t.rel_index)
     obs = pe.observables
     if obs:
-        obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs], np.int64)
+        obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs], np.int64).T.copy()
     else:
-        obs_ka = np.zeros((0, 2), np.int64)
+        obs_ka = np.zeros((2, 0), np.int64)
+    return t, maps, obs_ka[0], obs_ka[1]
+
+
+def pack(pe: PreExecution, prog: Program) -> Packed:
+    """The search's arrays of a pre-execution as a :class:`Packed` (for inspection and tests;
+    :func:`search_pe` does the same work inside its one compiled call)."""
+    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog)
     (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc, loc_events,
      loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, attrs, ind_reads, ind_cand,
      ind_ncand) = _prepare(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src,
                            special, prog.nslots)
     return Packed(pe, slots, reads, cand, ncand, co_perm, read_loc, loc_events, loc_nev,
-                  coh_mask, cohord, incl, np.uint64(coha), np.uint64(cohrmw), rmw_w, co_start, co_count, co_len,
-                  is_read, attrs[0], attrs[1], attrs[2], attrs[3], attrs[4], attrs[5],
-                  obs_ka[:, 0].copy(), obs_ka[:, 1].copy(), ind_reads, ind_cand, ind_ncand)
+                  coh_mask, cohord, incl, np.uint64(coha), np.uint64(cohrmw), rmw_w, co_start,
+                  co_count, co_len, is_read, attrs[0], attrs[1], attrs[2], attrs[3], attrs[4],
+                  attrs[5], obs_kind, obs_arg, ind_reads, ind_cand, ind_ncand)
 
 
 def search_pe(pe: PreExecution, prog: Program, want_state: bool = True, max_steps: int = -1):
     """Pack and search in one compiled call (no intermediate arrays cross into Python):
     (states, nstates, candidates, consistent, flags, fail_counts), see
     :func:`oracle.engine.search`."""
-    t = table_of(pe)
-    set_slot, set_src, rel_slot, rel_src, special = _slot_maps(prog, t.set_index, t.rel_index)
-    obs = pe.observables
-    if obs:
-        obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs], np.int64).T.copy()
-    else:
-        obs_ka = np.zeros((2, 0), np.int64)
+    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog)
     return _search_table(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src, special,
-                         prog.nslots, prog.prelude, prog.ops, obs_ka[0], obs_ka[1],
+                         prog.nslots, prog.prelude, prog.ops, obs_kind, obs_arg,
                          len(prog.checks), want_state, max_steps)
-
-
-def run_packed(p: Packed, prog: Program, want_state: bool = True, max_steps: int = -1):
-    """Run the search on a packed pre-execution: (states, nstates, candidates, consistent,
-    flags, fail_counts), see :func:`oracle.engine.search`."""
-    return search(p.slots, prog.prelude, prog.ops, p.pe.n, p.reads, p.cand, p.ncand, p.co_perm,
-                  p.co_start, p.co_count, p.co_len, p.read_loc, p.loc_events, p.loc_nev,
-                  p.coh_mask, p.cohord, p.incl, p.coha, p.cohrmw, p.rmw_w, p.is_read, p.val_const,
-                  p.wsrc, p.wop, p.wopnd, p.req_mode, p.req_val, p.obs_kind, p.obs_arg,
-                  p.ind_reads, p.ind_cand, p.ind_ncand, len(prog.checks), want_state, max_steps)
 
 
 # --- the compiled pass ---------------------------------------------------------------------------
