@@ -154,13 +154,17 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
             lds_copy.append(lds)
         return lid
 
+    # globals first: an async copy's LDS write takes its value from a read of a global, and the
+    # search resolves locations in id order (events.PreExecution: a value source at another
+    # location must have a lower id)
+    for loc in test.locations:
+        if not loc.lds:
+            loc_id(loc.name, 0)
     for loc in test.locations:
         if loc.lds:
             for tid, th in enumerate(threads):
                 if any(ins.loc == loc.name or ins.lds == loc.name for ins in th.code):
                     loc_id(loc.name, tid)
-        else:
-            loc_id(loc.name, 0)
 
     # initial writes: sys-scope atomic, store-available
     k_init = B_W | B_IW | B_A | B_SA | B_CO

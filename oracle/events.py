@@ -6,6 +6,8 @@ their attributes (as named *sets*, bitmasks over events) and the static base rel
 ``loc``, ``rmw``, scope relations ..., as bit-matrix rows), plus how values flow:
 
 - a write's value is a constant, or ``f(value of its rmw read)`` (``wsrc``/``wop``/``wopnd``);
+  the search resolves values location by location in increasing ``loc_id``, so a write whose
+  source read is at another location (an async copy) must have the higher ``loc_id``;
 - a read may carry a *required value* (``req_mode`` EQ/NE ``req_val``): the search rejects an rf
   edge whose write value breaks it. Front ends with control flow (C ``if``, Vulkan branches, cas
   success/failure) enumerate one pre-execution per path and the oracle unions the outcomes.

@@ -42,6 +42,15 @@ def test_async_load_completed_by_mark_and_wait():
     assert states(text, ["P0:r0"]) == {(5,)}
 
 
+def test_async_copy_with_the_lds_location_declared_first():
+    # declaration order changes nothing: the copy's LDS write takes its value from the read of
+    # the global, whatever order the init block names them in (the builder numbers globals
+    # first; the search resolves a location's values after the locations its values come from)
+    for init in ("lds a = 0; y = 7;", "y = 7; lds a = 0;"):
+        text = one_thread("async.ld a, y\nasync.mark\nasync.wait 0\nld r0, a", init=init)
+        assert states(text, ["P0:r0"]) == {(7,)}, init
+
+
 def test_wait_without_a_later_mark_completes_nothing():
     assert states(one_thread("async.ld a, x\nasync.wait 0\nld r0, a"), ["P0:r0"]) == {(U,)}
     # a mark before the issue does not track it
