@@ -49,10 +49,10 @@ MP_RELACQ = """AMDGPU MP+rel+acq
 exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """
 STALE = """AMDGPU STALE-L1
-{ x = 0; }
- P0@wg 0             | P1@wg 1             ;
- st.atom.agent x, 1  | ld.atom.agent r0, x ;
-                     | ld r1, x            ;
+{ x = 0; y = 0; }
+ P0@wg 0                | P1@wg 1                      ;
+ st x, 1                | ld.atom.acq.agent.noav r0, y ;
+ st.atom.rel.agent y, 1 | ld r1, x                     ;
 exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """
 WRC = """AMDGPU WRC

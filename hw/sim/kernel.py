@@ -101,6 +101,12 @@ def _read(cu, ag, g, level, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, fill):
     if fill and level == 0:
         l1v[cu, g] = v
         l1ok[cu, g] = 1
+    elif fill and l1ok[cu, g]:
+        # a load that bypasses the L1 leaves no older copy of its line behind: a present line
+        # is refreshed with the value read (the seed: a load-visible makes the write visible to
+        # the thread's later reads of the location, so a later plain load or DMA of the same
+        # CU may not read the stale line)
+        l1v[cu, g] = v
     return v
 
 
@@ -404,13 +410,13 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     _write(cu, ag, row[2], row[3], qval[q], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
                 elif op == GRMW:
                     lvl = row[3] if row[3] > 0 else 1
-                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
+                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, True)
                     _write(cu, ag, row[2], lvl, _rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
                            l2ok, l2d, mem)
                     regs[t, row[1]] = old
                 elif op == GCAS:
                     lvl = row[3] if row[3] > 0 else 1
-                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
+                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, True)
                     succeed = old == row[5]
                     if succeed and row[7] == 1:
                         succeed = _choose(2, mode, rng, ch, nopt, depth, nprefix) == 0
