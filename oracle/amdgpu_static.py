@@ -5,7 +5,7 @@
 event's scope rank, ``C_AUX`` the read of an rmw write or the last completed mark of an
 ``async.wait``). :func:`derive` computes from those rows, in one compiled pass over at most 64
 events, every set and relation the model and the search need (see the builder's docstring for
-their meaning): ``po rmw loc int ext sin incl same_S ini fin aso nrf cohord`` and the sets
+their meaning): ``po rmw loc int ext sin incl same_S ini fin aso poa nrf cohord`` and the sets
 ``LDS UndefOK CohR CohA CohRmw Indep lvl_S``. Doing this per event in Python cost more than the
 whole candidate search on corpora-sized tests.
 """
@@ -27,7 +27,7 @@ SETS = ("R", "W", "F", "IW", "FR", "A", "ACQ", "REL", "SC", "MA", "MV", "SA", "L
 NKIND = 19
 #: every relation the builder provides, in matrix order (``bxb`` is filled per barrier schedule)
 RELS = ("po", "rmw", "loc", "int", "ext", "sin", "incl", "same_thread", "same_wave", "same_wg",
-        "same_cluster", "same_agent", "ini", "fin", "aso", "nrf", "cohord", "bxb")
+        "same_cluster", "same_agent", "ini", "fin", "aso", "nrf", "cohord", "bxb", "poa")
 
 S_R, S_W, S_IW, S_FR, S_A = 0, 1, 3, 4, 5
 S_ASYNC, S_AWAIT = 17, 18
@@ -35,7 +35,7 @@ S_LDS, S_UNDEFOK, S_COHR, S_COHA, S_COHRMW, S_INDEP, S_LVL = 19, 20, 21, 22, 23,
 B_PO = 1 << 40                  # kind bit: the event is in program order
 B_RMWW = 1 << 41                # kind bit: the write of an rmw (C_AUX is its read)
 (R_PO, R_RMW, R_LOC, R_INT, R_EXT, R_SIN, R_INCL, R_SAME, R_INI, R_FIN, R_ASO, R_NRF,
- R_COHORD) = 0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16
+ R_COHORD, R_POA) = 0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16, 18
 
 _ONE, _ZERO = ONE, ZERO64
 
@@ -129,7 +129,8 @@ def derive(attrs, inst, lds_copy, nsets, nrels):
     for i in range(n):
         if rels[R_RMW, i] != _ZERO:
             masks[S_COHRMW] |= _bit(i)
-        rels[R_COHORD, i] = rels[R_PO, i] | rels[R_INI, i] | rels[R_FIN, i] | rels[R_ASO, i]
+        rels[R_COHORD, i] = (rels[R_PO, i] | rels[R_POA, i] | rels[R_INI, i] | rels[R_FIN, i]
+                             | rels[R_ASO, i])
     masks[S_COHA] = masks[S_A]
     masks[S_INDEP] = fr
     return masks, rels
@@ -137,10 +138,17 @@ def derive(attrs, inst, lds_copy, nsets, nrels):
 
 @njit(cache=True)
 def _async_order(rels, attrs, masks, pom):
-    """hb edges of async ops (seeds/amdgpu-async-operations.txt): everything po-before the issue
-    -> the op's read and write; read -> write; the op -> the first ``async.wait`` at which a mark
-    po-after the issue is completed, and everything po-after that wait. Nothing else: an op never
-    waited for is ordered only by thread end (``fin``)."""
+    """The order of async ops (seeds/amdgpu-async-operations.txt), in two relations.
+
+    ``poa``, program order *into* async ops: every event po-before the issuing instruction ->
+    the op's read and write ("A memory operation X program ordered before an overlapping
+    asynchronous operation A happens-before A"; the memory-model seed's program-order clauses
+    apply to X and A, and the model file uses ``poa`` wherever the seed says program order).
+
+    ``aso``, the edges *out of* an async op, which count only once it is completed: its read ->
+    its write, and the op -> the first ``async.wait`` at which a mark po-after the issue is
+    completed, and everything po-after that wait. Nothing else: an op never waited for is
+    ordered only by thread end (``fin``)."""
     n = attrs.shape[0]
     aw = masks[S_ASYNC] & masks[S_W]
     waits = masks[S_AWAIT]
@@ -156,7 +164,7 @@ def _async_order(rels, attrs, masks, pom):
             if attrs[e, C_THREAD] != t or not (pom & _bit(e)):
                 continue
             if attrs[e, C_INSTR] < k:
-                rels[R_ASO, e] |= _bit(r) | _bit(w)
+                rels[R_POA, e] |= _bit(r) | _bit(w)
             if after < 0 and (waits & _bit(e)) and attrs[e, C_INSTR] > k and attrs[e, C_AUX] > k:
                 after = attrs[e, C_INSTR]
         if after >= 0:
@@ -172,7 +180,9 @@ def _static_pruning(rels, loc, masks):
 
     R po W means R hb W, so R may not see W. W1 po W2 po R (same location) means W1 lo W2 lo R, so
     R may not see W1; and the initial write is lo-before every write, so a read po-after a write
-    to its location never sees the initial write. Everything is lo-before a final-memory read."""
+    to its location never sees the initial write. The same holds for the read of an async op
+    and the writes po-before its issue (``poa``: lo-before it too). Everything is lo-before a
+    final-memory read."""
     n = loc.shape[0]
     wm, iw, fr = masks[S_W], masks[S_IW], masks[S_FR]
     for r in range(n):
@@ -188,7 +198,7 @@ def _static_pruning(rels, loc, masks):
         else:
             em = _ZERO
             for w in range(n):
-                if (same & _bit(w)) and (rels[R_PO, w] & rb):
+                if (same & _bit(w)) and ((rels[R_PO, w] | rels[R_POA, w]) & rb):
                     em |= _bit(w)
         por = rels[R_PO, r]
         for w in range(n):

@@ -18,10 +18,13 @@ rels   ``po`` program order (rmw read po-before its write); ``rmw`` read -> writ
        ``loc`` same location copy; ``int``/``ext`` same/different thread; ``sin`` (X, Y): Y's
        thread lies in X's scope instance; ``incl`` inclusive scopes; ``same_S`` same instance of
        scope S; ``ini`` initial writes -> every other event; ``fin`` every event -> final reads;
-       ``aso`` the hb edges of async ops; ``bxb`` barrier-executes-before (per schedule);
-       ``nrf`` (W, R) pairs no consistent execution can use (R po-before W; W hidden by a later
-       po-earlier write), pruned before the search; ``cohord`` = po | ini | fin | aso, the static
-       part of hb that the search's per-location coherence pruning respects.
+       ``poa`` program order into async ops (an event po-before the issuing instruction -> the
+       op's read and write); ``aso`` the edges out of async ops, once completed (its read -> its
+       write; the op -> a wait completing a later mark and what follows it); ``bxb``
+       barrier-executes-before (per schedule); ``nrf`` (W, R) pairs no consistent execution can
+       use (R po-before W; W hidden by a later po-earlier write), pruned before the search;
+       ``cohord`` = po | poa | ini | fin | aso, the static part of hb that the search's
+       per-location coherence pruning respects.
 
 Initial writes and final reads are scope-inclusive with everything (DESIGN.md).
 

@@ -26,7 +26,7 @@ from .reference import Candidate, Evaluator, candidates
 
 #: relations shown as one labelled edge (not expanded into their definition)
 EDGE_NAMES = ("po", "rf", "co", "fr", "sw", "rmw", "lo", "ini", "fin", "av", "vis", "bsw", "bxb",
-              "aso")
+              "aso", "poa")
 ALIASES = {"rf2": "rf", "co2": "co", "fr2": "fr"}
 MAX_LISTED = 12
 

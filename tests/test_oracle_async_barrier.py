@@ -64,16 +64,31 @@ def test_wait_n_leaves_the_last_n_marks_outstanding():
     assert states(text, ["P0:r0", "P0:r1"]) == {(5, U)}
 
 
-def test_async_read_of_a_global_written_before_the_issue_is_undef():
-    # DESIGN.md: the seed's program-order clauses never apply to async events, and the DMA's read
-    # is a plain (not load-visible) read, so no visibility op is the read or po-before it: the
-    # store hb the DMA read but is not lo it; the read may see it -> rule 3, undef.
+def test_async_read_of_a_global_written_before_the_issue_copies_it():
+    # seeds/amdgpu-async-operations.txt: "A memory operation X program ordered before an
+    # overlapping asynchronous operation A happens-before A", and the memory model's
+    # program-order clause of location order applies to X and A: W x=9 po-before the issue is lo
+    # the DMA read and hides the initial x (W1 lo W2 lo R) -> rule 4, the DMA copies 9.
     text = one_thread("st x, 9\nasync.ld a, x\nasync.mark\nasync.wait 0\nld r0, a")
-    assert states(text, ["P0:r0"]) == {(U,)}
-    # an LDS store before the issue *is* lo the DMA's LDS write (both wg store-available, hb):
+    assert states(text, ["P0:r0"]) == {(9,)}
+    # an LDS store before the issue is lo the DMA's LDS write (both wg store-available, hb):
     # after the wait the load sees only the DMA write, which copied x = 5
     text = one_thread("st a, 7\nasync.ld a, x\nasync.mark\nasync.wait 0\nld r0, a")
     assert states(text, ["P0:r0"]) == {(5,)}
+
+
+def test_edges_out_of_an_async_op_need_completion_even_into_another_async_op():
+    # two DMAs into a: the first is po-before the second's issue, but an edge out of an async
+    # op counts only once it is completed ("A ... happens-before X only if A is completed before
+    # X"), so the two writes to a are unordered; after wait 0 both are lo ld a and neither hides
+    # the other: rule 5, undef
+    text = one_thread("async.ld a, x\nasync.ld a, y\nasync.mark\nasync.wait 0\nld r0, a")
+    assert states(text, ["P0:r0"]) == {(U,)}
+    # completed before the second issue (mark + wait 0 in between): W.async(x) hb the wait,
+    # which is po-before the second DMA (poa): ordered, the second write hides the first -> 7
+    text = one_thread("async.ld a, x\nasync.mark\nasync.wait 0\nasync.ld a, y\nasync.mark\n"
+                      "async.wait 0\nld r0, a")
+    assert states(text, ["P0:r0"]) == {(7,)}
 
 
 def test_async_read_does_not_see_later_writes_ordered():

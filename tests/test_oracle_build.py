@@ -120,3 +120,39 @@ def test_compiled_candidates_equal_the_readable_derivation(test):
             start, count, length = p.co_start[lid], p.co_count[lid], p.co_len[lid]
             have = [[int(w) for w in row[:length]] for row in p.co_perm[start:start + count]]
             assert have == want
+
+
+ASYNC_PROGRAM = """AMDGPU async-order
+{ lds a = 0; x = 0; y = 0; }
+ P0            ;
+ st x, 1       ;
+ fence.rel.wg  ;
+ async.ld a, x ;
+ ld r0, y      ;
+ async.mark    ;
+ async.wait 0  ;
+ ld r1, a      ;
+exists (P0:r1 == 1)
+"""
+# events, by hand: initial writes of the globals first (0: x, 1: y), then the LDS copy (2: a);
+# P0 3: W x=1, 4: F.rel.wg, 5: R.async x, 6: W.async a, 7: R y, 8: async.wait 0, 9: R a;
+# final reads 10: x, 11: y.
+
+
+def test_program_order_into_and_out_of_an_async_op():
+    (pe,) = build(litmus.parse(ASYNC_PROGRAM))
+    assert pe.loc_names == ["x", "y", "a@wg2"]
+    assert [e.label for e in pe.events][3:10] == ["W x=1", "F.rel.wg", "R.async x", "W.async a",
+                                                  "R y", "async.wait 0", "R a"]
+    r = pe.rels
+    # the async events are outside po; po orders the thread's other events
+    assert pairs(r["po"]) == {(3, 4), (3, 7), (3, 8), (3, 9), (4, 7), (4, 8), (4, 9), (7, 8),
+                              (7, 9), (8, 9)}
+    # poa: every event po-before the issuing instruction -> the op's read and write
+    assert pairs(r["poa"]) == {(3, 5), (3, 6), (4, 5), (4, 6)}
+    # aso: the op's read -> its write, and the op -> the wait completing the mark after it and
+    # everything po-after that wait; R y (po-after the issue, before the wait) is not ordered
+    assert pairs(r["aso"]) == {(5, 6), (5, 8), (5, 9), (6, 8), (6, 9)}
+    assert pairs(r["cohord"]) >= pairs(r["poa"]) | pairs(r["aso"])
+    # W x=1 poa-before the DMA read is lo-before it and hides the initial x from it
+    assert (0, 5) in pairs(r["nrf"]) and (3, 5) not in pairs(r["nrf"])
