@@ -5,7 +5,7 @@
 event's scope rank, ``C_AUX`` the read of an rmw write or the last completed mark of an
 ``async.wait``). :func:`derive` computes from those rows, in one compiled pass over at most 64
 events, every set and relation the model and the search need (see the builder's docstring for
-their meaning): ``po rmw loc int ext sin incl same_S ini fin aso poa nrf cohord`` and the sets
+their meaning): ``po rmw loc int ext sin sinav incl same_S ini fin aso poa nrf cohord`` and the sets
 ``LDS UndefOK CohR CohA CohRmw Indep lvl_S``. Doing this per event in Python cost more than the
 whole candidate search on corpora-sized tests.
 """
@@ -27,7 +27,8 @@ SETS = ("R", "W", "F", "IW", "FR", "A", "ACQ", "REL", "SC", "MA", "MV", "SA", "L
 NKIND = 19
 #: every relation the builder provides, in matrix order (``bxb`` is filled per barrier schedule)
 RELS = ("po", "rmw", "loc", "int", "ext", "sin", "incl", "same_thread", "same_wave", "same_wg",
-        "same_cluster", "same_agent", "ini", "fin", "aso", "nrf", "cohord", "bxb", "poa")
+        "same_cluster", "same_agent", "ini", "fin", "aso", "nrf", "cohord", "bxb", "poa",
+        "sinav")
 
 S_R, S_W, S_IW, S_FR, S_A = 0, 1, 3, 4, 5
 S_ASYNC, S_AWAIT = 17, 18
@@ -35,7 +36,8 @@ S_LDS, S_UNDEFOK, S_COHR, S_COHA, S_COHRMW, S_INDEP, S_LVL = 19, 20, 21, 22, 23,
 B_PO = 1 << 40                  # kind bit: the event is in program order
 B_RMWW = 1 << 41                # kind bit: the write of an rmw (C_AUX is its read)
 (R_PO, R_RMW, R_LOC, R_INT, R_EXT, R_SIN, R_INCL, R_SAME, R_INI, R_FIN, R_ASO, R_NRF,
- R_COHORD, R_POA) = 0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16, 18
+ R_COHORD, R_POA, R_SINAV) = 0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16, 18, 19
+R_WG = 2                        # scope rank of a workgroup (thread wave wg cluster agent sys)
 
 _ONE, _ZERO = ONE, ZERO64
 
@@ -103,10 +105,13 @@ def derive(attrs, inst, lds_copy, nsets, nrels):
         t = thread[i]
         if t < 0:
             rels[R_SIN, i] = allm
+            rels[R_SINAV, i] = allm
             for lv in range(5):
                 rels[R_SAME + lv, i] = allm
         else:
             rels[R_SIN, i] = special | group[attrs[i, C_RANK], t]
+            lds = (masks[S_LDS] & _bit(i)) != _ZERO
+            rels[R_SINAV, i] = special | group[avail_rank(attrs[i, C_RANK], lds), t]
             for lv in range(5):
                 rels[R_SAME + lv, i] = special | group[lv, t]
     for i in range(n):                  # incl = sin & sin^-1
@@ -134,6 +139,16 @@ def derive(attrs, inst, lds_copy, nsets, nrels):
     masks[S_COHA] = masks[S_A]
     masks[S_INDEP] = fr
     return masks, rels
+
+
+@njit(cache=True)
+def avail_rank(rank, lds):
+    """The availability scope of an access: the scope at which its own store-available /
+    load-visible acts. Every LDS access is store-available / load-visible at workgroup scope,
+    whatever scope it names (notes llvm-amdgpu.md §1.3, LLVM's AMDGPUMemoryModel "addrspace(3)
+    Accesses"); any other event's is its scope ``rank`` (its sync scope, which still decides
+    atomicity, synchronization and the scope of its MakeAvailable / MakeVisible)."""
+    return R_WG if lds else rank
 
 
 @njit(cache=True)

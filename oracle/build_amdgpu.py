@@ -16,7 +16,9 @@ sets   ``R W F`` reads, writes, fences; ``IW`` initial writes; ``FR`` final-memo
        read and write of an ``async.ld``; ``AWAIT`` ``async.wait`` events.
 rels   ``po`` program order (rmw read po-before its write); ``rmw`` read -> write of one rmw;
        ``loc`` same location copy; ``int``/``ext`` same/different thread; ``sin`` (X, Y): Y's
-       thread lies in X's scope instance; ``incl`` inclusive scopes; ``same_S`` same instance of
+       thread lies in X's scope instance; ``sinav`` the same for X's availability scope (the
+       scope of its own store-available / load-visible: workgroup for every LDS access, whatever
+       scope it names; else its scope); ``incl`` inclusive scopes; ``same_S`` same instance of
        scope S; ``ini`` initial writes -> every other event; ``fin`` every event -> final reads;
        ``poa`` program order into async ops (an event po-before the issuing instruction -> the
        op's read and write); ``aso`` the edges out of async ops, once completed (its read -> its

@@ -156,3 +156,38 @@ def test_program_order_into_and_out_of_an_async_op():
     assert pairs(r["cohord"]) >= pairs(r["poa"]) | pairs(r["aso"])
     # W x=1 poa-before the DMA read is lo-before it and hides the initial x from it
     assert (0, 5) in pairs(r["nrf"]) and (3, 5) not in pairs(r["nrf"])
+
+
+AVSCOPE_PROGRAM = """AMDGPU avscope
+{ x = 0; lds a = 0; }
+ P0@wave 0, wg 0    | P1@wave 1, wg 0   | P2@wg 1 ;
+ st.atom.wave a, 1  | ld.vis.wave r0, a | st x, 1 ;
+ ld.atom.wave r1, x |                   |         ;
+exists (P1:r0 == 1)
+"""
+# events, by hand: 0: W x=0 (init), 1: W a=0 (init, wg 0's copy); P0 2: W.atom.wave a=1,
+# 3: R.atom.wave x; P1 4: R.vis.wave a; P2 5: W x=1; 6: final x. Initial writes and final reads
+# (0, 1, 6) lie in every scope instance.
+
+
+def test_availability_scope_of_lds_accesses_is_the_workgroup():
+    (pe,) = build(litmus.parse(AVSCOPE_PROGRAM))
+    assert pe.n == 7 and pe.sets["LDS"] == {1, 2, 4}
+    r = pe.rels
+    special = {0, 1, 6}
+
+    def row(name, i):
+        return {j for (k, j) in pairs(r[name]) if k == i}
+
+    # the wave-scope LDS atomic: sync scope its wave (P0), availability scope its workgroup
+    assert row("sin", 2) == special | {2, 3}
+    assert row("sinav", 2) == special | {2, 3, 4}
+    # ld.vis.wave on LDS: load-visible at the workgroup, though it names the wave
+    assert row("sin", 4) == special | {4}
+    assert row("sinav", 4) == special | {2, 3, 4}
+    # a global access keeps one scope for both
+    assert row("sinav", 3) == row("sin", 3) == special | {2, 3}
+    assert row("sinav", 5) == row("sin", 5)
+    # atomicity / synchronization still use the sync scope: the two wave-scope accesses of a in
+    # different waves are not inclusive
+    assert (2, 4) not in pairs(r["incl"]) and (4, 2) not in pairs(r["incl"])
