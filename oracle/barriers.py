@@ -7,8 +7,11 @@ behaviour reached.
 
 Objects: the workgroup barrier ``-1`` (one per workgroup, initialized and joined by every wave
 at launch, expected count = waves in the workgroup, dropped when a wave ends), the cluster
-barrier ``-3`` (one per cluster, expected count = workgroups in the cluster, at most one wave
-per workgroup may arrive in a phase; never dropped) and named barriers ``1..16`` (one per
+barrier ``-3`` (one per cluster, initialized and joined at launch, expected count = workgroups
+in the cluster, at most one wave per workgroup may arrive in a phase; the seed's table: "When a
+thread ends, it automatically *drops* this barrier object if it had previously *joined* it",
+and since the count counts workgroups the drop is counted once per workgroup, when its last
+wave ends) and named barriers ``1..16`` (one per
 workgroup; ``bar.init B, K`` / ``bar.join B`` / ``bar.leave``; a wait or leave acts on the
 last joined named barrier; not dropped at thread end).
 
@@ -48,7 +51,7 @@ barrier-executes-before some operation participating in the wait.
 
 UB (each a reason string): a deadlock (some schedule leaves a wait that can never complete);
 a first modification that is not an init; a wait or leave without a join; a drop making the
-expected count negative; a non-positive init count; an arrive followed in its thread by a drop
+expected count negative (workgroup, cluster or named barrier); a non-positive init count; an arrive followed in its thread by a drop
 before the arrive's phase completed while some wait depends on that phase; two waves of one
 workgroup arriving in one cluster-barrier phase; lanes of one wave disagreeing.
 
@@ -100,6 +103,7 @@ _INITED, _EXPECTED, _ARRIVED, _PARTS, _WGS = range(5)
 TOO_MANY = "barrier schedules too many to enumerate"
 CLUSTER_TWICE = "cluster barrier: two waves of one workgroup arrived in one phase"
 WG_BELOW_ZERO = "workgroup barrier dropped below zero"
+CLUSTER_BELOW_ZERO = "cluster barrier dropped below zero"
 
 
 def thread_ops(test: Test, tid: int) -> list[tuple[str, int, int, int]]:
@@ -143,7 +147,7 @@ def enumerate_schedules(test: Test) -> Schedules:
     results = set()
     for acc in finals:
         masks = prog.wait_masks(acc)
-        prog.arrive_drop_rule(masks, ub)
+        prog.arrive_drop_rule(masks, ub, acc)
         results.add(prog.participates(masks))
     return Schedules(sorted(results, key=sorted), sorted(ub), prog.waves, prog.ops)
 
@@ -159,7 +163,8 @@ class _Program:
     (UB, the wave stops); ``(_WAIT, object, pend slot, accumulator shift)``; ``(_INIT, object,
     count, thread, barrier id)``; ``(_ARRIVE, object, node bit, pend slot or -1, barrier id,
     workgroup bit or 0)``; ``(_DROP, object, node bit, named barrier id)``; ``(_END, object,
-    node bit)``; ``(_DONE,)``; ``(_BIND, object, pend slot, 0)`` right before the ``_WAIT`` of
+    node bit, cluster object or -1, its node bit, the other waves of the workgroup)`` (the
+    cluster barrier is dropped when no other wave of the workgroup is still running); ``(_DONE,)``; ``(_BIND, object, pend slot, 0)`` right before the ``_WAIT`` of
     a wait with no arrive of its wave pending on its object. Object steps (_INIT.._END) end
     with one more field: the objects bitmask of the take-it-at-once test (a bind's 0: always
     taken at once). State layout: pcs | accumulator | pend slots | 5 fields per object."""
@@ -218,9 +223,12 @@ class _Program:
                 s = slot_of[(w, o)] = first_slot + len(slot_of)
             return s
 
+        cl_used = {cl_of[w] for w in range(nw) if any(op[1] == -3 for op in ops[w])}
+        mates = [tuple(v for v in range(nw) if v != w and wg_of[v] == wg_of[w])
+                 for w in range(nw)]
         self.acts = all_acts = []
         self.wait_nodes: list[tuple[int, int]] = []     # (wave, op index) per wait, in order
-        self.rule_pairs: list[tuple[int, int, int, int]] = []
+        self.rule_pairs: list[tuple[int, int, int, int, bool]] = []
         has_binds = False
         for w in range(nw):
             acts = []
@@ -247,7 +255,7 @@ class _Program:
                     else:
                         acts.append((_DROP, o, 1 << (bw + i), named))
                         if not jumped:
-                            drops.append((o, i))
+                            drops.append((o, i, False))
                         named = 0
                 elif kind == "join":
                     acts.append((_JOIN,))
@@ -268,17 +276,27 @@ class _Program:
                         has_binds = True
                     pending.discard(o)
             o_end = obj(w, -1)
-            acts.append((_END, o_end, 1 << (bw + nops[w])))
+            end_bit = 1 << (bw + nops[w])
+            # the cluster barrier: dropped by the workgroup's last wave to end (its expected
+            # count counts workgroups), if some wave of the cluster uses it
+            o_cl = obj(w, -3) if cl_of[w] in cl_used else -1
+            acts.append((_END, o_end, end_bit, o_cl, end_bit if o_cl >= 0 else 0, mates[w]))
             acts.append((_DONE,))
             if not jumped:
-                drops.append((o_end, nops[w]))
+                drops.append((o_end, nops[w], False))
+                if o_cl >= 0:
+                    drops.append((o_cl, nops[w], True))
             all_acts.append(acts)
             # the seed's arrive/drop rule applies to each arrive po-before a drop of its object
-            for (o, j) in drops:
+            # (the cluster barrier's end-of-wave drop only where this wave was the last to end)
+            for (o, j, last) in drops:
                 for i in range(j):
                     a = acts[i]
                     if a[0] == _ARRIVE and a[1] == o:
-                        self.rule_pairs.append((a[2], 1 << (bw + j), w, a[4]))
+                        self.rule_pairs.append((a[2], 1 << (bw + j), w, a[4], last))
+        # the accumulator holds, past the participants of every wait, one bit per wave: its end
+        # dropped the cluster barrier (it was the last wave of its workgroup to end)
+        self.drop_shift = len(self.wait_nodes) * nb
         # a wait with no arrive of its wave pending on its object (none since the wave's previous
         # wait on it) takes the open phase: a _BIND before it. Inserted after rule_pairs, which
         # index the actions by op index.
@@ -339,12 +357,18 @@ class _Program:
                     chain |= 1 << a[1]
                 elif code >= _INIT:
                     o = a[1]
-                    t[pc] = t[pc + 1] | (1 << o)
-                    mask = (1 << o) | chain
+                    objs = 1 << o
+                    if code == _END and a[3] >= 0:
+                        objs |= 1 << a[3]
+                    t[pc] = t[pc + 1] | objs
+                    mask = objs | chain
                     chain = 0
                     if code == _ARRIVE:
                         acts[pc] = (_ARRIVE, o, a[2] if o in waited else 1,
                                     slot_of[(w, o)] if o in later else -1, a[4], a[5], mask)
+                    elif code == _END:
+                        acts[pc] = (_END, o, a[2] if o in waited else 1, a[3],
+                                    a[4] if a[3] in waited else 1, a[5], mask)
                     elif code != _INIT and o not in waited:
                         acts[pc] = (code, o, 1) + a[3:] + (mask,)
                     else:
@@ -355,8 +379,10 @@ class _Program:
         if any(trig):
             for acts in all_acts:
                 for pc, a in enumerate(acts):
-                    if _INIT <= a[0] <= _END and trig[a[1]]:
-                        acts[pc] = a[:-1] + (a[-1] | trig[a[1]],)
+                    if _INIT <= a[0] <= _END:
+                        extra = trig[a[1]] | (trig[a[3]] if a[0] == _END and a[3] >= 0 else 0)
+                        if extra:
+                            acts[pc] = a[:-1] + (a[-1] | extra,)
         # per wait: its node bit and the nodes po-after it (later ops of its wave, its end)
         self.wait_bits = []
         self.wait_after = []
@@ -388,11 +414,15 @@ class _Program:
                 m ^= low
         return frozenset(part)
 
-    def arrive_drop_rule(self, masks: list[int], ub: set) -> None:
+    def arrive_drop_rule(self, masks: list[int], ub: set, acc: int = 0) -> None:
         """The seed's rule for an arrive A and a later drop D of the same object in one thread:
         A participates in no wait, or in some wait W with W barrier-executes-before D
-        (barrier-executes-before = (po | participates)+, po including the wave's end)."""
-        for (xbit, target, w, bid) in self.rule_pairs:
+        (barrier-executes-before = (po | participates)+, po including the wave's end). The end
+        of a wave drops the cluster barrier only in the schedules where it is the last of its
+        workgroup to end (``acc``'s dropper bits)."""
+        for (xbit, target, w, bid, last) in self.rule_pairs:
+            if last and not acc >> (self.drop_shift + w) & 1:
+                continue
             waits = [q for q, m in enumerate(masks) if m & xbit]
             if waits and not any(self._reach(q, masks) & target for q in waits):
                 ub.add(f"P{self.waves[w][0]} arrives at barrier {bid} and then drops it, but "
@@ -419,6 +449,7 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
     acts, touch, done_pc = prog.acts, prog.touch, prog.done_pc
     obase, obj_slots, acc_i = prog.obase, prog.obj_slots, prog.acc
     waves = prog.waves
+    drop_shift = prog.drop_shift
 
     def finish(L, o):
         # the open phase of object o completes: waves waiting for it now wait for its parts
@@ -459,10 +490,24 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
                 ub.add(WG_BELOW_ZERO)
             old = L[b + _PARTS]
             L[b + _PARTS] = old | a[2]
-            L[w] += 1
             arr = L[b + _ARRIVED]
             if arr == exp and (arr > 0 or old):
                 finish(L, o)
+            oc = a[3]
+            if oc >= 0 and all(L[v] == done_pc[v] for v in a[5]):
+                # the last wave of its workgroup ends: the workgroup drops the cluster barrier
+                bc = obase[oc]
+                exp = L[bc + _EXPECTED] - 1
+                L[bc + _EXPECTED] = exp
+                if exp < 0:
+                    ub.add(CLUSTER_BELOW_ZERO)
+                old = L[bc + _PARTS]
+                L[bc + _PARTS] = old | a[4]
+                L[acc_i] |= 1 << (drop_shift + w)
+                arr = L[bc + _ARRIVED]
+                if arr == exp and (arr > 0 or old):
+                    finish(L, oc)
+            L[w] += 1
         elif code == _DROP:
             inited = L[b]
             if not inited:

@@ -138,6 +138,23 @@ def _bar_check(obj, bexp, barr, bgen):
 
 
 @njit(cache=True)
+def _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen):
+    """Thread ``t`` has ended: it drops the workgroup barrier; if it was the last thread of its
+    workgroup still running, the workgroup drops the cluster barrier (its expected count counts
+    workgroups; seeds/amdgpu-execution-synchronization.txt: a thread that ends drops -3 if it had
+    joined it, and every thread of a cluster joins it at launch)."""
+    obj = twg[t] * 17
+    bexp[obj] -= 1
+    _bar_check(obj, bexp, barr, bgen)
+    for u in range(plen.shape[0]):      # (an empty thread has ended once its pc is 1)
+        if u != t and twg[u] == twg[t] and (pc[u] < plen[u] or plen[u] == 0 and pc[u] == 0):
+            return
+    obj = nwg * 17 + tcl[t]
+    bexp[obj] -= 1
+    _bar_check(obj, bexp, barr, bgen)
+
+
+@njit(cache=True)
 def _wait_ok(t, mask, k, nq, qlive, qnoack, qc, qt, qi, qcu, issued, tcu):
     """s_waitcnt: all but the k newest ops of each counter in ``mask`` have performed; with
     k == 0 also the earlier ops of the CU's other waves on vector-memory counters."""
@@ -203,14 +220,14 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
         stamp = 0
         finished = 0
         for t in range(T):
-            if plen[t] == 0:              # an empty thread ends at once and drops the WG barrier
+            if plen[t] == 0:              # an empty thread ends at once and drops the barriers
                 finished += 1
-                obj = twg[t] * 17
-                bexp[obj] -= 1
-                _bar_check(obj, bexp, barr, bgen)
+                pc[t] = 1
+                _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen)
         # ---- main loop -------------------------------------------------------------------------
         while True:
             na = 0
+            fin0 = finished
             # threads that can issue their next micro-op; satisfied waits are passed at once (a
             # wait has no effect but blocking, so passing it later adds no behaviour)
             for t in range(T):
@@ -223,9 +240,7 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     pc[t] += 1
                     if pc[t] == plen[t]:
                         finished += 1
-                        obj = twg[t] * 17
-                        bexp[obj] -= 1
-                        _bar_check(obj, bexp, barr, bgen)
+                        _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen)
                 if pc[t] >= plen[t] or not ok:
                     continue
                 op = prog[t, pc[t], 0]
@@ -270,6 +285,10 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     acts[na] = T + q
                     na += 1
             if na == 0:
+                if finished != fin0:
+                    # a thread passed its last waits and ended during this scan: its barrier
+                    # drops may release a wait scanned before it
+                    continue
                 break
             a = acts[_choose(na, mode, rng, ch, nopt, depth, nprefix)]
             if a < T:
@@ -387,11 +406,9 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     if op == GSTR:
                         qval[slot_q] = _rmw(row[6], regs[t, row[1]], row[5])
                 pc[t] += 1
-                if pc[t] == plen[t]:
+                if pc[t] == plen[t]:           # a thread that ends drops the barriers
                     finished += 1
-                    obj = twg[t] * 17          # a thread that ends drops the workgroup barrier
-                    bexp[obj] -= 1
-                    _bar_check(obj, bexp, barr, bgen)
+                    _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen)
             else:
                 # ---- perform ---------------------------------------------------------------
                 q = a - T
