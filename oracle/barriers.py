@@ -46,11 +46,20 @@ workgroup. However, any wave within the workgroup cluster can then *wait* on thi
 object") and the idiom HIP uses for it (``s_barrier_signal_isfirst -1; s_barrier_wait -1;`` the
 first wave ``s_barrier_signal -3``; every wave ``s_barrier_wait -3``), which this reading makes
 defined: the other waves' cluster wait executes when their workgroup-barrier wait completes,
-before the first wave's cluster arrive. Not modelled: the seed's rule that the wait's join
-barrier-executes-before some operation participating in the wait.
+before the first wave's cluster arrive.
+
+The seed's join rule for waits ("There is a barrier join J such that J -> W in
+barrier-joined-before, and J must barrier-executes-before at least one operation X that
+barrier-participates-in W; otherwise, the behavior is undefined") is checked per complete
+schedule (:meth:`_Program.join_rule`): J is the join of the named barrier the wait acts on (the
+last named join before it), or the thread's join at launch for -1 and -3; barrier-executes-before
+is (po | participates)+ over barrier operations. A wave that waits on -3 while another wave of
+its workgroup does the arriving is undefined unless something (a workgroup barrier) orders its
+join before that arrive.
 
 UB (each a reason string): a deadlock (some schedule leaves a wait that can never complete);
-a first modification that is not an init; a wait or leave without a join; a drop making the
+a first modification that is not an init; a wait or leave without a join; a wait whose join
+barrier-executes-before no operation participating in it; a drop making the
 expected count negative (workgroup, cluster or named barrier); a non-positive init count; an arrive followed in its thread by a drop
 before the arrive's phase completed while some wait depends on that phase; two waves of one
 workgroup arriving in one cluster-barrier phase; lanes of one wave disagreeing.
@@ -148,6 +157,7 @@ def enumerate_schedules(test: Test) -> Schedules:
     for acc in finals:
         masks = prog.wait_masks(acc)
         prog.arrive_drop_rule(masks, ub, acc)
+        prog.join_rule(masks, ub)
         results.add(prog.participates(masks))
     return Schedules(sorted(results, key=sorted), sorted(ub), prog.waves, prog.ops)
 
@@ -228,12 +238,16 @@ class _Program:
                  for w in range(nw)]
         self.acts = all_acts = []
         self.wait_nodes: list[tuple[int, int]] = []     # (wave, op index) per wait, in order
+        # per wait: (op index of its join J, -1 for the join at launch; the barrier it waits on;
+        # whether the wave reaches it, i.e. no jump before it)
+        self.wait_join: list[tuple[int, int, bool]] = []
         self.rule_pairs: list[tuple[int, int, int, int, bool]] = []
         has_binds = False
         for w in range(nw):
             acts = []
             drops = []                     # (object, op index) of the drops the wave executes
             named = 0
+            named_at = -1                  # op index of the join of the named barrier joined
             jumped = False
             pending: set[int] = set()      # objects with an arrive of the wave not waited for
             bw = base[w]
@@ -249,6 +263,7 @@ class _Program:
                     if kind == "wait":
                         acts.append((_WAIT, o, slot(w, o), len(self.wait_nodes) * nb))
                         self.wait_nodes.append((w, i))
+                        self.wait_join.append((named_at, named, not jumped))
                         if o not in pending:
                             has_binds = True
                         pending.discard(o)
@@ -261,6 +276,7 @@ class _Program:
                     acts.append((_JOIN,))
                     if bid > 0:
                         named = bid
+                        named_at = i
                 elif kind == "init":
                     acts.append((_INIT, obj(w, bid), arg, waves[w][0], bid))
                 elif kind == "arrive":
@@ -272,6 +288,7 @@ class _Program:
                     o = obj(w, bid)
                     acts.append((_WAIT, o, slot(w, o), len(self.wait_nodes) * nb))
                     self.wait_nodes.append((w, i))
+                    self.wait_join.append((-1, bid, not jumped))    # joined at launch
                     if o not in pending:
                         has_binds = True
                     pending.discard(o)
@@ -428,9 +445,29 @@ class _Program:
                 ub.add(f"P{self.waves[w][0]} arrives at barrier {bid} and then drops it, but "
                        f"no wait its arrive completes barrier-executes-before the drop")
 
+    def join_rule(self, masks: list[int], ub: set) -> None:
+        """The seed's rule for every barrier wait W: "There is a barrier join J such that
+        J -> W in barrier-joined-before, and J must barrier-executes-before at least one
+        operation X that barrier-participates-in W; otherwise, the behavior is undefined."
+        J is the join of the named barrier W waits on (the last one joined before it), or for
+        the workgroup and cluster barriers the thread's join at launch (before all of its
+        operations). barrier-executes-before = (po | participates)+ over barrier operations."""
+        base, nops = self.base, self.nops
+        for q, ((w, _), (ji, bid, live)) in enumerate(zip(self.wait_nodes, self.wait_join)):
+            if not live:
+                continue
+            b = base[w]
+            start = ((1 << (b + nops[w] + 1)) - 1) & ~((1 << (b + ji + 1)) - 1)
+            if not self._reach_from(start, masks) & masks[q]:
+                ub.add(f"P{self.waves[w][0]}: the wait on barrier {bid} has no join that "
+                       f"barrier-executes-before an operation participating in it")
+
     def _reach(self, q: int, masks: list[int]) -> int:
         """Nodes reachable from wait ``q`` by po and participates edges (bitmask)."""
-        r = self.wait_after[q]
+        return self._reach_from(self.wait_after[q], masks)
+
+    def _reach_from(self, r: int, masks: list[int]) -> int:
+        """Nodes reachable from the nodes ``r`` (included) by po and participates edges."""
         bits, after = self.wait_bits, self.wait_after
         changed = True
         while changed:

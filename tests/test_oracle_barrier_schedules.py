@@ -163,10 +163,13 @@ def test_non_positive_init_count():
 
 def test_init_race_first_modification_not_init():
     # P1 may arrive before P0's init (UB); the init then abandons that phase and P1's wait
-    # passes with no participant. After the init, P1's arrive completes its phase alone.
+    # passes with no participant, so no operation its join reaches participates in it (the join
+    # rule, UB too). After the init, P1's arrive completes its phase alone.
     s = enumerate_schedules(program(["bar.init 1, 1"],
                                     ["bar.join 1", "bar.signal 1", "bar.wait 1"]))
-    assert s.ub == ["barrier 1: first modification is not an init"]
+    assert s.ub == ["P1: the wait on barrier 1 has no join that barrier-executes-before an "
+                    "operation participating in it",
+                    "barrier 1: first modification is not an init"]
     assert set(s.participates) == {frozenset(), frozenset({(1, 1, 1, 2)})}
 
 
@@ -331,10 +334,14 @@ def test_wait_without_arrive_then_the_other_wave_signals_and_ends():
     # arrives (1 of 2) and ends: its drop makes expected 1 = arrived, the phase completes and
     # P0's wait passes with P1's arrive participating. P1 dropped after arriving while a wait
     # depends on its arrive and that wait is not barrier-executes-before the drop: the seed's
-    # arrive/drop rule. No schedule deadlocks (P0 is waiting before P1 can arrive).
+    # arrive/drop rule. No schedule deadlocks (P0 is waiting before P1 can arrive). The join
+    # rule is broken too: P0's join (at launch) reaches only P0's own wait and end by
+    # barrier-executes-before, and P0 has no operation participating in its wait.
     s = enumerate_schedules(program(["bar.wait -1"], ["bar.signal -1"]))
     assert s.participates == [frozenset({(1, 0, 0, 0)})]
-    assert s.ub == ["P1 arrives at barrier -1 and then drops it, but no wait its arrive "
+    assert s.ub == ["P0: the wait on barrier -1 has no join that barrier-executes-before an "
+                    "operation participating in it",
+                    "P1 arrives at barrier -1 and then drops it, but no wait its arrive "
                     "completes barrier-executes-before the drop"]
 
 
@@ -381,11 +388,20 @@ def test_arrive_before_the_wait_executes_participates():
 def test_init_after_the_wait_executes_opens_the_phase_it_waits_for():
     # P0 waits on barrier 1 at launch (uninitialized, no arrive yet). P1's init resets counts,
     # abandoning nothing (no arrive), and its arrive completes the phase (count 1): P0's wait
-    # gets that arrive. The init is the first modification: no UB.
+    # gets that arrive. The init is the first modification. But P0's join reaches only P0's
+    # own wait and end by barrier-executes-before, not P1's arrive: the join rule makes it UB.
     s = enumerate_schedules(program(["bar.join 1", "bar.wait 1"],
                                     ["bar.init 1, 1", "bar.signal 1"]))
-    assert s.ub == []
+    assert s.ub == ["P0: the wait on barrier 1 has no join that barrier-executes-before an "
+                    "operation participating in it"]
     assert s.participates == [frozenset({(1, 1, 0, 1)})]
+    # once P0's join barrier-executes-before P1's arrive (a joint workgroup barrier in
+    # between), the wait is defined
+    s = enumerate_schedules(program(["bar.join 1", "barrier", "bar.wait 1"],
+                                    ["bar.init 1, 1", "barrier", "bar.signal 1"]))
+    assert s.ub == []
+    wg = full([(0, 1), (1, 1)], [(0, 2), (1, 2)])
+    assert s.participates == [frozenset(wg | {(1, 3, 0, 3)})]
 
 
 def test_cluster_wait_without_arrive_hip_idiom():
@@ -444,7 +460,7 @@ def test_corpus_barrier_programs_agree_with_their_names_and_verdicts():
     root = CORPORA / "barrier"
     lines = (root / "expected.csv").read_text().split()
     expected = dict(line.split(",") for line in lines)
-    assert len(expected) == 38
+    assert len(expected) == 42
     for rel, verdict in expected.items():
         s = enumerate_schedules(litmus.parse_file(str(root / rel)))
         if ".deadlock" in rel:
@@ -464,7 +480,9 @@ def test_corpus_files_with_a_wait_without_arrive():
     # the wait completes (no deadlock); the UB is the arrive/drop rule alone
     s = enumerate_schedules(litmus.parse_file(
         str(root / "ub/BAR-UB+waitnoarrive+signal+exit.xwave.litmus")))
-    assert s.ub == ["P1 arrives at barrier -1 and then drops it, but no wait its arrive "
+    assert s.ub == ["P0: the wait on barrier -1 has no join that barrier-executes-before an "
+                    "operation participating in it",
+                    "P1 arrives at barrier -1 and then drops it, but no wait its arrive "
                     "completes barrier-executes-before the drop"]
 
 
@@ -738,6 +756,20 @@ def plain_search(cols: list[list[str]], wgs: list[int] | None = None):
                     if ws and not any((w, d) in after(W) for W in ws):
                         ub.add(f"P{w} arrives at barrier {o} and then drops it, but no wait "
                                f"its arrive completes barrier-executes-before the drop")
+        # the join rule: each wait's join J (the last join of a named barrier before it, or the
+        # join at launch for -1 and -3) barrier-executes-before some participant of the wait
+        for (w, j), parts in waits:
+            kind, arg = ops[w][j]
+            if arg in (-1, -3):
+                reach = {(w, 0)} | after((w, 0))
+                bid = arg
+            else:
+                ji = max(k for k in range(j) if ops[w][k][0] == "join")
+                reach = after((w, ji))
+                bid = ops[w][ji][1]
+            if not reach & parts:
+                ub.add(f"P{w}: the wait on barrier {bid} has no join that "
+                       f"barrier-executes-before an operation participating in it")
     return relations, sorted(ub)
 
 

@@ -155,6 +155,49 @@ def _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen):
 
 
 @njit(cache=True)
+def _bind(t, k, prog, twg, tcl, nwg, arrg, bgen):
+    """The barrier wait at row ``k`` of thread ``t``, which has no arrive of the thread pending
+    (lower._link_barrier_waits), takes the phase of its barrier that is open now."""
+    bid = prog[t, k, 1]
+    if bid == -1:
+        arrg[t, 0] = bgen[twg[t] * 17] + 1
+    elif bid == -3:
+        arrg[t, CLUSTER_SLOT] = bgen[nwg * 17 + tcl[t]] + 1
+    elif prog[t, k, 4] > 0:
+        arrg[t, prog[t, k, 4]] = bgen[twg[t] * 17 + prog[t, k, 4]] + 1
+
+
+@njit(cache=True)
+def _barwait(t, k, prog, twg, tcl, nwg, joined, arrg, bgen):
+    """The barrier wait at row ``k`` of thread ``t``: False while the phase it waits for has not
+    completed; else it passes at once (passing it later adds no behaviour, like a satisfied
+    s_waitcnt) and the thread's next barrier operation, if it is a wait with no arrive of the
+    thread pending, takes the phase open now (oracle/barriers.py: a wait executes when the
+    wave's previous barrier operation is done; the time in between is not modelled)."""
+    bid = prog[t, k, 1]
+    if bid == -1:
+        obj = twg[t] * 17
+        slot = 0
+    elif bid == -3:
+        obj = nwg * 17 + tcl[t]
+        slot = CLUSTER_SLOT
+    else:
+        slot = joined[t]
+        if prog[t, k, 2] == 1:
+            slot = bid
+        obj = twg[t] * 17 + slot
+    if slot != 0 or bid < 0:        # (a named wait with nothing joined is UB in the model)
+        if arrg[t, slot] < 0:
+            arrg[t, slot] = bgen[obj] + 1
+        if bgen[obj] < arrg[t, slot]:
+            return False
+        arrg[t, slot] = -1
+    if prog[t, k, 3] > 0:
+        _bind(t, prog[t, k, 3] - 1, prog, twg, tcl, nwg, arrg, bgen)
+    return True
+
+
+@njit(cache=True)
 def _wait_ok(t, mask, k, nq, qlive, qnoack, qc, qt, qi, qcu, issued, tcu):
     """s_waitcnt: all but the k newest ops of each counter in ``mask`` have performed; with
     k == 0 also the earlier ops of the CU's other waves on vector-memory counters."""
@@ -180,6 +223,16 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
     ``stats[0]`` counts deadlocked iterations, ``stats[1]`` a full table (then it stops)."""
     T = plen.shape[0]
     G = ginit.shape[0]
+    # per thread: 1 + the row of its first barrier operation if that is a wait with no arrive of
+    # the thread pending (it takes the phase open at launch), else 0
+    first_bind = np.zeros(T, np.int64)
+    for t in range(T):
+        for k in range(plen[t]):
+            op = prog[t, k, 0]
+            if op == BARRIVE or op == BARWAIT or op == BARINIT or op == BARLEAVE:
+                if op == BARWAIT and prog[t, k, 5] == 1:
+                    first_bind[t] = k + 1
+                break
     for _it in range(niter):
         # ---- reset -----------------------------------------------------------------------------
         for t in range(T):
@@ -209,6 +262,9 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
             bgen[b] = 0
         for w in range(clarr.shape[0]):
             clarr[w] = -1
+        for t in range(T):
+            if first_bind[t] > 0:
+                _bind(t, first_bind[t] - 1, prog, twg, tcl, nwg, arrg, bgen)
         # warm caches: each candidate line may start valid with the initial value
         for i in range(warm_l1.shape[0]):
             if _choose(2, mode, rng, ch, nopt, depth, nprefix) == 1:
@@ -232,10 +288,18 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
             # wait has no effect but blocking, so passing it later adds no behaviour)
             for t in range(T):
                 ok = True
-                while pc[t] < plen[t] and prog[t, pc[t], 0] == WAIT:
-                    if not _wait_ok(t, prog[t, pc[t], 1], prog[t, pc[t], 2], nq, qlive, qnoack,
-                                    qc, qt, qi, qcu, issued, tcu):
-                        ok = False
+                while pc[t] < plen[t]:
+                    op = prog[t, pc[t], 0]
+                    if op == WAIT:
+                        if not _wait_ok(t, prog[t, pc[t], 1], prog[t, pc[t], 2], nq, qlive,
+                                        qnoack, qc, qt, qi, qcu, issued, tcu):
+                            ok = False
+                            break
+                    elif op == BARWAIT:
+                        if not _barwait(t, pc[t], prog, twg, tcl, nwg, joined, arrg, bgen):
+                            ok = False
+                            break
+                    else:
                         break
                     pc[t] += 1
                     if pc[t] == plen[t]:
@@ -243,31 +307,11 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                         _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen)
                 if pc[t] >= plen[t] or not ok:
                     continue
-                op = prog[t, pc[t], 0]
-                if op == WB2:
+                if prog[t, pc[t], 0] == WB2:
                     for q in range(nq):
                         if qlive[q] and qt[q] == t and qc[q] != CNT_LGKM:
                             ok = False
                             break
-                elif op == BARWAIT:
-                    bid = prog[t, pc[t], 1]
-                    if bid == -1:
-                        obj = twg[t] * 17
-                        slot = 0
-                    elif bid == -3:
-                        obj = nwg * 17 + tcl[t]
-                        slot = CLUSTER_SLOT
-                    else:
-                        slot = joined[t]
-                        if prog[t, pc[t], 2] == 1:
-                            slot = bid
-                        obj = twg[t] * 17 + slot
-                    if slot == 0 and bid > 0:
-                        ok = True   # waiting with nothing joined: no-op (UB in the model)
-                    else:
-                        if arrg[t, slot] < 0:
-                            arrg[t, slot] = bgen[obj] + 1
-                        ok = bgen[obj] >= arrg[t, slot]
                 if ok:
                     acts[na] = t
                     na += 1
@@ -352,18 +396,6 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                         arrg[t, bid] = bgen[obj] + 1
                         barr[obj] += 1
                         _bar_check(obj, bexp, barr, bgen)
-                elif op == BARWAIT:
-                    bid = row[1]
-                    if bid == -1:
-                        arrg[t, 0] = -1
-                    elif bid == -3:
-                        arrg[t, CLUSTER_SLOT] = -1
-                    else:
-                        slot = joined[t]
-                        if row[2] == 1:
-                            slot = bid
-                        if slot > 0:
-                            arrg[t, slot] = -1
                 elif op == BARINIT:
                     obj = twg[t] * 17 + row[1]
                     bexp[obj] = row[2]
@@ -379,6 +411,10 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                         bexp[obj] -= 1
                         _bar_check(obj, bexp, barr, bgen)
                         joined[t] = 0
+                if (op == BARRIVE or op == BARINIT or op == BARLEAVE) and row[3] > 0:
+                    # the next barrier operation is a wait with no arrive of the thread pending:
+                    # it takes the phase open now
+                    _bind(t, row[3] - 1, prog, twg, tcl, nwg, arrg, bgen)
                 if enqueue:
                     slot_q = -1
                     for q in range(nq):

@@ -341,6 +341,43 @@ def _merge_waits(uops):
     return out
 
 
+_BARRIER_STEPS = (BARRIVE, BARWAIT, BARINIT, BARLEAVE)
+
+
+def _link_barrier_waits(rows):
+    """Which phase a barrier wait waits for (oracle/barriers.py, DESIGN.md "Barriers"): the phase
+    of the thread's own pending arrive on its barrier, else the phase open when the thread's
+    previous barrier operation is done (at launch for a first one; joins and the time between
+    barrier operations do not count). The kernel binds such a wait then: this marks it (BARWAIT
+    field 5 = 1, field 4 = the named barrier it waits on) and gives each barrier arrive, wait,
+    init and leave in field 3 the index + 1 of the marked wait that is the thread's next barrier
+    operation after it (0: none)."""
+    rows = [list(r) + [0] * (6 - len(r)) for r in rows]
+    pending: set[int] = set()        # barriers with an arrive of the thread not waited for
+    joined = 0
+    for r in rows:
+        op = r[0]
+        if op == BARJOIN:
+            joined = r[1]
+        elif op == BARLEAVE:
+            joined = 0
+        elif op == BARRIVE:
+            pending.add(r[1])
+        elif op == BARWAIT:
+            key = r[1] if r[1] < 0 or r[2] == 1 else joined
+            r[4] = key if key > 0 else 0
+            r[5] = 0 if key in pending else 1
+            pending.discard(key)
+    for k, r in enumerate(rows):
+        if r[0] in _BARRIER_STEPS:
+            j = k + 1
+            while j < len(rows) and rows[j][0] not in _BARRIER_STEPS:
+                j += 1
+            if j < len(rows) and rows[j][0] == BARWAIT and rows[j][5]:
+                r[3] = j + 1
+    return [tuple(r) for r in rows]
+
+
 def _dense(keys):
     d = {}
     for k in keys:
@@ -379,7 +416,7 @@ def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
     prog = np.zeros((T, L, NFIELDS), np.int64)
     plen = np.zeros(T, np.int64)
     for t, lst in enumerate(listings):
-        rows = _merge_waits([u for _, u in lst])
+        rows = _link_barrier_waits(_merge_waits([u for _, u in lst]))
         plen[t] = len(rows)
         for j, u in enumerate(rows):
             prog[t, j, :len(u)] = u
