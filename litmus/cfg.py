@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from .ir import Instr, Test
+from .ir import Instr, Test, prop_atoms
 
 #: Default bound on how often one instruction may execute in a path (loop unrolling).
 UNROLL = 3
@@ -95,6 +95,47 @@ def evaluate(e, regs: dict[str, int]) -> int:
     if op in UNOPS:
         return UNOPS[op](evaluate(e[1], regs))
     return BINOPS[op](evaluate(e[1], regs), evaluate(e[2], regs))
+
+
+def expr_constants(e) -> set[int]:
+    """The integer literals of an expression tree."""
+    if isinstance(e, int):
+        return {e}
+    if isinstance(e, tuple):
+        out: set[int] = set()
+        for a in e[1:]:
+            out |= expr_constants(a)
+        return out
+    return set()
+
+
+def data_constants(test: Test) -> set[int]:
+    """The program's constants and the condition's constants: initial values of locations and
+    registers (0 for a register left out), the operands of stores, rmws, cas and assignments
+    and the literals of their expressions and branch conditions, and the values the final
+    condition (and a ``filter``) compare with. Models without a no-thin-air axiom take read
+    values out of thin air from this set (:func:`value_domains`)."""
+    out = {loc.init for loc in test.locations} | {v for _, _, v in test.reg_init} | {0}
+    for _, _, ins in test.instructions():
+        if ins.base in ("st", "rmw", "cas", "assign"):
+            out.update(ins.args)
+        for a in ins.attrs:
+            k, _, v = a.partition("=")
+            if k in ("val", "exp", "cond"):
+                out |= expr_constants(parse_expr_text(v))
+    for prop in (test.condition.prop, dict(test.meta).get("filter")):
+        if prop is not None:
+            out.update(a.value for a in prop_atoms(prop))
+    return out
+
+
+def thin_air_values(test: Test) -> set[int]:
+    """The values a read may take out of thin air under a model without a no-thin-air axiom:
+    :func:`data_constants`, and one value distinct from all of them (the largest magnitude
+    plus one), standing for any other value: a cycle that only copies a value justifies every
+    value alike, and a condition such as ``P0:r0 != 0`` needs one that no constant gives."""
+    consts = data_constants(test)
+    return consts | {max(abs(c) for c in consts) + 1}
 
 
 def expr_registers(e) -> set[str]:
@@ -343,16 +384,28 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
 
 
 def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
-                  max_prov: int = 8, seed: bool = True) -> dict[str, set[int]]:
+                  max_prov: int = 8, seed: bool = True,
+                  thin_air: bool = False) -> dict[str, set[int]]:
     """Per location, every value a read of it can return: the fixed point of "values written".
 
     Each value keeps the sets of write instructions it can derive from (its provenance); a
     read-modify-write outside a loop never consumes a value derived from itself, since it runs once
     (so two ``fetch_add(x, 1)`` give x the values 0, 1, 2 and no more). Values needing a derivation
     longer than ``rounds`` steps (only out of thin air) are not considered.
+
+    ``thin_air`` (a model without a no-thin-air axiom, ``allow thin-air`` in its model file): a
+    value that flows around a cycle of rf and data dependencies (``r0 = x; y = r0`` against
+    ``r1 = y; x = r1``) is written by no instruction of its own, and the model does not constrain
+    it; every location's domain then starts with :func:`thin_air_values` as well, each a value
+    with no derivation. A read is still given such a value only where some write of that value
+    exists in the execution (the search's rf must justify it), i.e. on such a cycle.
     """
     prov: dict[str, dict[int, set[frozenset]]] = {
         loc.name: {loc.init: {frozenset()}} for loc in test.locations}
+    if thin_air:
+        for c in thin_air_values(test):
+            for p in prov.values():
+                p.setdefault(c, {frozenset()})
     # every constant a store can write, whether or not its branch is reachable from the values
     # found so far: a branch may be taken only thanks to a (po | rf) cycle (load buffering),
     # which models without a no-thin-air axiom (vulkan) allow; seed=False for models with one
@@ -387,11 +440,12 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
 MAX_COMBINATIONS = 200_000
 
 
-def pre_executions(test: Test, unroll: int = UNROLL, seed: bool = True) -> list[list[Path]]:
+def pre_executions(test: Test, unroll: int = UNROLL, seed: bool = True,
+                   thin_air: bool = False) -> list[list[Path]]:
     """Per thread, its paths with reads drawn from :func:`value_domains`.
 
     Raises ValueError when the combinations of paths exceed :data:`MAX_COMBINATIONS`."""
-    dom = value_domains(test, unroll, seed=seed)
+    dom = value_domains(test, unroll, seed=seed, thin_air=thin_air)
     out = []
     for tid, th in enumerate(test.threads):
         regs = {r: test.register_init(tid, r) for r in test.registers(tid)}

@@ -55,13 +55,21 @@ def _builder(model: str):
 
 
 def _resolve_builder(model: str):
+    """The builder of ``model`` as a function of the test alone: a builder that takes the
+    model's declared properties (keyword ``allow``, the model file's ``allow`` statements) is
+    given them."""
     import importlib
+    import inspect
     target = BUILDERS.get(model)
     if target is None:
         raise OracleError(f"model {model!r} has no event graph builder (known: "
                           f"{', '.join(sorted(BUILDERS))})")
     mod, _, fn = target.partition(":")
-    return getattr(importlib.import_module(mod), fn)
+    build = getattr(importlib.import_module(mod), fn)
+    if "allow" in inspect.signature(build).parameters:
+        allow = load_model(model).allow
+        return lambda test: build(test, allow=allow)
+    return build
 
 
 class _Key:

@@ -11,6 +11,8 @@ intersection). Syntax (our own, in the spirit of herd's cat)::
     irreflexive EXPR as NAME
     empty EXPR as NAME
     flag empty|nonempty EXPR as NAME a flag (e.g. racy) raised when the condition holds
+    allow PROPERTY                   a declared property of the model, for the event builder
+                                     (PROPERTIES: ``thin-air``)
 
     EXPR, loosest first:  a | b   union;   a \\ b  difference;   a & b  intersection;
                           a ; b   sequence;  ~a  complement (univ \\ a);
@@ -86,6 +88,7 @@ class Program:
     nslots: int = 0
     check_stmts: list[Stmt] = field(default_factory=list)
     prelude: np.ndarray | None = None   # ops over static slots only, run once per pre-execution
+    allow: frozenset = frozenset()      # declared properties (``allow``), see PROPERTIES
 
 
 # --- parsing -------------------------------------------------------------------------------------
@@ -135,7 +138,15 @@ class _Lexer:
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-']*\Z")
-KEYWORDS = {"let", "fix", "acyclic", "irreflexive", "empty", "flag", "as", "nonempty"}
+KEYWORDS = {"let", "fix", "acyclic", "irreflexive", "empty", "flag", "as", "nonempty", "allow"}
+
+#: Properties a model may declare with ``allow``, read by the event builders.
+PROPERTIES = {
+    # The model has no no-thin-air axiom: a value that flows around a cycle of rf and data
+    # dependencies is not constrained by it, so the builder enumerates such read values over the
+    # program's constants and the condition's constants (litmus/cfg.py: value_domains).
+    "thin-air": "read values out of thin air",
+}
 
 
 def parse_model(text: str, path: str = "<model>") -> list[Stmt]:
@@ -155,6 +166,13 @@ def parse_model(text: str, path: str = "<model>") -> list[Stmt]:
             e = _expr(lx)
             lx.take("as")
             stmts.append(Stmt(kw, lx.take(), e, ln))
+        elif kw == "allow":
+            name = lx.take()
+            if name not in PROPERTIES:
+                lx.i -= 1
+                raise lx.error(f"unknown property {name!r} after 'allow' (known: "
+                               f"{', '.join(sorted(PROPERTIES))})")
+            stmts.append(Stmt("allow", name, Node("zero"), ln))
         elif kw == "flag":
             mode = lx.take()
             if mode not in ("empty", "nonempty"):
@@ -165,7 +183,8 @@ def parse_model(text: str, path: str = "<model>") -> list[Stmt]:
             stmts.append(Stmt("flag", lx.take(), e, ln, negate=(mode == "nonempty")))
         else:
             lx.i -= 1
-            raise lx.error(f"expected let, fix, acyclic, irreflexive, empty or flag, found {kw!r}")
+            raise lx.error(f"expected let, fix, acyclic, irreflexive, empty, flag or allow, "
+                           f"found {kw!r}")
     return stmts
 
 
@@ -309,7 +328,10 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
             return op(_BINARY[node.op], a, b)
         raise OracleError(f"{path}:{line}:1: unknown expression {node.op}")
 
+    allow = frozenset(st.name for st in stmts if st.kind == "allow")
     for st in stmts:
+        if st.kind == "allow":
+            continue
         if st.kind == "let":
             if st.name in slots and st.name in DYNAMIC:
                 raise OracleError(f"{path}:{st.line}:1: cannot redefine {st.name!r}")
@@ -337,7 +359,8 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
     prelude, main = _specialize(*_schedule(*_hoist(_licm(ops))))
     arr = np.array(main, dtype=np.int32).reshape(-1, 4)
     pre = np.array(prelude, dtype=np.int32).reshape(-1, 4)
-    return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre)
+    return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre,
+                   allow)
 
 
 def _licm(ops):

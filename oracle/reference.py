@@ -217,6 +217,8 @@ def evaluate(pe: PreExecution, prog: Program, src, co_orders, val, base) -> Cand
     ev = Evaluator(pe, env)
     flags = []
     for st in prog.stmts:
+        if st.kind == "allow":          # a declared property, nothing to evaluate
+            continue
         if st.kind == "let":
             env[st.name] = ev.ev(st.expr)
         elif st.kind == "fix":

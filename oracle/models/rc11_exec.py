@@ -267,7 +267,8 @@ def _co_rel(n: int, orders) -> list[int]:
 ConformanceResult = Result
 
 
-def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None, seed=True):
+def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None, seed=True,
+               thin_air=False):
     """Yield (Execution, paths, co orders) for every rf/co candidate.
 
     ``prepare(x0)``, when given, is called once per combination of paths with the execution
@@ -280,7 +281,7 @@ def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None, see
     give more edges in every derived relation), so a failing partial candidate is abandoned with
     every completion of it. Reads are assigned in event order.
     """
-    paths = pre_executions(test, unroll, seed)
+    paths = pre_executions(test, unroll, seed, thin_air)
     for combo in itertools.product(*paths):
         x0 = _build(test, combo)
         variants = prepare(x0) if prepare is not None else [{}]
@@ -350,7 +351,9 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL,
     """Enumerate candidates, keep the model's consistent ones, compute states, verdict, flags.
 
     ``model.consistent(x) -> bool``; optional ``model.racy(x) -> bool`` raises the ``racy``
-    flag when some consistent execution (satisfying the test's ``filter``, if any) has a race.
+    flag when some consistent execution (satisfying the test's ``filter``, if any) has a race;
+    optional ``model.thin_air`` (the model file's ``allow thin-air``) lets reads take values out
+    of thin air (litmus/cfg.py: value_domains).
 
     ``stop="verdict"`` ends the search as soon as one state decides the verdict (a witness of an
     ``exists``/``~exists`` proposition, a counterexample of a ``forall``), ``stop="race"`` at the
@@ -365,7 +368,8 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL,
     q, prop = test.condition.quantifier, test.condition.prop
     for x, combo, orders in executions(test, unroll, getattr(model, "prepare", None),
                                        model.consistent,
-                                       not getattr(model, "no_thin_air", False)):
+                                       not getattr(model, "no_thin_air", False),
+                                       getattr(model, "thin_air", False)):
         cand += 1
         if cand > budget:
             raise ValueError(f"{test.name}: more than {budget} candidate executions")

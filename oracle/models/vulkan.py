@@ -53,6 +53,7 @@ import itertools
 from litmus.cfg import attr
 from litmus.ir import Test
 
+from ..lang import load_model
 from .rc11_exec import (ConformanceResult, Execution, acyclic, check_with, ident, inter,
                         inverse, minus, opt, plus, restrict, seq, union)
 
@@ -397,6 +398,9 @@ class _Model:
     consistent = staticmethod(consistent)
     racy = staticmethod(racy)
     prepare = staticmethod(prepare)
+    # the model file's declared properties: no no-thin-air axiom (``allow thin-air``), so reads
+    # may take values out of thin air (litmus/cfg.py: value_domains), as in the engine
+    thin_air = "thin-air" in load_model(NAME).allow
 
 
 def check(test: Test, stop: str | None = None) -> ConformanceResult:

@@ -104,8 +104,10 @@ def to_pre_execution(test: Test, x0, combo, variant: dict, loc_atoms) -> PreExec
     return pe
 
 
-def build(test: Test) -> list[PreExecution]:
-    """Every pre-execution of a Vulkan-dialect test (see the module doc)."""
+def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
+    """Every pre-execution of a Vulkan-dialect test (see the module doc). ``allow``: the
+    model's declared properties; with ``thin-air`` reads may also take values out of thin air
+    (litmus/cfg.py: value_domains)."""
     atoms = _filter_atoms(test)
     reg_atoms = [a for a in atoms or () if a.thread is not None]
     loc_atoms: dict[str, list[Atom]] = {}
@@ -113,7 +115,7 @@ def build(test: Test) -> list[PreExecution]:
         if a.thread is None:
             loc_atoms.setdefault(a.name, []).append(a)
     try:
-        paths = pre_executions(test)
+        paths = pre_executions(test, thin_air="thin-air" in allow)
     except ValueError as e:
         raise OracleError(str(e)) from None
     out = []
