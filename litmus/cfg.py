@@ -97,16 +97,18 @@ def evaluate(e, regs: dict[str, int]) -> int:
     return BINOPS[op](evaluate(e[1], regs), evaluate(e[2], regs))
 
 
+def _leaves(e):
+    """The leaves of an expression tree: integer literals and register names."""
+    if isinstance(e, tuple):
+        for a in e[1:]:
+            yield from _leaves(a)
+    else:
+        yield e
+
+
 def expr_constants(e) -> set[int]:
     """The integer literals of an expression tree."""
-    if isinstance(e, int):
-        return {e}
-    if isinstance(e, tuple):
-        out: set[int] = set()
-        for a in e[1:]:
-            out |= expr_constants(a)
-        return out
-    return set()
+    return {x for x in _leaves(e) if isinstance(x, int)}
 
 
 def data_constants(test: Test) -> set[int]:
@@ -139,14 +141,8 @@ def thin_air_values(test: Test) -> set[int]:
 
 
 def expr_registers(e) -> set[str]:
-    if isinstance(e, str):
-        return {e}
-    if isinstance(e, tuple):
-        out: set[str] = set()
-        for a in e[1:]:
-            out |= expr_registers(a)
-        return out
-    return set()
+    """The register names of an expression tree."""
+    return {x for x in _leaves(e) if isinstance(x, str)}
 
 
 def attr(ins: Instr, key: str) -> str | None:

@@ -499,6 +499,20 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
         L[b + _PARTS] = 0
         L[b + _WGS] = 0
 
+    def end_drop(L, o, bit, below_zero):
+        # the automatic drop of object o at a wave's end (node bit ``bit``); a phase with only
+        # drops completes when the expected count reaches the arrive count
+        b = obase[o]
+        exp = L[b + _EXPECTED] - 1
+        L[b + _EXPECTED] = exp
+        if exp < 0:
+            ub.add(below_zero)
+        old = L[b + _PARTS]
+        L[b + _PARTS] = old | bit
+        arr = L[b + _ARRIVED]
+        if arr == exp and (arr > 0 or old):
+            finish(L, o)
+
     def step(L, w, a):
         # one object step (init, arrive, leave, end-of-wave drop) of wave w, in place
         code, o = a[0], a[1]
@@ -521,29 +535,11 @@ def _search(prog: _Program, ub: set) -> tuple[set[int], set[str]]:
             if inited and arr == L[b + _EXPECTED]:
                 finish(L, o)
         elif code == _END:
-            exp = L[b + _EXPECTED] - 1
-            L[b + _EXPECTED] = exp
-            if exp < 0:
-                ub.add(WG_BELOW_ZERO)
-            old = L[b + _PARTS]
-            L[b + _PARTS] = old | a[2]
-            arr = L[b + _ARRIVED]
-            if arr == exp and (arr > 0 or old):
-                finish(L, o)
-            oc = a[3]
-            if oc >= 0 and all(L[v] == done_pc[v] for v in a[5]):
+            end_drop(L, o, a[2], WG_BELOW_ZERO)
+            if a[3] >= 0 and all(L[v] == done_pc[v] for v in a[5]):
                 # the last wave of its workgroup ends: the workgroup drops the cluster barrier
-                bc = obase[oc]
-                exp = L[bc + _EXPECTED] - 1
-                L[bc + _EXPECTED] = exp
-                if exp < 0:
-                    ub.add(CLUSTER_BELOW_ZERO)
-                old = L[bc + _PARTS]
-                L[bc + _PARTS] = old | a[4]
+                end_drop(L, a[3], a[4], CLUSTER_BELOW_ZERO)
                 L[acc_i] |= 1 << (drop_shift + w)
-                arr = L[bc + _ARRIVED]
-                if arr == exp and (arr > 0 or old):
-                    finish(L, oc)
             L[w] += 1
         elif code == _DROP:
             inited = L[b]
