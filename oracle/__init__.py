@@ -12,7 +12,9 @@ from .jitcache import guard as _guard
 #: the sources the package's compiled (numba) code is built from, constants included: a change to
 #: any of them drops the on-disk numba cache (see oracle/jitcache.py)
 _guard(_os.path.dirname(_os.path.abspath(__file__)),
-       ["amdgpu_static.py", "engine.py", "events.py", "lang.py", "pack.py"])
+       ["models/amdgpu/static.py", "engine.py", "events.py", "lang.py", "pack.py"])
+_guard(_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "models", "amdgpu"),
+       ["static.py", "../../engine.py", "../../events.py", "../../lang.py"])
 
 from .check import Result, check, clear_cache  # noqa: E402
 from .errors import OracleError  # noqa: E402

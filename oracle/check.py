@@ -22,8 +22,8 @@ from .lang import load_model
 from .pack import search_pe
 
 #: dialect -> event graph builder module function; models name the builder they need
-BUILDERS = {"amdgpu": "oracle.build_amdgpu:build"}
-BUILDERS.update(rc11="oracle.models.rc11_events:build", vulkan="oracle.models.vulkan_events:build")  # conformance (issue 5)
+BUILDERS = {"amdgpu": "oracle.models.amdgpu.builder:build"}
+BUILDERS.update(rc11="oracle.models.rc11.builder:build", vulkan="oracle.models.vulkan.builder:build")  # conformance (issue 5)
 
 
 @dataclass
@@ -155,7 +155,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
 
 #: models whose Python reference (``oracle/models/<m>.py``, same model, bit sets over Python
 #: ints) decides programs above the engine's 64 events instead of refusing them
-REFERENCE_FALLBACK = {"rc11": "oracle.models.rc11:check", "vulkan": "oracle.models.vulkan:check"}
+REFERENCE_FALLBACK = {"rc11": "oracle.models.rc11.fallback:check", "vulkan": "oracle.models.vulkan.fallback:check"}
 
 
 def _reference_result(test: Test, model: str, t0: float) -> Result:

@@ -507,11 +507,10 @@ def _specialize(prelude, main):
 def load_model(name: str) -> Program:
     """Load ``oracle/models/NAME`` (or a path to a model file), parse and compile it once."""
     path = name if os.sep in name or os.path.exists(name) and os.path.isfile(name) \
-        else os.path.join(MODELS_DIR, name)
+        else os.path.join(MODELS_DIR, name, name + ".model")
     if not os.path.isfile(path):
         known = sorted(f for f in os.listdir(MODELS_DIR)
-                       if not f.startswith((".", "_")) and "." not in f
-                       and os.path.isfile(os.path.join(MODELS_DIR, f)))
+                       if os.path.isfile(os.path.join(MODELS_DIR, f, f + ".model")))
         raise OracleError(f"unknown model {name!r} (available: {', '.join(known)})")
     with open(path, encoding="utf-8") as f:
         text = f.read()

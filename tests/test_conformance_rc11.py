@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import oracle
 from litmus import parse, parse_file
-from oracle.models import rc11 as rc11_ref
+from oracle.models.rc11 import fallback as rc11_ref
 
 #: Tests of the suite where the model and the expected verdict are allowed to differ, with the
 #: reason (docs/conformance.md). Empty: the model agrees on every test.

@@ -7,7 +7,7 @@ import csv
 
 import oracle
 from litmus import parse, parse_file
-from oracle.models import vulkan as vk_ref
+from oracle.models.vulkan import fallback as vk_ref
 
 #: Tests where the model and the expected verdict are allowed to differ, with the reason
 #: (docs/conformance.md). Empty: the model agrees on every test.

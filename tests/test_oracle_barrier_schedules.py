@@ -18,8 +18,8 @@ from hypothesis import given, settings, strategies as st
 import litmus
 from litmus.ir import Condition, Const, Instr, Location, Test, Thread
 from litmus.scopes import Placement
-from oracle import barriers
-from oracle.barriers import enumerate_schedules
+from oracle.models.amdgpu import barriers
+from oracle.models.amdgpu.barriers import enumerate_schedules
 
 
 def program(*columns: list[str], placements=None) -> Test:

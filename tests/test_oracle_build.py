@@ -17,7 +17,7 @@ from hypothesis import given
 
 import litmus
 from litmus_strategies import litmus_tests
-from oracle.build_amdgpu import build
+from oracle.models.amdgpu.builder import build
 from oracle.events import PreExecution
 from oracle.lang import load_model
 from oracle.pack import pack

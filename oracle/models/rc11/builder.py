@@ -19,9 +19,9 @@ import itertools
 from litmus.cfg import pre_executions
 from litmus.ir import Test
 
-from ..errors import OracleError
-from ..events import REQ_EQ, Event, PreExecution
-from .rc11_exec import _build
+from oracle.errors import OracleError
+from oracle.events import REQ_EQ, Event, PreExecution
+from oracle.models.path_executions import _build
 
 REL = ("rel", "acq_rel", "sc")
 ACQ = ("acq", "acq_rel", "sc")

@@ -20,11 +20,11 @@ from litmus.cfg import pre_executions
 from litmus.ir import And, Atom, Const, Test
 from litmus.outcome import evaluate
 
-from ..errors import OracleError
-from ..events import REQ_EQ, REQ_NE, Event, PreExecution
-from .rc11_events import add_observables
-from .rc11_exec import _build
-from .vulkan import CLASSES, prepare
+from oracle.errors import OracleError
+from oracle.events import REQ_EQ, REQ_NE, Event, PreExecution
+from oracle.models.rc11.builder import add_observables
+from oracle.models.path_executions import _build
+from oracle.models.vulkan.fallback import CLASSES, prepare
 
 
 def _filter_atoms(test: Test) -> list[Atom] | None:

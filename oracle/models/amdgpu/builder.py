@@ -41,10 +41,10 @@ import numpy as np
 from litmus.ir import Test
 from litmus.scopes import SCOPE_RANK
 
-from .amdgpu_static import B_PO, B_RMWW, NKIND, RELS, SETS, derive
+from .static import B_PO, B_RMWW, NKIND, RELS, SETS, derive
 from .barriers import enumerate_schedules, thread_ops
-from .events import MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, RMW_CODES, PreExecution, Table
-from .errors import TooManyEvents
+from oracle.events import MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, RMW_CODES, PreExecution, Table
+from oracle.errors import TooManyEvents
 
 SET_INDEX = {name: k for k, name in enumerate(SETS)}
 REL_INDEX = {name: k for k, name in enumerate(RELS)}

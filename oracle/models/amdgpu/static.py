@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .engine import ONE, ZERO64, _bit
-from .events import C_AUX, C_INSTR, C_KIND, C_LOC, C_RANK, C_THREAD, C_WSRC
+from oracle.engine import ONE, ZERO64, _bit
+from oracle.events import C_AUX, C_INSTR, C_KIND, C_LOC, C_RANK, C_THREAD, C_WSRC
 
 #: every set the builder provides, in mask order: the first 19 are decided per instruction (bit k
 #: of C_KIND), the rest derived here

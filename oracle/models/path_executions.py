@@ -26,7 +26,7 @@ from litmus.cfg import UNROLL, Path, pre_executions
 from litmus.ir import Test
 from litmus.outcome import evaluate, verdict as herd_verdict
 
-from ..check import Result
+from oracle.check import Result
 
 
 # --- relation algebra ---------------------------------------------------------------------------

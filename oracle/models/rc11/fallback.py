@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from litmus.ir import Test
 
-from .rc11_exec import (ConformanceResult, Execution, acyclic, check_with, cross, ident, inter,
+from oracle.models.path_executions import (ConformanceResult, Execution, acyclic, check_with, cross, ident, inter,
                         inverse, irreflexive, minus, opt, plus, restrict, seq, union)
 
 NAME = "rc11"

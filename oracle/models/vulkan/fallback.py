@@ -53,7 +53,7 @@ import itertools
 from litmus.cfg import attr
 from litmus.ir import Test
 
-from .rc11_exec import (ConformanceResult, Execution, acyclic, check_with, ident, inter,
+from oracle.models.path_executions import (ConformanceResult, Execution, acyclic, check_with, ident, inter,
                         inverse, minus, opt, plus, restrict, seq, union)
 
 NAME = "vulkan"
