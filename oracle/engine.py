@@ -546,7 +546,7 @@ def rmw_value(op, old, operand):
 def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
                  is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, n):
     """Checks on one location once its co and every read of it are chosen: rmw values resolve
-    and required values hold. (Coherence is :func:`_known_rule2_ok`'s job: a plain acyclicity
+    and required values hold. (Coherence is :func:`_coherence_ok`'s job: a plain acyclicity
     check of po | rf | co | fr would be unsound where co relates writes without inclusive
     scopes, which the model's coherence ignores.)"""
     m = loc_nev[l]
@@ -592,12 +592,15 @@ def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_
 
 
 @njit(cache=True)
-def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
+def _coherence_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
                     is_read, incl, coha, cohrmw, rmw_w, n, pos, e):
-    """Pruning with reads known to be coherent: CohR reads, and reads in CohA reading a write in
-    CohA with inclusive scopes (for AMDGPU: such a read, if defined, is defined by rule 2).
-    Sound because eco only grows with more such reads: a cycle cohord ; eco+ (cohord is part of
-    hb) or an rmw that is not co-adjacent to its source is inconsistent whatever the rest.
+    """Pruning by the coherence hints (:mod:`oracle.hints`): the reads the builder declares
+    coherent (``coh_mask``: set CohR; ``coha``: set CohA, for an rf edge between two of its
+    events related by ``incl``) add their rf and fr edges to co, over the pairs in ``incl``; a
+    cycle ``cohord ; eco+``, an rmw read whose write is co-before its source (coherent reads and
+    ``cohrmw``: set CohRmw) or a write co-between a coherent rmw read's source and its write
+    fails. Sound for a partial choice because eco only grows as more reads are chosen, and each
+    hint promises that what it prunes is inconsistent under the unit's model.
 
     Every event it touches (co writes, the reads, their sources and rmw writes) is one of the
     location's events ``loc_events[l]``, so only their entries of the work arrays ``pos`` and
@@ -733,7 +736,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     loc_of_digit = work[5 * md:6 * md]
     src = work[6 * md:6 * md + mn]
     val = work[6 * md + mn:6 * md + 2 * mn]
-    wpos = work[6 * md + 2 * mn:6 * md + 3 * mn]     # work array of _known_rule2_ok
+    wpos = work[6 * md + 2 * mn:6 * md + 3 * mn]     # work array of _coherence_ok
     at = 6 * md + 3 * mn
     co_row = work[at:at + max(nl, 1)]
     at += max(nl, 1)
@@ -777,7 +780,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     for d in range(nd):
         if radix[d] == 0:
             return states[:0], 0, 0, 0, flags_all, fail_counts
-    we = np.empty(mn, np.uint64)               # work array of _known_rule2_ok
+    we = np.empty(mn, np.uint64)               # work array of _coherence_ok
     cur_loc = 0
     for d in range(nd):
         if dig_kind[d] == 0:
@@ -839,7 +842,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             if not dig_end[d]:
                 known = memo_loc[moff[d] + lidx[d]] if use_memo else np.uint8(0)
                 if known == 0:
-                    ok = _known_rule2_ok(
+                    ok = _coherence_ok(
                         loc_of_digit[d], src, co_row[loc_of_digit[d]], co_perm, co_len,
                         loc_events, loc_nev, coh_mask, cohord, is_read, incl, coha, cohrmw,
                         rmw_w, n, wpos, we)
@@ -871,7 +874,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                         for q in range(loc_nev[l]):
                             memo_val[v0 + q] = val[loc_events[l, q]]
                 if lk == 1 and r2 == 0:
-                    r2 = np.uint8(1) if _known_rule2_ok(
+                    r2 = np.uint8(1) if _coherence_ok(
                         l, src, co_row[l], co_perm, co_len, loc_events, loc_nev, coh_mask,
                         cohord, is_read, incl, coha, cohrmw, rmw_w, n, wpos, we) \
                         else np.uint8(2)

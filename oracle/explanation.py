@@ -12,13 +12,14 @@ from __future__ import annotations
 import dataclasses
 import html
 
-from litmus.dialects import DEFAULT_MODEL, parse
+from litmus.dialects import parse
 from litmus.ir import UNDEF, Atom, And, Condition, Test
 from litmus.lexer import ParseError
 from litmus.outcome import satisfiable
 from litmus.printer import format_prop, format_test
 
-from .check import _builder
+from .check import default_model, pre_executions
+from .registry import get as get_unit
 from .errors import OracleError
 from .events import UNDEF_VAL
 from .lang import Node, load_model
@@ -264,13 +265,13 @@ def _why_not(paths: _Paths, cand, node: Node, a: int, b: int, depth: int = 0) ->
 
 
 def explain(test: Test, outcome, model: str | None = None) -> Explanation:
-    model = model or DEFAULT_MODEL.get(test.dialect, "amdgpu")
+    model = model or default_model(test)
     prop = _outcome_prop(test, outcome)
     otext = outcome if isinstance(outcome, str) else format_prop(prop, "top")
     prog = load_model(model)
     keys = test.observables()
     producing: list[Candidate] = []
-    for pe in _builder(model)(test):
+    for pe in pre_executions(get_unit(model), test):
         for c in candidates(pe, prog):
             if c is None:
                 continue

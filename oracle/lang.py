@@ -105,6 +105,7 @@ class Program:
     nslots: int = 0
     check_stmts: list[Stmt] = field(default_factory=list)
     prelude: np.ndarray | None = None   # ops over static slots only, run once per pre-execution
+    base_at: dict = field(default_factory=dict)   # base name -> file:line:col of its first use
 
 
 # --- parsing -------------------------------------------------------------------------------------
@@ -426,13 +427,16 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
         nslots[0] += 1
         return nslots[0] - 1
 
-    def ref(n: str, line: int) -> int:
+    base_at: dict[str, str] = {}
+
+    def ref(n: str, where: str) -> int:
         if n in slots:
             return slots[n]
         # an undefined name is a base relation/set the event builder must provide
         s = new()
         slots[n] = s
         base.append(n)
+        base_at[n] = where
         defined.add(n)
         return s
 
@@ -476,7 +480,8 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
 
     def emit(node: Node, line: int) -> int:
         if node.op == "name":
-            return ref(node.name, line)
+            return ref(node.name, f"{node.at[0]}:{node.at[1]}:{node.at[2]}" if node.at
+                       else f"{path}:{line}:1")
         if node.op in ("zero", "id", "univ"):
             return op({"zero": ZERO, "id": ID, "univ": UNIV}[node.op])
         if node.op == "compl":
@@ -522,7 +527,8 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
     prelude, main = _specialize(*_schedule(*_hoist(_licm(ops))))
     arr = np.array(main, dtype=np.int32).reshape(-1, 4)
     pre = np.array(prelude, dtype=np.int32).reshape(-1, 4)
-    return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre)
+    return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre,
+                   base_at)
 
 
 def _licm(ops):
@@ -690,13 +696,27 @@ def _specialize(prelude, main):
 
 @lru_cache(maxsize=None)
 def load_model(name: str) -> Program:
-    """Load ``oracle/models/NAME`` (or a path to a model file), parse and compile it once."""
-    path = name if os.sep in name or os.path.exists(name) and os.path.isfile(name) \
-        else os.path.join(MODELS_DIR, name, name + ".model")
-    if not os.path.isfile(path):
-        known = sorted(f for f in os.listdir(MODELS_DIR)
-                       if os.path.isfile(os.path.join(MODELS_DIR, f, f + ".model")))
-        raise OracleError(f"unknown model {name!r} (available: {', '.join(known)})")
+    """The compiled model of a registered unit (``oracle/models/NAME/NAME.model``, checked
+    against the unit's declared vocabulary: :mod:`oracle.registry`) or of a model file given by
+    its path (no vocabulary to check), parsed and compiled once."""
+    if os.sep not in name and not os.path.isfile(name):
+        from .registry import get
+        unit = get(name)
+        prog = _load_file(unit.model_file)
+        undeclared = [n for n in prog.base[len(DYNAMIC):] if n not in unit.vocabulary]
+        if undeclared:
+            n = undeclared[0]
+            raise OracleError(f"{prog.base_at[n]}: {n!r} is not in the vocabulary of model "
+                              f"{unit.name} (declared in oracle/models/{unit.name}/__init__.py)")
+        return prog
+    if not os.path.isfile(name):
+        raise OracleError(f"model file {name} not found")
+    return _load_file(name)
+
+
+def _load_file(path: str) -> Program:
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    return compile_model(parse_model(text, path), os.path.basename(path), path)
+    name = os.path.basename(path)
+    return compile_model(parse_model(text, path), name[:-len(".model")] if
+                         name.endswith(".model") else name, path)

@@ -32,9 +32,11 @@ from .events import C_LOC, C_REQ_MODE, C_REQ_VAL, C_VALUE, C_WOP, C_WOPND, C_WSR
 from .engine import ONE, ZERO64, _bit, search
 from .lang import DYNAMIC, Program
 
-#: sets and relations the search itself reads (index into :data:`_SPECIAL`)
+#: sets and relations the search itself reads (index into ``special``): R, W and rmw always,
+#: the others (search hints, :mod:`oracle.hints`) where the model unit declares them
 _SPECIAL_SETS = ("R", "W", "CO", "IW", "UndefOK", "Indep", "CohR", "CohA", "CohRmw")
 _SPECIAL_RELS = ("nrf", "rmw", "cohord", "incl")
+_ALWAYS = frozenset({"R", "W", "rmw"})
 
 
 @dataclass
@@ -78,8 +80,8 @@ class Packed:
 _MAPS: dict = {}
 
 
-def _slot_maps(prog: Program, set_index: dict, rel_index: dict):
-    key = (id(prog), id(set_index), id(rel_index))
+def _slot_maps(prog: Program, set_index: dict, rel_index: dict, hints: frozenset):
+    key = (id(prog), id(set_index), id(rel_index), hints)
     hit = _MAPS.get(key)
     if hit is not None and hit[0] is prog and hit[1] is set_index and hit[2] is rel_index:
         return hit[3]
@@ -94,8 +96,10 @@ def _slot_maps(prog: Program, set_index: dict, rel_index: dict):
         else:
             raise OracleError(f"model {prog.name} uses {name!r}, which the event builder does "
                               f"not provide")
-    special = np.array([set_index.get(s, -1) for s in _SPECIAL_SETS]
-                       + [rel_index.get(r, -1) for r in _SPECIAL_RELS], np.int64)
+    use = hints | _ALWAYS
+    special = np.array([set_index.get(s, -1) if s in use else -1 for s in _SPECIAL_SETS]
+                       + [rel_index.get(r, -1) if r in use else -1 for r in _SPECIAL_RELS],
+                       np.int64)
     maps = tuple(np.array(x, np.int64) for x in (set_slot, set_src, rel_slot, rel_src)) + (special,)
     if len(_MAPS) > 64:
         _MAPS.clear()
@@ -103,11 +107,12 @@ def _slot_maps(prog: Program, set_index: dict, rel_index: dict):
     return maps
 
 
-def _inputs(pe: PreExecution, prog: Program):
+def _inputs(pe: PreExecution, prog: Program, hints: frozenset):
     """What the compiled pass takes besides the model: the table, the slot maps of ``prog`` for
-    its vocabulary, and the observables as (kind, argument) arrays (kind 1 = an event's value)."""
+    its vocabulary (and the search hints used), and the observables as (kind, argument) arrays
+    (kind 1 = an event's value)."""
     t = table_of(pe)
-    maps = _slot_maps(prog, t.set_index, t.rel_index)
+    maps = _slot_maps(prog, t.set_index, t.rel_index, hints)
     obs = pe.observables
     if obs:
         obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs], np.int64).T.copy()
@@ -116,10 +121,11 @@ def _inputs(pe: PreExecution, prog: Program):
     return t, maps, obs_ka[0], obs_ka[1]
 
 
-def pack(pe: PreExecution, prog: Program) -> Packed:
-    """The search's arrays of a pre-execution as a :class:`Packed` (for inspection and tests;
-    :func:`search_pe` does the same work inside its one compiled call)."""
-    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog)
+def pack(pe: PreExecution, prog: Program, hints: frozenset) -> Packed:
+    """The search's arrays of a pre-execution as a :class:`Packed` (for inspection, tests and
+    explanations; :func:`search_pe` does the same work inside its one compiled call). ``hints``:
+    the search hints the model unit declares (:mod:`oracle.hints`)."""
+    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog, hints)
     (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc, loc_events,
      loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, attrs, ind_reads, ind_cand,
      ind_ncand) = _prepare(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src,
@@ -130,11 +136,12 @@ def pack(pe: PreExecution, prog: Program) -> Packed:
                   attrs[5], obs_kind, obs_arg, ind_reads, ind_cand, ind_ncand)
 
 
-def search_pe(pe: PreExecution, prog: Program, want_state: bool = True, max_steps: int = -1):
+def search_pe(pe: PreExecution, prog: Program, hints: frozenset, want_state: bool = True,
+              max_steps: int = -1):
     """Pack and search in one compiled call (no intermediate arrays cross into Python):
     (states, nstates, candidates, consistent, flags, fail_counts), see
     :func:`oracle.engine.search`."""
-    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog)
+    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog, hints)
     return _search_table(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src, special,
                          prog.nslots, prog.prelude, prog.ops, obs_kind, obs_arg,
                          len(prog.checks), want_state, max_steps)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from litmus.ir import UNDEF, Test
 
-from .check import _builder
+from .check import pre_executions
+from .registry import get as get_unit
 from .errors import OracleError
 from .events import PENDING_REF, UNDEF_VAL, PreExecution
 from .lang import Node, Program, load_model
@@ -275,7 +276,7 @@ def reference_check(test: Test, model: str = "amdgpu"):
     keys = test.observables()
     states = set()
     ncand = ncons = 0
-    for pe in _builder(model)(test):
+    for pe in pre_executions(get_unit(model), test):
         for c in candidates(pe, prog):
             ncand += 1
             if c is None or c.failed is not None:

@@ -17,6 +17,7 @@ from hypothesis import given
 
 import litmus
 from litmus_strategies import litmus_tests
+from oracle.models.amdgpu import UNIT
 from oracle.models.amdgpu.builder import build
 from oracle.events import PreExecution
 from oracle.lang import load_model
@@ -95,7 +96,7 @@ def readable_copy(pe: PreExecution) -> PreExecution:
 def test_packed_and_readable_forms_pack_alike(test):
     prog = load_model("amdgpu")
     for pe in build(test):
-        a, b = pack(pe, prog), pack(readable_copy(pe), prog)
+        a, b = pack(pe, prog, UNIT.hints), pack(readable_copy(pe), prog, UNIT.hints)
         for f in a.__dataclass_fields__:
             if f == "pe":
                 continue
@@ -107,7 +108,7 @@ def test_packed_and_readable_forms_pack_alike(test):
 def test_compiled_candidates_equal_the_readable_derivation(test):
     prog = load_model("amdgpu")
     for pe in build(test):
-        p = pack(pe, prog)
+        p = pack(pe, prog, UNIT.hints)
         got = {int(r): [int(w) for w in p.cand[q, :p.ncand[q]]] for q, r in enumerate(p.reads)}
         got.update({int(r): [int(w) for w in p.ind_cand[q, :p.ind_ncand[q]]]
                     for q, r in enumerate(p.ind_reads)})

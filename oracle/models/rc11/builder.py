@@ -23,6 +23,10 @@ from oracle.errors import OracleError
 from oracle.events import REQ_EQ, Event, PreExecution
 from oracle.models.path_executions import _build
 
+#: the vocabulary this builder provides (declared by the unit, oracle/models/rc11/__init__.py)
+SETS = ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR")
+RELS = ("sb", "po", "loc", "ext", "rmw", "cohord", "nrf")
+
 REL = ("rel", "acq_rel", "sc")
 ACQ = ("acq", "acq_rel", "sc")
 
@@ -93,7 +97,7 @@ def to_pre_execution(test: Test, x0, combo) -> PreExecution:
         if ev.loc_id >= 0:
             by_loc[ev.loc_id] = by_loc.get(ev.loc_id, 0) | (1 << i)
     pe.rels["loc"] = [by_loc.get(ev.loc_id, 0) if ev.loc_id >= 0 else 0 for ev in pe.events]
-    for name in ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR"):
+    for name in SETS:
         pe.sets.setdefault(name, set())
     add_observables(pe, test, combo, x0, final)
     return pe

@@ -26,6 +26,13 @@ from oracle.models.rc11.builder import add_observables
 from oracle.models.path_executions import _build
 from oracle.models.vulkan.fallback import CLASSES, prepare
 
+#: the vocabulary this builder provides (declared by the unit, oracle/models/vulkan/__init__.py)
+SETS = ("R", "W", "F", "IW", "FR", "CO", "CBAR", "ATOM", "RMW", "NONPRIV", "ACQ", "REL",
+        "AVDEVICE", "VISDEVICE", "SEMAV", "SEMVIS", "SG", "WG", "QF", "DV",
+        *(f"SC{i}" for i in range(CLASSES)), *(f"SEMSC{i}" for i in range(CLASSES)))
+RELS = ("po", "loc", "ext", "int", "rmw", "ssg", "swg", "sqf", "inscope", "vloc", "mutord",
+        "posem2sc", "posc2sem", "ssw", "avvisinc", "syncbar")
+
 
 def _filter_atoms(test: Test) -> list[Atom] | None:
     prop = dict(test.meta).get("filter")
@@ -98,7 +105,7 @@ def to_pre_execution(test: Test, x0, combo, variant: dict, loc_atoms) -> PreExec
             if eb.loc_id == ea.loc_id:
                 loc_rows[a] |= 1 << b
     pe.rels["loc"] = loc_rows
-    for name in list(named) + ["R", "W", "FR", "CO", "IW"]:
+    for name in SETS:
         pe.sets.setdefault(name, set())
     add_observables(pe, test, combo, x0, final)
     return pe
