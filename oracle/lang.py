@@ -32,8 +32,9 @@ common); its body sees the parameters and the names defined before it.
 array ``(opcode, dst, a, b)`` over numbered slots, evaluated by :mod:`oracle.engine` for every
 candidate execution without recompiling anything (``prelude``: the ops that depend on static
 relations only, run once per pre-execution; the per-candidate ops ordered by the checks' demand,
-dead ones dropped, see :func:`_schedule`); the AST is kept for the pure-Python reference
-evaluator (:mod:`oracle.reference`) and explanations.
+dead ones dropped, see :func:`_schedule`); the AST is kept for explanations
+(:mod:`oracle.explanation`, which reads every node's value from its slot: ``node_slots``) and
+the pure-Python reference evaluator of the tests (``tests/reference.py``).
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ class Program:
     check_stmts: list[Stmt] = field(default_factory=list)
     prelude: np.ndarray | None = None   # ops over static slots only, run once per pre-execution
     base_at: dict = field(default_factory=dict)   # base name -> file:line:col of its first use
+    #: id of each AST node of ``stmts`` -> the slot holding its value (after evaluation, for the
+    #: nodes the checks need up to the one that failed): what explanations decompose
+    node_slots: dict = field(default_factory=dict)
 
 
 # --- parsing -------------------------------------------------------------------------------------
@@ -478,7 +482,14 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
             return op(ID)
         return None
 
+    node_slots: dict[int, int] = {}
+
     def emit(node: Node, line: int) -> int:
+        s = _emit(node, line)
+        node_slots[id(node)] = s
+        return s
+
+    def _emit(node: Node, line: int) -> int:
         if node.op == "name":
             return ref(node.name, f"{node.at[0]}:{node.at[1]}:{node.at[2]}" if node.at
                        else f"{path}:{line}:1")
@@ -528,7 +539,7 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
     arr = np.array(main, dtype=np.int32).reshape(-1, 4)
     pre = np.array(prelude, dtype=np.int32).reshape(-1, 4)
     return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre,
-                   base_at)
+                   base_at, node_slots)
 
 
 def _licm(ops):

@@ -14,9 +14,9 @@ masks, relation matrix) one compiled pass (:func:`_prepare`) produces
   in ``IW`` first), its events, its coherence mask;
 - per event: rmw write, read flag, value attributes; the rows of ``cohord`` and ``incl``.
 
-The readable derivation of the same candidates (:func:`oracle.reference.rf_candidates`,
-``co_groups``) is what the pure-Python reference evaluator enumerates; the property tests compare
-the two engines on generated programs.
+The readable derivation of the same candidates (``tests/reference.py``: ``rf_candidates``,
+``co_groups``) is what the pure-Python reference evaluator of the tests enumerates; the property
+tests compare the two on generated programs.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from numba import njit
 from .errors import OracleError
 from .events import C_LOC, C_REQ_MODE, C_REQ_VAL, C_VALUE, C_WOP, C_WOPND, C_WSRC, PreExecution, \
     table_of
-from .engine import ONE, ZERO64, _bit, search
+from .engine import ONE, ZERO64, _bit, _location_ok, search
 from .lang import DYNAMIC, Program
 
 #: sets and relations the search itself reads (index into ``special``): R, W and rmw always,
@@ -73,6 +73,25 @@ class Packed:
     ind_reads: np.ndarray
     ind_cand: np.ndarray
     ind_ncand: np.ndarray
+
+
+    def values(self, src: dict[int, int], co_rows) -> list[int] | None:
+        """Every event's value for one candidate (``src``: read -> write or -1 for undef;
+        ``co_rows``: per location its row of ``co_perm``), resolved by the search's own location
+        check; None where an rmw value does not resolve or a required value breaks. Events at
+        no location get 0."""
+        n = self.pe.n
+        s = np.full(max(n, 1), -2, np.int64)
+        for r, w in src.items():
+            s[r] = w
+        val = np.zeros(max(n, 1), np.int64)
+        for x in range(self.co_start.shape[0]):
+            if not _location_ok(x, s, val, co_rows[x], self.co_perm, self.co_len,
+                                self.loc_events, self.loc_nev, self.coh_mask, self.cohord,
+                                self.is_read, self.val_const, self.wsrc, self.wop, self.wopnd,
+                                self.req_mode, self.req_val, n):
+                return None
+        return val[:n].tolist()
 
 
 #: (model, set vocabulary, relation vocabulary) -> slot maps; the vocabularies are kept in the

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 import litmus
 import oracle
 from litmus.ir import UNDEF
-from oracle.reference import reference_check
+from reference import reference_check
 
 U = UNDEF
 

@@ -22,7 +22,7 @@ from oracle.models.amdgpu.builder import build
 from oracle.events import PreExecution
 from oracle.lang import load_model
 from oracle.pack import pack
-from oracle.reference import co_groups, rf_candidates
+from reference import co_groups, rf_candidates
 
 PROGRAM = """AMDGPU builder
 { x = 0; y = 0; lds a = 0; }

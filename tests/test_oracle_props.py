@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 import litmus
 import oracle
 from litmus.ir import UNDEF
-from oracle.reference import reference_check
+from reference import reference_check
 
 SCOPES = ("wave", "wg", "agent", "sys")
 LOCS = ("x", "y")

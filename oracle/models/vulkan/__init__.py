@@ -21,6 +21,6 @@ UNIT = register(ModelUnit(
     hints=frozenset({"CO", "IW"}),
     fallback=fallback.check,
     suites={"VULKAN": "verdict", "VULKAN-DR": "race"},
-    edges=("po", "rf", "co", "fr", "sw", "rmw", "ssw", "locord"),
+    edges=("po", "rf", "co", "fr", "sw", "rmw"),
     directory=_os.path.dirname(_os.path.abspath(__file__)),
 ))
