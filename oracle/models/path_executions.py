@@ -22,7 +22,7 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
-from litmus.cfg import UNROLL, Path, pre_executions
+from litmus.cfg import UNROLL, Path, paths_per_thread
 from litmus.ir import Test
 from litmus.outcome import evaluate, verdict as herd_verdict
 
@@ -114,10 +114,6 @@ def irreflexive(a: list[int]) -> bool:
 
 def acyclic(a: list[int]) -> bool:
     return irreflexive(plus(a))
-
-
-def is_empty(a: list[int]) -> bool:
-    return not any(a)
 
 
 def cross(s: int, t: int, n: int) -> list[int]:
@@ -280,7 +276,7 @@ def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None, see
     give more edges in every derived relation), so a failing partial candidate is abandoned with
     every completion of it. Reads are assigned in event order.
     """
-    paths = pre_executions(test, unroll, seed)
+    paths = paths_per_thread(test, unroll, seed)
     for combo in itertools.product(*paths):
         x0 = _build(test, combo)
         variants = prepare(x0) if prepare is not None else [{}]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 
-from litmus.cfg import pre_executions
+from litmus.cfg import paths_per_thread
 from litmus.ir import Test
 
 from oracle.errors import OracleError
@@ -119,7 +119,7 @@ def add_observables(pe: PreExecution, test: Test, combo, x0, final: dict) -> Non
 def build(test: Test) -> list[PreExecution]:
     """Every pre-execution of a C-dialect test (one per combination of thread paths)."""
     try:
-        paths = pre_executions(test, seed=False)     # rc11 has no (po | rf) cycles
+        paths = paths_per_thread(test, seed=False)     # rc11 has no (po | rf) cycles
     except ValueError as e:
         raise OracleError(str(e)) from None
     out = []

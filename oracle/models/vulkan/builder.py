@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 
-from litmus.cfg import pre_executions
+from litmus.cfg import paths_per_thread
 from litmus.ir import And, Atom, Const, Test
 from litmus.outcome import evaluate
 
@@ -120,7 +120,7 @@ def build(test: Test) -> list[PreExecution]:
         if a.thread is None:
             loc_atoms.setdefault(a.name, []).append(a)
     try:
-        paths = pre_executions(test)
+        paths = paths_per_thread(test)
     except ValueError as e:
         raise OracleError(str(e)) from None
     out = []
