@@ -60,6 +60,7 @@ class _VParser:
     def __init__(self, text: str, path: str):
         self.src = Source(text, path)
         self.text = self.src.clean
+        self.cell_pos = 0               # where the current program cell starts (for errors)
 
     def err(self, pos, reason) -> ParseError:
         return self.src.error(pos, reason)
@@ -504,7 +505,7 @@ class _VParser:
             labels = [i.attrs[0][6:] for i in code if i.base == "label"]
             dup = {lab for lab in labels if labels.count(lab) > 1}
             if dup:
-                raise self.err(self.cell_pos if hasattr(self, "cell_pos") else 0,
+                raise self.err(self.cell_pos,
                                f"P{tid}: label {sorted(dup)[0]} defined twice")
             for i in code:
                 if i.base in ("goto", "branch"):

@@ -60,6 +60,13 @@ class ModelUnit:
     def vocabulary(self) -> frozenset:
         return self.sets | self.relations
 
+    def expected_csv(self, conformance_dir: str, suite: str) -> str:
+        """Where ``suite``'s expected verdicts are (Dat3M's layout: ``expected/<SUITE>.csv``)."""
+        if suite not in self.suites:
+            raise OracleError(f"model {self.name} is not measured on suite {suite!r} "
+                              f"(its suites: {', '.join(sorted(self.suites)) or 'none'})")
+        return os.path.join(conformance_dir, "expected", f"{suite}.csv")
+
 
 _UNITS: dict[str, ModelUnit] = {}
 

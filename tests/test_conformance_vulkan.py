@@ -3,10 +3,10 @@
 and, where the engine refuses a program (more than 64 events), through the Python reference
 (``oracle/models/vulkan.py``, which ``oracle.check`` uses itself there); and the two evaluations agree with each other."""
 
-import csv
-
 import oracle
 from litmus import parse, parse_file
+from litmus.expected import read_expected
+from oracle import registry
 from oracle.models.vulkan import fallback as vk_ref
 
 #: Tests where the model and the expected verdict are allowed to differ, with the reason
@@ -20,8 +20,9 @@ ENGINE_TOO_BIG = {f"VULKAN/Manual/xf-barrier{s}.litmus" for s in
 
 
 def expected(shared, suite):
-    with open(shared / "conformance" / "expected" / f"{suite}.csv", newline="") as f:
-        return [(r[0], r[1]) for r in csv.reader(f) if r]
+    """(listed path, 1|0 as written) of a suite's expected verdicts (litmus.expected)."""
+    csv_path = registry.get("vulkan").expected_csv(str(shared / "conformance"), suite)
+    return [(e.path, e.written) for e in read_expected(csv_path).rows]
 
 
 def observed(res, race):

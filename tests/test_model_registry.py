@@ -138,3 +138,17 @@ def test_the_engine_prunes_by_the_declared_hints_only():
 def test_units_are_frozen_declarations():
     with pytest.raises(dataclasses.FrozenInstanceError):
         AMDGPU.name = "other"
+
+
+def test_results_and_units_meet_the_declared_contracts(tmp_path):
+    res = oracle.check(parse(CORR))
+    assert isinstance(res, oracle.OracleResult)
+    # r0 = 1, r1 = 0 is forbidden (CoRR), r0 = 0, r1 = 1 allowed; x ends 1 (its only write)
+    assert not res.allows({"P1:r0": 1, "P1:r1": 0, "x": 1})
+    assert res.allows({"P1:r0": 0, "P1:r1": 1, "x": 1})
+    for name in registry.names():
+        assert isinstance(registry.get(name), oracle.ConformanceModel)
+    vk = registry.get("vulkan")
+    assert vk.expected_csv("/c", "VULKAN-DR") == "/c/expected/VULKAN-DR.csv"
+    with pytest.raises(OracleError, match=r"model vulkan is not measured on suite 'RC11'"):
+        vk.expected_csv("/c", "RC11")

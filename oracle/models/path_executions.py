@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from litmus.cfg import UNROLL, Path, paths_per_thread
 from litmus.ir import Test
@@ -341,12 +342,24 @@ def final_state(test: Test, x: Execution, combo, orders) -> dict:
 BUDGET = 300_000
 
 
-def check_with(model, test: Test, name: str, unroll: int = UNROLL,
+@dataclass(frozen=True)
+class PythonModel:
+    """A model written in Python over :class:`Execution` s (the rc11 and vulkan fallbacks).
+
+    ``consistent(x)`` decides an execution; ``racy(x)`` raises the ``racy`` flag when some
+    consistent execution (satisfying the test's ``filter``, if any) has a race; ``prepare(x0)``
+    (or None) gives the per-execution variants :func:`executions` enumerates; ``seed``: whether
+    the value domains must be seeded (False where the model forbids (po | rf) cycles)."""
+
+    consistent: Callable[[Execution], bool]
+    racy: Callable[[Execution], bool]
+    prepare: Callable | None = None
+    seed: bool = True
+
+
+def check_with(model: PythonModel, test: Test, name: str, unroll: int = UNROLL,
                budget: int = BUDGET, stop: str | None = None) -> ConformanceResult:
     """Enumerate candidates, keep the model's consistent ones, compute states, verdict, flags.
-
-    ``model.consistent(x) -> bool``; optional ``model.racy(x) -> bool`` raises the ``racy``
-    flag when some consistent execution (satisfying the test's ``filter``, if any) has a race.
 
     ``stop="verdict"`` ends the search as soon as one state decides the verdict (a witness of an
     ``exists``/``~exists`` proposition, a counterexample of a ``forall``), ``stop="race"`` at the
@@ -359,9 +372,8 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL,
     cand = cons = 0
     racy = False
     q, prop = test.condition.quantifier, test.condition.prop
-    for x, combo, orders in executions(test, unroll, getattr(model, "prepare", None),
-                                       model.consistent,
-                                       not getattr(model, "no_thin_air", False)):
+    for x, combo, orders in executions(test, unroll, model.prepare, model.consistent,
+                                       model.seed):
         cand += 1
         if cand > budget:
             raise ValueError(f"{test.name}: more than {budget} candidate executions")
@@ -373,7 +385,7 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL,
             continue
         key = tuple(st[k] for k in test.observables())
         states.setdefault(key, st)
-        if not racy and hasattr(model, "racy") and model.racy(x):
+        if not racy and model.racy(x):
             racy = True
             if stop == "race":
                 break

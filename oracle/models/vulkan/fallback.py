@@ -53,8 +53,9 @@ import itertools
 from litmus.cfg import attr
 from litmus.ir import Test
 
-from oracle.models.path_executions import (ConformanceResult, Execution, acyclic, check_with, ident, inter,
-                        inverse, minus, opt, plus, restrict, seq, union)
+from oracle.models.path_executions import (ConformanceResult, Execution, PythonModel, acyclic,
+                                           check_with, ident, inter, inverse, minus, opt, plus,
+                                           restrict, seq, union)
 
 NAME = "vulkan"
 
@@ -393,12 +394,9 @@ def racy(x: Execution) -> bool:
     return False
 
 
-class _Model:
-    consistent = staticmethod(consistent)
-    racy = staticmethod(racy)
-    prepare = staticmethod(prepare)
+MODEL = PythonModel(consistent, racy, prepare)
 
 
 def check(test: Test, stop: str | None = None) -> ConformanceResult:
     """Verdict, allowed states and the ``racy`` flag of a Vulkan-dialect test."""
-    return check_with(_Model, test, NAME, stop=stop)
+    return check_with(MODEL, test, NAME, stop=stop)
