@@ -36,9 +36,9 @@ from __future__ import annotations
 import re
 
 from .cfg import expr_text
+from .condition import HERD, THREAD, ConditionParser
 from .ir import Atom, Condition, Const, Instr, Location, Test, Thread
 from .lexer import ParseError, Source, Token, parse_int, tokenize
-from .parse_c import CondParser
 from .printer import format_prop
 from .scopes import Placement
 
@@ -53,7 +53,6 @@ LOCAL_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "and": "&", "or": "
 BRANCHES = {"beq": "==", "bne": "!=", "blt": "<", "bgt": ">", "ble": "<=", "bge": ">="}
 REGISTER = re.compile(r"r[0-9]+\Z")
 LABEL = re.compile(r"LC[0-9]+\Z")
-THREAD = re.compile(r"P([0-9]+)\Z")
 
 
 class _VParser:
@@ -124,7 +123,7 @@ class _VParser:
 
         filt = None
         cond = None
-        cp = CondParser(self.src, self.toks, self.k, regs, self.locs, regcmp)
+        cp = ConditionParser(self.src, self.toks, self.k, regs, self.locs, HERD, regcmp)
         if cp.peek().text == "filter":
             cp.next()
             filt = cp.prop()
@@ -133,9 +132,7 @@ class _VParser:
         elif filt is None:
             raise self.err(cp.peek().pos, "missing final condition (exists, ~exists, forall or "
                                           "filter)")
-        if cp.peek().kind != "eof":
-            raise self.err(cp.peek().pos, f"unexpected {cp.peek().text!r} after the final "
-                                          "condition")
+        cp.end()
         meta = []
         marks = []
         if ssw:
