@@ -105,16 +105,17 @@ def candidates(pe: PreExecution, prog: Program, hints: frozenset):
     full = np.uint64((1 << n) - 1) if n < 64 else ~np.uint64(0)
     base = p.slots.copy()
     eval_ops(base, prog.prelude, n, full)
-    choices = {int(r): [int(w) for w in p.cand[q, :p.ncand[q]]] for q, r in enumerate(p.reads)}
-    choices.update({int(r): [int(w) for w in p.ind_cand[q, :p.ind_ncand[q]]]
-                    for q, r in enumerate(p.ind_reads)})
+    choices = {int(r): [int(w) for w in p.reads.cand[q, :p.reads.ncand[q]]] for q, r in enumerate(p.reads.reads)}
+    choices.update({int(r): [int(w) for w in p.reads.ind_cand[q, :p.reads.ind_ncand[q]]]
+                    for q, r in enumerate(p.reads.ind_reads)})
     reads = sorted(choices)
-    rows = [range(int(p.co_start[x]), int(p.co_start[x] + p.co_count[x]))
-            for x in range(p.co_start.shape[0])]
+    lc = p.locs
+    rows = [range(int(lc.co_start[x]), int(lc.co_start[x] + lc.co_count[x]))
+            for x in range(lc.co_start.shape[0])]
     check_slot = {st.name: prog.node_slots[id(st.expr)] for st in prog.check_stmts}
     kinds = {st.name: st.kind for st in prog.check_stmts}
     for co_rows in itertools.product(*rows):
-        co = [[int(w) for w in p.co_perm[row, :p.co_len[x]]] for x, row in enumerate(co_rows)]
+        co = [[int(w) for w in lc.co_perm[row, :lc.co_len[x]]] for x, row in enumerate(co_rows)]
         for choice in itertools.product(*(choices[r] for r in reads)):
             src = dict(zip(reads, choice))
             val = p.values(src, co_rows)

@@ -29,7 +29,8 @@ from numba import njit
 from .errors import OracleError
 from .events import C_LOC, C_REQ_MODE, C_REQ_VAL, C_VALUE, C_WOP, C_WOPND, C_WSRC, PreExecution, \
     table_of
-from .engine import ONE, ZERO64, _bit, _location_ok, search
+from .engine import (ONE, ZERO64, Events, Locations, Model, Observables, Reads, _bit, _location_ok,
+                     search)
 from .lang import DYNAMIC, Program
 
 #: sets and relations the search itself reads (index into ``special``): R, W and rmw always,
@@ -41,39 +42,16 @@ _ALWAYS = frozenset({"R", "W", "rmw"})
 
 @dataclass
 class Packed:
-    """A pre-execution packed into the engine's arrays."""
+    """A pre-execution packed into the engine's arrays: its base slots and the named tuples
+    :class:`oracle.engine.Reads`, :class:`~oracle.engine.Locations`,
+    :class:`~oracle.engine.Events` and :class:`~oracle.engine.Observables`."""
 
     pe: PreExecution
     slots: np.ndarray
-    reads: np.ndarray
-    cand: np.ndarray
-    ncand: np.ndarray
-    co_perm: np.ndarray
-    read_loc: np.ndarray
-    loc_events: np.ndarray
-    loc_nev: np.ndarray
-    coh_mask: np.ndarray
-    cohord: np.ndarray
-    incl: np.ndarray
-    coha: np.uint64
-    cohrmw: np.uint64
-    rmw_w: np.ndarray
-    co_start: np.ndarray
-    co_count: np.ndarray
-    co_len: np.ndarray
-    is_read: np.ndarray
-    val_const: np.ndarray
-    wsrc: np.ndarray
-    wop: np.ndarray
-    wopnd: np.ndarray
-    req_mode: np.ndarray
-    req_val: np.ndarray
-    obs_kind: np.ndarray
-    obs_arg: np.ndarray
-    ind_reads: np.ndarray
-    ind_cand: np.ndarray
-    ind_ncand: np.ndarray
-
+    reads: Reads
+    locs: Locations
+    events: Events
+    obs: Observables
 
     def values(self, src: dict[int, int], co_rows) -> list[int] | None:
         """Every event's value for one candidate (``src``: read -> write or -1 for undef;
@@ -85,11 +63,8 @@ class Packed:
         for r, w in src.items():
             s[r] = w
         val = np.zeros(max(n, 1), np.int64)
-        for x in range(self.co_start.shape[0]):
-            if not _location_ok(x, s, val, co_rows[x], self.co_perm, self.co_len,
-                                self.loc_events, self.loc_nev, self.coh_mask, self.cohord,
-                                self.is_read, self.val_const, self.wsrc, self.wop, self.wopnd,
-                                self.req_mode, self.req_val, n):
+        for x in range(self.locs.co_start.shape[0]):
+            if not _location_ok(x, s, val, co_rows[x], self.locs, self.events):
                 return None
         return val[:n].tolist()
 
@@ -145,14 +120,9 @@ def pack(pe: PreExecution, prog: Program, hints: frozenset) -> Packed:
     explanations; :func:`search_pe` does the same work inside its one compiled call). ``hints``:
     the search hints the model unit declares (:mod:`oracle.hints`)."""
     t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog, hints)
-    (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc, loc_events,
-     loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, attrs, ind_reads, ind_cand,
-     ind_ncand) = _prepare(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src,
-                           special, prog.nslots)
-    return Packed(pe, slots, reads, cand, ncand, co_perm, read_loc, loc_events, loc_nev,
-                  coh_mask, cohord, incl, np.uint64(coha), np.uint64(cohrmw), rmw_w, co_start,
-                  co_count, co_len, is_read, attrs[0], attrs[1], attrs[2], attrs[3], attrs[4],
-                  attrs[5], obs_kind, obs_arg, ind_reads, ind_cand, ind_ncand)
+    slots, rd, lc, ev = _prepare(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src,
+                                 special, prog.nslots)
+    return Packed(pe, slots, rd, lc, ev, Observables(obs_kind, obs_arg))
 
 
 def search_pe(pe: PreExecution, prog: Program, hints: frozenset, want_state: bool = True,
@@ -385,20 +355,16 @@ def _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, 
             if lids[x] == loc[reads[q]]:
                 read_loc[q] = x
                 break
-    return (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc,
-            loc_events, loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, vattrs,
-            ind_reads, ind_cand, ind_ncand)
+    return (slots, Reads(reads, cand, ncand, read_loc, ind_reads, ind_cand, ind_ncand),
+            Locations(co_perm, co_start, co_count, co_len, loc_events, loc_nev, coh_mask),
+            Events(is_read, vattrs[0], vattrs[1], vattrs[2], vattrs[3], vattrs[4], vattrs[5],
+                   rmw_w, cohord, incl, coha, cohrmw))
 
 
 @njit(cache=True)
 def _search_table(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, nslots,
                   prelude, ops, obs_kind, obs_arg, nchecks, want_state, max_steps):
-    (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc, loc_events,
-     loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, va, ind_reads, ind_cand,
-     ind_ncand) = _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special,
-                           nslots)
-    return search(slots, prelude, ops, attrs.shape[0], reads, cand, ncand, co_perm, co_start,
-                  co_count, co_len, read_loc, loc_events, loc_nev, coh_mask, cohord, incl,
-                  np.uint64(coha), np.uint64(cohrmw), rmw_w, is_read, va[0], va[1], va[2], va[3],
-                  va[4], va[5], obs_kind, obs_arg, ind_reads, ind_cand, ind_ncand, nchecks,
-                  want_state, max_steps)
+    slots, rd, lc, ev = _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src,
+                                 special, nslots)
+    return search(slots, Model(prelude, ops, nchecks), attrs.shape[0], rd, lc, ev,
+                  Observables(obs_kind, obs_arg), want_state, max_steps)

@@ -97,11 +97,11 @@ def test_packed_and_readable_forms_pack_alike(test):
     prog = load_model("amdgpu")
     for pe in build(test):
         a, b = pack(pe, prog, UNIT.hints), pack(readable_copy(pe), prog, UNIT.hints)
-        for f in a.__dataclass_fields__:
-            if f == "pe":
-                continue
-            x, y = getattr(a, f), getattr(b, f)
-            assert np.array_equal(x, y), f
+        assert np.array_equal(a.slots, b.slots)
+        for part in ("reads", "locs", "events", "obs"):
+            x, y = getattr(a, part), getattr(b, part)
+            for f in x._fields:
+                assert np.array_equal(getattr(x, f), getattr(y, f)), (part, f)
 
 
 @given(litmus_tests())
@@ -109,15 +109,16 @@ def test_compiled_candidates_equal_the_readable_derivation(test):
     prog = load_model("amdgpu")
     for pe in build(test):
         p = pack(pe, prog, UNIT.hints)
-        got = {int(r): [int(w) for w in p.cand[q, :p.ncand[q]]] for q, r in enumerate(p.reads)}
-        got.update({int(r): [int(w) for w in p.ind_cand[q, :p.ind_ncand[q]]]
-                    for q, r in enumerate(p.ind_reads)})
+        rd = p.reads
+        got = {int(r): [int(w) for w in rd.cand[q, :rd.ncand[q]]] for q, r in enumerate(rd.reads)}
+        got.update({int(r): [int(w) for w in rd.ind_cand[q, :rd.ind_ncand[q]]]
+                    for q, r in enumerate(rd.ind_reads)})
         assert got == rf_candidates(pe)
         groups = co_groups(pe)
-        assert len(groups) == len(p.co_start)
+        assert len(groups) == len(p.locs.co_start)
         for lid, (init, rest) in enumerate(groups):
             want = [([init] if init >= 0 else []) + list(perm)
                     for perm in itertools.permutations(rest)]
-            start, count, length = p.co_start[lid], p.co_count[lid], p.co_len[lid]
-            have = [[int(w) for w in row[:length]] for row in p.co_perm[start:start + count]]
+            start, count, length = p.locs.co_start[lid], p.locs.co_count[lid], p.locs.co_len[lid]
+            have = [[int(w) for w in row[:length]] for row in p.locs.co_perm[start:start + count]]
             assert have == want
