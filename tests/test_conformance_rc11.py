@@ -1,5 +1,5 @@
 """RC11 against the Dat3M C11 suite (RC11.csv), through the oracle engine (the model file
-``oracle/models/rc11``) and through its Python reference (``oracle/models/rc11.py``); and the two
+``oracle/models/rc11/rc11.model``) and through its Python reference (``fallback.py``); and the two
 evaluations of the model agree with each other, on the suite and on random C programs."""
 
 import pytest

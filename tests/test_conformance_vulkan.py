@@ -1,7 +1,7 @@
 """The vulkan model against the Dat3M VULKAN suites: verdicts (VULKAN.csv) and data races
-(VULKAN-DR.csv, 1 = no execution is racy), through the oracle engine (``oracle/models/vulkan``)
+(VULKAN-DR.csv, 1 = no execution is racy), through the oracle engine (``oracle/models/vulkan/vulkan.model``)
 and, where the engine refuses a program (more than 64 events), through the Python reference
-(``oracle/models/vulkan.py``, which ``oracle.check`` uses itself there); and the two evaluations agree with each other."""
+(``oracle/models/vulkan/fallback.py``, which ``oracle.check`` uses itself there); and the two evaluations agree with each other."""
 
 import oracle
 from litmus import parse, parse_file

@@ -152,3 +152,25 @@ def test_results_and_units_meet_the_declared_contracts(tmp_path):
     assert vk.expected_csv("/c", "VULKAN-DR") == "/c/expected/VULKAN-DR.csv"
     with pytest.raises(OracleError, match=r"model vulkan is not measured on suite 'RC11'"):
         vk.expected_csv("/c", "RC11")
+
+
+SB = """AMDGPU SB
+{ x = 0; y = 0; }
+ P0            | P1            ;
+ st.atom x, 1  | st.atom y, 1  ;
+ ld.atom r0, y | ld.atom r0, x ;
+exists (P0:r0 == 0 /\\ P1:r0 == 0)
+"""
+
+
+def test_a_new_model_is_a_model_file_and_a_registration(tmp_path, scratch_registry):
+    """Sequential consistency over the AMDGPU builder: a model file (using the prelude's fr) and
+    a ModelUnit, nothing else. SC forbids SB's both-zero outcome, which amdgpu allows for
+    relaxed atomics."""
+    register(unit_with(tmp_path, "scdemo", 'include "prelude.model"\n'
+                                           "acyclic po | rf | co | fr as sc\n"))
+    test = parse(SB)
+    assert oracle.check(test, "scdemo").verdict == "No"
+    assert oracle.check(test, "amdgpu").verdict == "Ok"
+    ex = oracle.explain(test, "P0:r0 == 0 /\\ P1:r0 == 0", "scdemo")
+    assert not ex.allowed and "fails 'sc' (acyclic)" in ex.text()

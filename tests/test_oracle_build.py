@@ -1,7 +1,7 @@
 """The AMDGPU event builder and the packing of pre-executions.
 
 - One small program's events, sets and static relations, worked out by hand from the builder's
-  documented vocabulary (oracle/build_amdgpu.py) and the seed's scope rules.
+  documented vocabulary (oracle/models/amdgpu/builder.py) and the seed's scope rules.
 - The packed form (oracle.events.Table, emitted directly by the builder) and the readable form
   (events, sets, rels) describe the same pre-execution: packing either gives the same arrays.
 - The compiled packing (oracle/pack.py) gives every read the candidate writes, and every location

@@ -28,7 +28,7 @@ Initial writes and final reads are scope-inclusive with everything (DESIGN.md).
 The builder works in two passes and emits the packed form (:class:`oracle.events.Table`) directly:
 this module walks the instructions once and writes one attribute row per event, whose ``C_KIND``
 column is a bitmask over :data:`SETS` (the sets an instruction decides); then
-:func:`oracle.amdgpu_static.derive` (numba) computes every relation and the derived sets from
+:func:`oracle.models.amdgpu.static.derive` (numba) computes every relation and the derived sets from
 those rows. Event labels are made only when an explanation asks for them.
 """
 
@@ -49,7 +49,7 @@ from oracle.errors import TooManyEvents
 SET_INDEX = {name: k for k, name in enumerate(SETS)}
 REL_INDEX = {name: k for k, name in enumerate(RELS)}
 
-# kind bits (C_KIND): the per-instruction sets, in SETS order (B_PO and B_RMWW: amdgpu_static)
+# kind bits (C_KIND): the per-instruction sets, in SETS order (B_PO and B_RMWW: static.py)
 (B_R, B_W, B_F, B_IW, B_FR, B_A, B_ACQ, B_REL, B_SC, B_MA, B_MV, B_SA, B_LV, B_CO, B_BARR,
  B_BWAIT, B_BOP, B_ASYNC, B_AWAIT) = (1 << k for k in range(NKIND))
 

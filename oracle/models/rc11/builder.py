@@ -6,7 +6,7 @@ value (``REQ_EQ``), so the engine only pairs it with writes of that value; every
 then a constant of the path. Per global location a final read (set ``FR``, thread -1) gives the
 final memory value: the model file makes it read the co-last write.
 
-Vocabulary provided to ``oracle/models/rc11``: sets ``R W IW FR F A NA ACQ REL SC CO CohR``;
+Vocabulary provided to ``rc11.model``: sets ``R W IW FR F A NA ACQ REL SC CO CohR``;
 relations ``sb`` (po plus initial writes before everything), ``po``, ``loc``, ``ext``, ``rmw``,
 ``cohord`` (po, for the engine's per-location pruning) and ``nrf`` (a read never reads a po-later
 write of its own thread).
@@ -32,7 +32,7 @@ ACQ = ("acq", "acq_rel", "sc")
 
 
 def to_pre_execution(test: Test, x0, combo) -> PreExecution:
-    """The engine's pre-execution for one combination of paths (``x0`` from rc11_exec._build)."""
+    """The engine's pre-execution for one combination of paths (``x0`` from path_executions._build)."""
     pe = PreExecution()
     loc_ids = {loc.name: i for i, loc in enumerate(test.locations)}
     pe.loc_names = [loc.name for loc in test.locations]

@@ -1,11 +1,11 @@
 """Event graph builder for the ``vulkan`` model file: Vulkan-dialect tests -> engine pre-executions.
 
 One :class:`~oracle.events.PreExecution` per combination of thread paths (litmus/cfg.py) and per
-control-barrier choice (oracle/models/vulkan.py ``prepare``: a combination where a barrier can
+control-barrier choice (oracle/models/vulkan/fallback.py ``prepare``: a combination where a barrier can
 never complete gives none; a quorum barrier gives one per set of synchronizing barriers). Reads
 carry the value their path assumed (``REQ_EQ``). Per global location a final read (``FR``) gives
 the final memory value. The event sets and static relations are those of
-:func:`oracle.models.vulkan.static` (see the header of ``oracle/models/vulkan``).
+:func:`oracle.models.vulkan.fallback.static` (see the header of ``vulkan.model``).
 
 A ``filter`` (Dat3M: only executions satisfying it count, for the verdict and for races) must be
 a conjunction of atoms: register atoms select paths, location atoms become required values of
