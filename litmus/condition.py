@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .ir import And, Atom, Condition, Const, Location, Not, Or
-from .lexer import ParseError, Source, Token, parse_int
+from .lexer import ParseError, Source, Token, TokenCursor, parse_int
 
 THREAD = re.compile(r"P([0-9]+)\Z")
 QUANTIFIERS = ("exists", "~exists", "forall")
@@ -44,6 +44,14 @@ HERD = Spelling(atom_hint="0:r1=1, P0:r1 == 1 or x=1", thread_hint="0 or P0",
                 not_words=("~", "not"), comparisons=True)
 
 
+def thread_number(t: Token) -> int | None:
+    """The thread a token names before ':' (``P1`` or ``1``), or None."""
+    if t.kind == "int" and int(t.text) >= 0:
+        return int(t.text)
+    m = THREAD.match(t.text)
+    return int(m.group(1)) if m else None
+
+
 def is_condition_start(toks: list[Token], k: int) -> bool:
     """Does a quantifier (``exists``, ``~exists``, ``forall``) start at token ``k``?"""
     t = toks[k]
@@ -51,7 +59,7 @@ def is_condition_start(toks: list[Token], k: int) -> bool:
         (t.text == "~" and k + 1 < len(toks) and toks[k + 1].text == "exists")
 
 
-class ConditionParser:
+class ConditionParser(TokenCursor):
     """Parse a condition from token ``k`` of ``toks`` (from :func:`litmus.lexer.tokenize`).
 
     ``regs`` maps each thread to the registers it has; ``locs`` are the declared locations.
@@ -65,15 +73,6 @@ class ConditionParser:
 
     def err(self, pos: int, reason: str) -> ParseError:
         return self.src.error(pos, reason)
-
-    def peek(self, d: int = 0) -> Token:
-        return self.toks[min(self.k + d, len(self.toks) - 1)]
-
-    def next(self) -> Token:
-        t = self.toks[self.k]
-        if t.kind != "eof":
-            self.k += 1
-        return t
 
     # -- the whole condition ---------------------------------------------------------------------
     def quantified(self) -> Condition:
@@ -146,12 +145,8 @@ class ConditionParser:
         if t.kind == "eof":
             raise self.err(t.pos, f"expected an atom ({self.sp.atom_hint}) in the final condition")
         if self.peek().text == ":":
-            m = THREAD.match(t.text)
-            if t.kind == "int" and int(t.text) >= 0:
-                tid = int(t.text)
-            elif m:
-                tid = int(m.group(1))
-            else:
+            tid = thread_number(t)
+            if tid is None:
                 raise self.err(t.pos, f"expected a thread ({self.sp.thread_hint}) before ':', "
                                       f"got {t.text!r}")
             self.next()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .condition import THREAD, ConditionParser, Spelling, is_condition_start
+from .condition import ConditionParser, Spelling, is_condition_start, thread_number
 from .ir import (ACCESSES, BARRIER_IDS, CAS_FAIL_ORDERS, FENCE_ORDERS, LOAD_ORDERS, NAMED_BARRIERS,
                  ORDERS, RMW_OPS, RMW_ORDERS, STORE_ORDERS, Condition, Instr, Location, Test,
                  Thread, cas_default_fail)
@@ -149,12 +149,8 @@ class _Parser:
         # register: Pn:rK = v   or   n:rK = v
         if len(item) >= 3 and item[1].text == ":":
             t = item[0]
-            m = THREAD.match(t.text)
-            if t.kind == "int" and int(t.text) >= 0:
-                tid = int(t.text)
-            elif m:
-                tid = int(m.group(1))
-            else:
+            tid = thread_number(t)
+            if tid is None:
                 raise self.err(t.pos, f"expected a thread name Pn before ':', got {t.text!r}")
             r = item[2]
             if not is_register(r.text):

@@ -32,7 +32,7 @@ import re
 from .cfg import expr_text
 from .condition import HERD, THREAD, ConditionParser
 from .ir import Instr, Location, Test, Thread
-from .lexer import ParseError, Source, Token, parse_int, tokenize
+from .lexer import ParseError, Source, Token, TokenCursor, parse_int, tokenize
 from .scopes import Placement
 
 ORDERS = {"memory_order_relaxed": "rlx", "memory_order_consume": "acq",
@@ -63,7 +63,7 @@ class CSource(Source):
         return clean.replace("(\x00", "(*")
 
 
-class _CParser:
+class _CParser(TokenCursor):
     def __init__(self, text: str, path: str):
         self.src = CSource(text, path)
         self.text = self.src.clean
@@ -74,15 +74,6 @@ class _CParser:
         return self.src.error(pos, reason)
 
     # -- token stream ----------------------------------------------------------------------------
-    def peek(self, d: int = 0) -> Token:
-        return self.toks[min(self.k + d, len(self.toks) - 1)]
-
-    def next(self) -> Token:
-        t = self.toks[self.k]
-        if t.kind != "eof":
-            self.k += 1
-        return t
-
     def expect(self, text: str, what: str = "") -> Token:
         t = self.next()
         if t.text != text:

@@ -38,7 +38,7 @@ import re
 from .cfg import expr_text
 from .condition import HERD, THREAD, ConditionParser
 from .ir import Atom, Condition, Const, Instr, Location, Test, Thread
-from .lexer import ParseError, Source, Token, parse_int, tokenize
+from .lexer import ParseError, Source, Token, TokenCursor, parse_int, tokenize
 from .printer import format_prop
 from .scopes import Placement
 
@@ -55,7 +55,7 @@ REGISTER = re.compile(r"r[0-9]+\Z")
 LABEL = re.compile(r"LC[0-9]+\Z")
 
 
-class _VParser:
+class _VParser(TokenCursor):
     def __init__(self, text: str, path: str):
         self.src = Source(text, path)
         self.text = self.src.clean
@@ -156,15 +156,6 @@ class _VParser:
                     meta=tuple(meta))
 
     # -- tokens ----------------------------------------------------------------------------------
-    def peek(self, d=0) -> Token:
-        return self.toks[min(self.k + d, len(self.toks) - 1)]
-
-    def next(self) -> Token:
-        t = self.toks[self.k]
-        if t.kind != "eof":
-            self.k += 1
-        return t
-
     def at_condition(self) -> bool:
         t = self.peek()
         return (t.text in ("exists", "forall", "filter")

@@ -15,14 +15,8 @@ from oracle.lang import load_model
 from oracle.models.amdgpu import UNIT as AMDGPU
 from oracle.pack import search_pe
 from oracle.registry import ModelUnit, check_defaults, register
-
-CORR = """AMDGPU CoRR
-{ x = 0; }
- P0           | P1            ;
- st.atom x, 1 | ld.atom r0, x ;
-              | ld.atom r1, x ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-"""
+from test_explain import CORR  # test programs shared with other tests
+from test_oracle_cli import SB
 
 C_MP = """C MP
 { x = 0; y = 0; }
@@ -152,15 +146,6 @@ def test_results_and_units_meet_the_declared_contracts(tmp_path):
     assert vk.expected_csv("/c", "VULKAN-DR") == "/c/expected/VULKAN-DR.csv"
     with pytest.raises(OracleError, match=r"model vulkan is not measured on suite 'RC11'"):
         vk.expected_csv("/c", "RC11")
-
-
-SB = """AMDGPU SB
-{ x = 0; y = 0; }
- P0            | P1            ;
- st.atom x, 1  | st.atom y, 1  ;
- ld.atom r0, y | ld.atom r0, x ;
-exists (P0:r0 == 0 /\\ P1:r0 == 0)
-"""
 
 
 def test_a_new_model_is_a_model_file_and_a_registration(tmp_path, scratch_registry):
