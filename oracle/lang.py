@@ -709,8 +709,9 @@ def _specialize(prelude, main):
 def load_model(name: str) -> Program:
     """The compiled model of a registered unit (``oracle/models/NAME/NAME.model``, checked
     against the unit's declared vocabulary: :mod:`oracle.registry`) or of a model file given by
-    its path (no vocabulary to check), parsed and compiled once."""
-    if os.sep not in name and not os.path.isfile(name):
+    its path (a name with a directory separator or ending in ``.model``; no vocabulary to
+    check), parsed and compiled once."""
+    if os.sep not in name and not name.endswith(".model"):
         from .registry import get
         unit = get(name)
         prog = _load_file(unit.model_file)
