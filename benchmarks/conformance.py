@@ -8,13 +8,13 @@ is measured on: ``oracle.ConformanceModel``). By default the models run in the o
 (``oracle.check``: the model files ``oracle/models/rc11/rc11.model`` and
 ``oracle/models/vulkan/vulkan.model``); a program the engine refuses (more than 64 events) is
 decided by the unit's fallback, the Python version of the same model
-(``oracle/models/<m>/fallback.py``), and is counted apart. ``--reference`` runs the fallback only. Each suite is run twice, the
-first time to warm up (numba compilation, imports) with the oracle's cache cleared after it; the
-throughput is that of the second run, in this one process.
+(``oracle/models/<m>/fallback.py``), and is counted apart. ``--reference`` runs the fallback
+only. Each suite is run twice, the first time to warm up (numba compilation, imports) with the
+oracle's cache cleared after it; the throughput is that of the second run, in this one process.
 
 For each suite it reads ``DIR/conformance/expected/<SUITE>.csv`` (``path,1|0``, read by
-``litmus.expected``), parses every listed
-file under ``DIR/conformance``, runs the suite's model and compares:
+``litmus.expected``), parses every listed file under ``DIR/conformance``, runs the suite's model
+and compares:
 
 - plain suites: 1 = herd ``Ok`` (the condition holds), 0 = ``No``;
 - ``-DR`` suites: 1 = no consistent execution (among those the file's ``filter`` keeps) is racy,
@@ -101,7 +101,8 @@ def main(argv=None) -> int:
         rate = n / secs if secs else 0.0
         how = "reference" if args.reference else f"engine, {len(fallback)} by the reference"
         if args.markdown:
-            lines.append(f"| {suite} | {suites()[suite][0].name} | {n} | {len(agree)} | {len(disagree)} "
+            model = suites()[suite][0].name
+            lines.append(f"| {suite} | {model} | {n} | {len(agree)} | {len(disagree)} "
                          f"| {len(fallback)} | {rate:.0f} |")
         else:
             print(f"{suite}: {len(agree)} agree, {len(disagree)} disagree ({n} tests; {how}; "

@@ -1,8 +1,9 @@
 """``oracle.check``: the allowed outcomes of a test under a model, and its verdict.
 
-Pipeline: event graph builder (per dialect) -> pre-executions -> packed arrays -> the numba search
-(:func:`oracle.engine.search`) evaluating the compiled model (:func:`oracle.lang.load_model`) on
-every candidate -> union of outcomes -> verdict by LITMUS.md's rules (undef = any value).
+Pipeline: the model unit's event graph builder (:mod:`oracle.registry`) -> pre-executions ->
+packed arrays -> the numba search (:func:`oracle.engine.search`) evaluating the compiled model
+(:func:`oracle.lang.load_model`) on every candidate -> union of outcomes -> verdict by LITMUS.md's
+rules (undef = any value).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-
 
 from litmus.dialects import DEFAULT_MODEL
 from litmus.ir import UNDEF, Test
@@ -21,6 +21,7 @@ from .events import UNDEF_VAL, table_of
 from .lang import load_model
 from .pack import search_pe
 from .registry import ModelUnit, get as get_unit
+
 
 @dataclass
 class Result:

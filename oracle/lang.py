@@ -239,7 +239,8 @@ def _include(lx, path: str, including: tuple) -> list[Stmt]:
     found = next((os.path.join(d, name) for d in dirs if name and
                   os.path.isfile(os.path.join(d, name))), None)
     if found is None:
-        raise where(f"included file {name!r} not found (looked in {', '.join(dict.fromkeys(dirs))})")
+        raise where(f"included file {name!r} not found (looked in "
+                    f"{', '.join(dict.fromkeys(dirs))})")
     real = os.path.realpath(found)
     chain = including + (os.path.realpath(path),) if path != "<model>" else including
     if real in chain:
