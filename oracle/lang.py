@@ -365,7 +365,8 @@ def expand(stmts: list[Stmt]) -> list[Stmt]:
     version: dict[str, int] = {}
 
     def free(node: Node, bound: tuple, acc: set) -> set:
-        if node.op == "name" and node.name not in bound:
+        """The names a body uses but does not bind, called definitions included."""
+        if (node.op == "name" and node.name not in bound) or node.op == "call":
             acc.add(node.name)
         for x in node.args:
             free(x, bound, acc)
@@ -384,6 +385,9 @@ def expand(stmts: list[Stmt]) -> list[Stmt]:
         if node.op != "call":
             return Node(node.op, args, node.name, node.at)
         hit = funcs.get(node.name)
+        if hit is None and node.name == st.name and st.params:
+            raise _err(node.at, st.where, f"{node.name!r} calls itself: a parameterised "
+                       f"definition cannot be recursive (use fix)")
         if hit is None:
             raise _err(node.at, st.where, f"{node.name!r} is not a parameterised definition "
                        f"(define it with 'let {node.name}(...) = ...' before calling it)")
@@ -402,10 +406,12 @@ def expand(stmts: list[Stmt]) -> list[Stmt]:
         if st.params:
             if st.name in DYNAMIC:
                 raise OracleError(f"{st.where}: cannot redefine {st.name!r}")
+            # check the body now (calls, arities), whatever the arguments will be; the
+            # definition is not visible in its own body
+            funcs.pop(st.name, None)
+            sub(st.expr, {p: Node("name", name=p) for p in st.params}, st)
             body_names = free(st.expr, st.params, set())
             funcs[st.name] = (st, {x: version.get(x, 0) for x in body_names})
-            # check the body now (calls, arities), whatever the arguments will be
-            sub(st.expr, {p: Node("name", name=p) for p in st.params}, st)
             version[st.name] = version.get(st.name, 0) + 1
             continue
         e = sub(st.expr, {}, st)

@@ -160,6 +160,11 @@ def test_constant_arguments_fold_away():
     ("let f(x) = x ; g\nlet g = a\nlet r = f(b)\n", "m:3:9",
      "'f' (defined at m:1:1) uses 'g', which is defined again after it"),
     ("let f(x) = y(x)\n", "m:1:12", "'y' is not a parameterised definition"),
+    ("let f(x) = x | f(x)\n", "m:1:16", "'f' calls itself: a parameterised definition cannot "
+                                        "be recursive"),
+    # a definition a body calls, defined again after the body: the call would change meaning
+    ("let g(x) = x\nlet f(x) = g(x)\nlet g(x) = x ; x\nlet r = f(a)\n", "m:4:9",
+     "'f' (defined at m:2:1) uses 'g', which is defined again after it"),
 ])
 def test_call_errors_name_the_call(text, where, reason):
     with pytest.raises(OracleError) as e:
