@@ -19,7 +19,7 @@ sys.path.insert(0, ROOT)
 
 import litmus  # noqa: E402
 import oracle  # noqa: E402
-from oracle.build_amdgpu import build  # noqa: E402
+from oracle.models.amdgpu.builder import build  # noqa: E402
 
 SHARED = os.environ.get("SCOPEFUZZ_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 

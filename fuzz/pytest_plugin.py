@@ -13,7 +13,6 @@ and fails on a finding. Fixtures ``litmus_backend`` and ``litmus_oracle`` serve 
 
 from __future__ import annotations
 
-import csv
 import os
 import pathlib
 import re
@@ -22,6 +21,7 @@ import time
 import pytest
 
 from litmus import ParseError, format_outcome, parse_file
+from litmus.expected import read_expected
 
 # ---------------------------------------------------------------------------------------- options
 
@@ -95,13 +95,7 @@ class _Session:
 
     def _read(self, csv_path: pathlib.Path) -> dict[str, str]:
         if csv_path not in self._expected:
-            table: dict[str, str] = {}
-            with open(csv_path, newline="", encoding="utf-8") as f:
-                for row in csv.reader(f):
-                    if len(row) >= 2 and not row[0].startswith("#"):
-                        v = row[1].strip()
-                        table[row[0].strip()] = {"1": "Ok", "0": "No"}.get(v, v)
-            self._expected[csv_path] = table
+            self._expected[csv_path] = read_expected(csv_path).by_path()
         return self._expected[csv_path]
 
     def close(self):

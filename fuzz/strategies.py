@@ -62,7 +62,7 @@ ALL_SCOPE_PAIRS: tuple[tuple[str, str], ...] = tuple(
     (a, b) for i, a in enumerate(SCOPES) for b in SCOPES[i:])
 
 #: Program size limits: the oracle refuses programs over 64 events; typical programs stay small.
-MAX_EVENTS = 64
+from oracle.events import MAX_EVENTS  # noqa: E402 (the engine's limit, defined once)
 MAX_THREADS = 4
 #: Random programs stop growing here: the oracle's cost grows fast with racing accesses.
 RANDOM_MAX_SIZE = 10

@@ -1,4 +1,4 @@
-"""Control flow and register arithmetic for the C and Vulkan front ends, and their pre-executions.
+"""Control flow and register arithmetic for the C and Vulkan front ends, and their thread paths.
 
 The native AMDGPU dialect is straight-line with constant operands. The Dat3M/herd dialects are not:
 C tests compute values (``atomic_store_explicit(x, r0 - 1, ...)``) and branch on them (``if (r1)``),
@@ -25,7 +25,7 @@ value that lets it exit within the bound).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 from .ir import Instr, Test, prop_atoms
 
@@ -154,10 +154,6 @@ def attr(ins: Instr, key: str) -> str | None:
     return None
 
 
-def has_flag(ins: Instr, flag: str) -> bool:
-    return flag in ins.attrs
-
-
 def _operand(ins: Instr, key: str, default: int | None, regs: dict[str, int]) -> int:
     text = attr(ins, key)
     if text is None:
@@ -165,7 +161,7 @@ def _operand(ins: Instr, key: str, default: int | None, regs: dict[str, int]) ->
     return evaluate(parse_expr_text(text), regs)
 
 
-# --- pre-executions -----------------------------------------------------------------------------
+# --- thread paths ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Op:
@@ -436,8 +432,8 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
 MAX_COMBINATIONS = 200_000
 
 
-def pre_executions(test: Test, unroll: int = UNROLL, seed: bool = True,
-                   thin_air: bool = False) -> list[list[Path]]:
+def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
+                     thin_air: bool = False) -> list[list[Path]]:
     """Per thread, its paths with reads drawn from :func:`value_domains`.
 
     Raises ValueError when the combinations of paths exceed :data:`MAX_COMBINATIONS`."""
@@ -453,9 +449,3 @@ def pre_executions(test: Test, unroll: int = UNROLL, seed: bool = True,
         raise ValueError(f"{test.name}: {combos} combinations of thread paths (more than "
                          f"{MAX_COMBINATIONS}); bound the loops or the values")
     return out
-
-
-def iter_paths(test: Test) -> Iterator[tuple[int, Path]]:
-    for tid, paths in enumerate(pre_executions(test)):
-        for p in paths:
-            yield tid, p

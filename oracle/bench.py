@@ -17,4 +17,4 @@ def run(args):
     spec = importlib.util.spec_from_file_location("bench_oracle", SCRIPT)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.figures(quick=getattr(args, "quick", False))
+    return mod.figures(quick=args.quick)

@@ -6,13 +6,13 @@
 
 from __future__ import annotations
 
-import csv
 import importlib
 import json
 import os
 import sys
 
 from litmus.dialects import litmus_files, parse_file
+from litmus.expected import race_verdict, read_expected
 from litmus.lexer import ParseError
 from litmus.printer import format_condition
 
@@ -26,57 +26,6 @@ BENCH_SECTIONS: dict[str, str] = {
 }
 
 
-# --- expected verdicts -------------------------------------------------------------------------
-def read_expected(path: str) -> list[tuple[list[str], str]]:
-    """``expected.csv`` rows as (path parts, verdict); Dat3M's 1/0 become Ok/No."""
-    out = []
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            for lineno, row in enumerate(csv.reader(f), 1):
-                if not row or not row[0].strip() or row[0].lstrip().startswith("#"):
-                    continue
-                if len(row) < 2:
-                    raise OracleError(f"{path}:{lineno}:1: expected 'path,verdict'")
-                v = row[1].strip()
-                v = {"1": "Ok", "0": "No"}.get(v, v)
-                if v not in ("Ok", "No", "Undef"):
-                    if lineno == 1:          # a header line
-                        continue
-                    raise OracleError(f"{path}:{lineno}:{len(row[0]) + 2}: verdict {row[1]!r} is "
-                                      f"not Ok, No, Undef, 1 or 0")
-                parts = [p for p in row[0].strip().replace("\\", "/").split("/") if p not in ("", ".")]
-                out.append((parts, v))
-    except OSError as e:
-        raise OracleError(f"{path}:1:1: cannot read: {e.strerror or e}") from None
-    return out
-
-
-def match_expected(file: str, expected, csv_dir: str) -> str | None:
-    """The expected verdict of ``file``: a CSV path relative to the CSV's directory or its parent,
-    else the longest CSV path that is a suffix of the file's path."""
-    absf = os.path.normpath(os.path.abspath(file))
-    for parts, v in expected:
-        for base in (csv_dir, os.path.dirname(csv_dir)):
-            if os.path.normpath(os.path.join(base, *parts)) == absf:
-                return v
-    fparts = absf.split(os.sep)
-    best, blen = None, 0
-    for parts, v in expected:
-        if len(parts) <= len(fparts) and fparts[-len(parts):] == parts and len(parts) > blen:
-            best, blen = v, len(parts)
-    return best
-
-
-def is_dr_csv(path: str) -> bool:
-    """Dat3M's data-race suites (``VULKAN-DR.csv``): 1 = no consistent execution is racy."""
-    return os.path.splitext(os.path.basename(path))[0].upper().endswith("-DR")
-
-
-def race_verdict(res) -> str:
-    """The verdict a ``-DR`` suite expects: Ok when the ``racy`` flag never fires, else No."""
-    return "No" if "racy" in res.flags else "Ok"
-
-
 # --- check ---------------------------------------------------------------------------------------
 def cmd_check(args) -> int:
     from .check import check
@@ -84,17 +33,16 @@ def cmd_check(args) -> int:
     if not files:
         print("scopefuzz check: no *.litmus files found", file=sys.stderr)
         return 2
-    expected, csv_dir = None, None
+    expected = None
     if args.expect:
         try:
             expected = read_expected(args.expect)
-        except OracleError as e:
+        except ParseError as e:
             print(str(e), file=sys.stderr)
             return 2
-        csv_dir = os.path.dirname(os.path.abspath(args.expect))
     status = 0
     agree = disagree = missing = 0
-    dr = args.dr or bool(args.expect and is_dr_csv(args.expect))
+    dr = args.dr or bool(expected and expected.race)
     for path in files:
         try:
             test = parse_file(path)
@@ -124,10 +72,10 @@ def cmd_check(args) -> int:
                 for s in res.states:
                     print("  " + " ".join(f"{k}={v};" for k, v in s.items()))
         if expected is not None:
-            want = match_expected(path, expected, csv_dir)
+            want = expected.lookup(path)
             if want is None:
                 missing += 1
-            elif want == (got := race_verdict(res) if dr else res.verdict):
+            elif want == (got := race_verdict(res.flags) if dr else res.verdict):
                 agree += 1
             else:
                 disagree += 1

@@ -1,8 +1,7 @@
 """Pre-executions: the event structure of a program, before rf and co are chosen.
 
-An *event graph builder* (one per model family: :mod:`oracle.build_amdgpu`, and the rc11/vulkan
-front ends) turns a program into one or more :class:`PreExecution` s. Each one fixes the events,
-their attributes (as named *sets*, bitmasks over events) and the static base relations (``po``,
+An *event graph builder* (one per model unit: ``oracle/models/<name>/builder.py``) turns a
+program into one or more :class:`PreExecution` s. Each one fixes the events, their attributes (as named *sets*, bitmasks over events) and the static base relations (``po``,
 ``loc``, ``rmw``, scope relations ..., as bit-matrix rows), plus how values flow:
 
 - a write's value is a constant, or ``f(value of its rmw read)`` (``wsrc``/``wop``/``wopnd``);

@@ -1,4 +1,4 @@
-"""Barrier schedule enumeration (oracle/barriers.py): hand-derived cases and metamorphic properties.
+"""Barrier schedule enumeration (oracle/models/amdgpu/barriers.py): hand-derived cases and metamorphic properties.
 
 Derivations follow seeds/amdgpu-execution-synchronization.txt with DESIGN.md "Barriers": the
 workgroup barrier expects one arrive per wave of the workgroup and is dropped at each wave's end;
@@ -18,8 +18,8 @@ from hypothesis import given, settings, strategies as st
 import litmus
 from litmus.ir import Condition, Const, Instr, Location, Test, Thread
 from litmus.scopes import Placement
-from oracle import barriers
-from oracle.barriers import enumerate_schedules
+from oracle.models.amdgpu import barriers
+from oracle.models.amdgpu.barriers import enumerate_schedules
 
 
 def program(*columns: list[str], placements=None) -> Test:
@@ -299,7 +299,7 @@ def test_search_bound_reported(monkeypatch):
 # -- a wait with no arrive of its own wave pending waits on the open phase ---------------------
 # DESIGN.md: "A wait waits on the phase its wave last arrived in (if not yet waited for), else on
 # the open phase". The open phase is the one open when the wait executes, i.e. when its wave's
-# preceding barrier operation is done (at launch if there is none): see oracle/barriers.py.
+# preceding barrier operation is done (at launch if there is none): see oracle/models/amdgpu/barriers.py.
 
 def named_waiter(arrivers: int) -> Test:
     # barrier 1 expects 2; init and joins are ordered before every arrive by the workgroup

@@ -1,7 +1,7 @@
 """The AMDGPU event builder and the packing of pre-executions.
 
 - One small program's events, sets and static relations, worked out by hand from the builder's
-  documented vocabulary (oracle/build_amdgpu.py) and the seed's scope rules.
+  documented vocabulary (oracle/models/amdgpu/builder.py) and the seed's scope rules.
 - The packed form (oracle.events.Table, emitted directly by the builder) and the readable form
   (events, sets, rels) describe the same pre-execution: packing either gives the same arrays.
 - The compiled packing (oracle/pack.py) gives every read the candidate writes, and every location
@@ -17,11 +17,12 @@ from hypothesis import given
 
 import litmus
 from litmus_strategies import litmus_tests
-from oracle.build_amdgpu import build
+from oracle.models.amdgpu import UNIT
+from oracle.models.amdgpu.builder import build
 from oracle.events import PreExecution
 from oracle.lang import load_model
 from oracle.pack import pack
-from oracle.reference import co_groups, rf_candidates
+from reference import co_groups, rf_candidates
 
 PROGRAM = """AMDGPU builder
 { x = 0; y = 0; lds a = 0; }
@@ -95,30 +96,31 @@ def readable_copy(pe: PreExecution) -> PreExecution:
 def test_packed_and_readable_forms_pack_alike(test):
     prog = load_model("amdgpu")
     for pe in build(test):
-        a, b = pack(pe, prog), pack(readable_copy(pe), prog)
-        for f in a.__dataclass_fields__:
-            if f == "pe":
-                continue
-            x, y = getattr(a, f), getattr(b, f)
-            assert np.array_equal(x, y), f
+        a, b = pack(pe, prog, UNIT.hints), pack(readable_copy(pe), prog, UNIT.hints)
+        assert np.array_equal(a.slots, b.slots)
+        for part in ("reads", "locs", "events", "obs"):
+            x, y = getattr(a, part), getattr(b, part)
+            for f in x._fields:
+                assert np.array_equal(getattr(x, f), getattr(y, f)), (part, f)
 
 
 @given(litmus_tests())
 def test_compiled_candidates_equal_the_readable_derivation(test):
     prog = load_model("amdgpu")
     for pe in build(test):
-        p = pack(pe, prog)
-        got = {int(r): [int(w) for w in p.cand[q, :p.ncand[q]]] for q, r in enumerate(p.reads)}
-        got.update({int(r): [int(w) for w in p.ind_cand[q, :p.ind_ncand[q]]]
-                    for q, r in enumerate(p.ind_reads)})
+        p = pack(pe, prog, UNIT.hints)
+        rd = p.reads
+        got = {int(r): [int(w) for w in rd.cand[q, :rd.ncand[q]]] for q, r in enumerate(rd.reads)}
+        got.update({int(r): [int(w) for w in rd.ind_cand[q, :rd.ind_ncand[q]]]
+                    for q, r in enumerate(rd.ind_reads)})
         assert got == rf_candidates(pe)
         groups = co_groups(pe)
-        assert len(groups) == len(p.co_start)
+        assert len(groups) == len(p.locs.co_start)
         for lid, (init, rest) in enumerate(groups):
             want = [([init] if init >= 0 else []) + list(perm)
                     for perm in itertools.permutations(rest)]
-            start, count, length = p.co_start[lid], p.co_count[lid], p.co_len[lid]
-            have = [[int(w) for w in row[:length]] for row in p.co_perm[start:start + count]]
+            start, count, length = p.locs.co_start[lid], p.locs.co_count[lid], p.locs.co_len[lid]
+            have = [[int(w) for w in row[:length]] for row in p.locs.co_perm[start:start + count]]
             assert have == want
 
 

@@ -172,7 +172,7 @@ def _barwait(t, k, prog, twg, tcl, nwg, joined, arrg, bgen):
     """The barrier wait at row ``k`` of thread ``t``: False while the phase it waits for has not
     completed; else it passes at once (passing it later adds no behaviour, like a satisfied
     s_waitcnt) and the thread's next barrier operation, if it is a wait with no arrive of the
-    thread pending, takes the phase open now (oracle/barriers.py: a wait executes when the
+    thread pending, takes the phase open now (oracle/models/amdgpu/barriers.py: a wait executes when the
     wave's previous barrier operation is done; the time in between is not modelled)."""
     bid = prog[t, k, 1]
     if bid == -1:

@@ -345,7 +345,7 @@ _BARRIER_STEPS = (BARRIVE, BARWAIT, BARINIT, BARLEAVE)
 
 
 def _link_barrier_waits(rows):
-    """Which phase a barrier wait waits for (oracle/barriers.py, DESIGN.md "Barriers"): the phase
+    """Which phase a barrier wait waits for (oracle/models/amdgpu/barriers.py, DESIGN.md "Barriers"): the phase
     of the thread's own pending arrive on its barrier, else the phase open when the thread's
     previous barrier operation is done (at launch for a first one; joins and the time between
     barrier operations do not count). The kernel binds such a wait then: this marks it (BARWAIT

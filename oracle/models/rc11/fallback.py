@@ -29,8 +29,9 @@ from __future__ import annotations
 
 from litmus.ir import Test
 
-from .rc11_exec import (ConformanceResult, Execution, acyclic, check_with, cross, ident, inter,
-                        inverse, irreflexive, minus, opt, plus, restrict, seq, union)
+from oracle.models.path_executions import (ConformanceResult, Execution, PythonModel, acyclic,
+                                           check_with, cross, ident, inter, inverse, irreflexive,
+                                           minus, opt, plus, restrict, seq, union)
 
 NAME = "rc11"
 
@@ -131,12 +132,10 @@ def _bits(v: int):
         v ^= low
 
 
-class _Model:
-    no_thin_air = True          # value domains need not be seeded (litmus/cfg.py)
-    consistent = staticmethod(consistent)
-    racy = staticmethod(racy)
+#: value domains need not be seeded: RC11 has no (po | rf) cycles (litmus/cfg.py)
+MODEL = PythonModel(consistent, racy, seed=False)
 
 
 def check(test: Test, stop: str | None = None) -> ConformanceResult:
     """Verdict, allowed states and the ``racy`` flag of a C-dialect test under RC11."""
-    return check_with(_Model, test, NAME, stop=stop)
+    return check_with(MODEL, test, NAME, stop=stop)

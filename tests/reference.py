@@ -1,8 +1,10 @@
-"""A slow, plain-Python evaluation of a model, independent of the numba engine.
+"""A slow, plain-Python evaluation of a model, independent of the numba engine (a test aid).
 
 It walks the model's AST (not the compiled op array) over relations as Python sets of pairs and
-enumerates candidates with :func:`itertools.product`. Tests check that it and the engine agree on
-generated programs; :mod:`oracle.explanation` uses it because it keeps every intermediate relation.
+enumerates candidates with :func:`itertools.product`, deriving each read's candidate writes and
+each location's co orders from the readable pre-execution. Tests check that it and the engine
+agree on generated programs (states, candidate counts) and on the relations of single
+expressions. Nothing in the package uses it.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from dataclasses import dataclass
 
 from litmus.ir import UNDEF, Test
 
-from .check import _builder
-from .errors import OracleError
-from .events import PENDING_REF, UNDEF_VAL, PreExecution
-from .lang import Node, Program, load_model
+from oracle.check import pre_executions
+from oracle.errors import OracleError
+from oracle.events import PENDING_REF, UNDEF_VAL, PreExecution
+from oracle.explanation import shortest_cycle as _cycle
+from oracle.lang import Node, Program, load_model
+from oracle.registry import get as get_unit
 
 Rel = frozenset
 
@@ -143,39 +147,6 @@ class Evaluator:
         raise OracleError(f"unknown node {op}")
 
 
-def _cycle(rel: set) -> list[int] | None:
-    """A shortest cycle of ``rel`` as a list of events (first == last), or None."""
-    succ: dict[int, list[int]] = {}
-    for a, b in rel:
-        succ.setdefault(a, []).append(b)
-    best = None
-    for start in sorted(succ):
-        prev = {start: None}
-        frontier = [start]
-        found = False
-        while frontier and not found:
-            nxt = []
-            for u in frontier:
-                for v in sorted(succ.get(u, ())):
-                    if v == start:
-                        path = [u]
-                        while prev[path[-1]] is not None:
-                            path.append(prev[path[-1]])
-                        path.reverse()
-                        cyc = path + [start]
-                        if best is None or len(cyc) < len(best):
-                            best = cyc
-                        found = True
-                        break
-                    if v not in prev:
-                        prev[v] = u
-                        nxt.append(v)
-                if found:
-                    break
-            frontier = nxt
-    return best
-
-
 @dataclass
 class Candidate:
     """One candidate execution as the reference sees it."""
@@ -277,7 +248,7 @@ def reference_check(test: Test, model: str = "amdgpu"):
     keys = test.observables()
     states = set()
     ncand = ncons = 0
-    for pe in _builder(model)(test):
+    for pe in pre_executions(get_unit(model), test):
         for c in candidates(pe, prog):
             ncand += 1
             if c is None or c.failed is not None:

@@ -1,6 +1,6 @@
 """The static relations of an AMDGPU pre-execution, computed in numba from its event rows.
 
-:mod:`oracle.build_amdgpu` walks the instructions and writes one attribute row per event
+:mod:`oracle.models.amdgpu.builder` walks the instructions and writes one attribute row per event
 (``oracle.events.C_*`` columns; ``C_KIND`` a bitmask of the per-instruction sets, ``C_RANK`` the
 event's scope rank, ``C_AUX`` the read of an rmw write or the last completed mark of an
 ``async.wait``). :func:`derive` computes from those rows, in one compiled pass over at most 64
@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .engine import ONE, ZERO64, _bit
-from .events import C_AUX, C_INSTR, C_KIND, C_LOC, C_RANK, C_THREAD, C_WSRC
+from oracle.engine import ONE, ZERO64, _bit
+from oracle.events import C_AUX, C_INSTR, C_KIND, C_LOC, C_RANK, C_THREAD, C_WSRC
 
 #: every set the builder provides, in mask order: the first 19 are decided per instruction (bit k
 #: of C_KIND), the rest derived here

@@ -1,11 +1,11 @@
 """Event graph builder for the ``vulkan`` model file: Vulkan-dialect tests -> engine pre-executions.
 
 One :class:`~oracle.events.PreExecution` per combination of thread paths (litmus/cfg.py) and per
-control-barrier choice (oracle/models/vulkan.py ``prepare``: a combination where a barrier can
+control-barrier choice (oracle/models/vulkan/fallback.py ``prepare``: a combination where a barrier can
 never complete gives none; a quorum barrier gives one per set of synchronizing barriers). Reads
 carry the value their path assumed (``REQ_EQ``). Per global location a final read (``FR``) gives
 the final memory value. The event sets and static relations are those of
-:func:`oracle.models.vulkan.static` (see the header of ``oracle/models/vulkan``).
+:func:`oracle.models.vulkan.fallback.static` (see the header of ``vulkan.model``).
 
 A ``filter`` (Dat3M: only executions satisfying it count, for the verdict and for races) must be
 a conjunction of atoms: register atoms select paths, location atoms become required values of
@@ -16,15 +16,22 @@ from __future__ import annotations
 
 import itertools
 
-from litmus.cfg import pre_executions
+from litmus.cfg import paths_per_thread
 from litmus.ir import And, Atom, Const, Test
 from litmus.outcome import evaluate
 
-from ..errors import OracleError
-from ..events import REQ_EQ, REQ_NE, Event, PreExecution
-from .rc11_events import add_observables
-from .rc11_exec import _build
-from .vulkan import CLASSES, prepare
+from oracle.errors import OracleError
+from oracle.events import REQ_EQ, REQ_NE, Event, PreExecution
+from oracle.models.rc11.builder import add_observables
+from oracle.models.path_executions import _build
+from oracle.models.vulkan.fallback import CLASSES, prepare
+
+#: the vocabulary this builder provides (declared by the unit, oracle/models/vulkan/__init__.py)
+SETS = ("R", "W", "F", "IW", "FR", "CO", "CBAR", "ATOM", "RMW", "NONPRIV", "ACQ", "REL",
+        "AVDEVICE", "VISDEVICE", "SEMAV", "SEMVIS", "SG", "WG", "QF", "DV",
+        *(f"SC{i}" for i in range(CLASSES)), *(f"SEMSC{i}" for i in range(CLASSES)))
+RELS = ("po", "loc", "ext", "int", "rmw", "ssg", "swg", "sqf", "inscope", "vloc", "mutord",
+        "posem2sc", "posc2sem", "ssw", "avvisinc", "syncbar")
 
 
 def _filter_atoms(test: Test) -> list[Atom] | None:
@@ -98,7 +105,7 @@ def to_pre_execution(test: Test, x0, combo, variant: dict, loc_atoms) -> PreExec
             if eb.loc_id == ea.loc_id:
                 loc_rows[a] |= 1 << b
     pe.rels["loc"] = loc_rows
-    for name in list(named) + ["R", "W", "FR", "CO", "IW"]:
+    for name in SETS:
         pe.sets.setdefault(name, set())
     add_observables(pe, test, combo, x0, final)
     return pe
@@ -115,7 +122,7 @@ def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
         if a.thread is None:
             loc_atoms.setdefault(a.name, []).append(a)
     try:
-        paths = pre_executions(test, thin_air="thin-air" in allow)
+        paths = paths_per_thread(test, thin_air="thin-air" in allow)
     except ValueError as e:
         raise OracleError(str(e)) from None
     out = []

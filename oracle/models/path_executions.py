@@ -21,12 +21,13 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
-from litmus.cfg import UNROLL, Path, pre_executions
+from litmus.cfg import UNROLL, Path, paths_per_thread
 from litmus.ir import Test
 from litmus.outcome import evaluate, verdict as herd_verdict
 
-from ..check import Result
+from oracle.check import Result
 
 
 # --- relation algebra ---------------------------------------------------------------------------
@@ -114,10 +115,6 @@ def irreflexive(a: list[int]) -> bool:
 
 def acyclic(a: list[int]) -> bool:
     return irreflexive(plus(a))
-
-
-def is_empty(a: list[int]) -> bool:
-    return not any(a)
 
 
 def cross(s: int, t: int, n: int) -> list[int]:
@@ -281,7 +278,7 @@ def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None, see
     give more edges in every derived relation), so a failing partial candidate is abandoned with
     every completion of it. Reads are assigned in event order.
     """
-    paths = pre_executions(test, unroll, seed, thin_air)
+    paths = paths_per_thread(test, unroll, seed, thin_air)
     for combo in itertools.product(*paths):
         x0 = _build(test, combo)
         variants = prepare(x0) if prepare is not None else [{}]
@@ -346,14 +343,27 @@ def final_state(test: Test, x: Execution, combo, orders) -> dict:
 BUDGET = 300_000
 
 
-def check_with(model, test: Test, name: str, unroll: int = UNROLL,
+@dataclass(frozen=True)
+class PythonModel:
+    """A model written in Python over :class:`Execution` s (the rc11 and vulkan fallbacks).
+
+    ``consistent(x)`` decides an execution; ``racy(x)`` raises the ``racy`` flag when some
+    consistent execution (satisfying the test's ``filter``, if any) has a race; ``prepare(x0)``
+    (or None) gives the per-execution variants :func:`executions` enumerates; ``seed``: whether
+    the value domains must be seeded (False where the model forbids (po | rf) cycles)."""
+
+    consistent: Callable[[Execution], bool]
+    racy: Callable[[Execution], bool]
+    prepare: Callable | None = None
+    seed: bool = True
+    #: the model file declares ``allow thin-air``: reads may take values out of thin air
+    #: (litmus/cfg.py: value_domains)
+    thin_air: bool = False
+
+
+def check_with(model: PythonModel, test: Test, name: str, unroll: int = UNROLL,
                budget: int = BUDGET, stop: str | None = None) -> ConformanceResult:
     """Enumerate candidates, keep the model's consistent ones, compute states, verdict, flags.
-
-    ``model.consistent(x) -> bool``; optional ``model.racy(x) -> bool`` raises the ``racy``
-    flag when some consistent execution (satisfying the test's ``filter``, if any) has a race;
-    optional ``model.thin_air`` (the model file's ``allow thin-air``) lets reads take values out
-    of thin air (litmus/cfg.py: value_domains).
 
     ``stop="verdict"`` ends the search as soon as one state decides the verdict (a witness of an
     ``exists``/``~exists`` proposition, a counterexample of a ``forall``), ``stop="race"`` at the
@@ -366,10 +376,8 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL,
     cand = cons = 0
     racy = False
     q, prop = test.condition.quantifier, test.condition.prop
-    for x, combo, orders in executions(test, unroll, getattr(model, "prepare", None),
-                                       model.consistent,
-                                       not getattr(model, "no_thin_air", False),
-                                       getattr(model, "thin_air", False)):
+    for x, combo, orders in executions(test, unroll, model.prepare, model.consistent,
+                                       model.seed, model.thin_air):
         cand += 1
         if cand > budget:
             raise ValueError(f"{test.name}: more than {budget} candidate executions")
@@ -381,7 +389,7 @@ def check_with(model, test: Test, name: str, unroll: int = UNROLL,
             continue
         key = tuple(st[k] for k in test.observables())
         states.setdefault(key, st)
-        if not racy and hasattr(model, "racy") and model.racy(x):
+        if not racy and model.racy(x):
             racy = True
             if stop == "race":
                 break

@@ -6,7 +6,7 @@ value (``REQ_EQ``), so the engine only pairs it with writes of that value; every
 then a constant of the path. Per global location a final read (set ``FR``, thread -1) gives the
 final memory value: the model file makes it read the co-last write.
 
-Vocabulary provided to ``oracle/models/rc11``: sets ``R W IW FR F A NA ACQ REL SC CO CohR``;
+Vocabulary provided to ``rc11.model``: sets ``R W IW FR F A NA ACQ REL SC CO CohR``;
 relations ``sb`` (po plus initial writes before everything), ``po``, ``loc``, ``ext``, ``rmw``,
 ``cohord`` (po, for the engine's per-location pruning) and ``nrf`` (a read never reads a po-later
 write of its own thread).
@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import itertools
 
-from litmus.cfg import pre_executions
+from litmus.cfg import paths_per_thread
 from litmus.ir import Test
 
-from ..errors import OracleError
-from ..events import REQ_EQ, Event, PreExecution
-from .rc11_exec import _build
+from oracle.errors import OracleError
+from oracle.events import REQ_EQ, Event, PreExecution
+from oracle.models.path_executions import _build
+
+#: the vocabulary this builder provides (declared by the unit, oracle/models/rc11/__init__.py)
+SETS = ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR")
+RELS = ("sb", "po", "loc", "ext", "rmw", "cohord", "nrf")
 
 REL = ("rel", "acq_rel", "sc")
 ACQ = ("acq", "acq_rel", "sc")
 
 
 def to_pre_execution(test: Test, x0, combo) -> PreExecution:
-    """The engine's pre-execution for one combination of paths (``x0`` from rc11_exec._build)."""
+    """The engine's pre-execution for one combination of paths (``x0`` from path_executions._build)."""
     pe = PreExecution()
     loc_ids = {loc.name: i for i, loc in enumerate(test.locations)}
     pe.loc_names = [loc.name for loc in test.locations]
@@ -93,7 +97,7 @@ def to_pre_execution(test: Test, x0, combo) -> PreExecution:
         if ev.loc_id >= 0:
             by_loc[ev.loc_id] = by_loc.get(ev.loc_id, 0) | (1 << i)
     pe.rels["loc"] = [by_loc.get(ev.loc_id, 0) if ev.loc_id >= 0 else 0 for ev in pe.events]
-    for name in ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR"):
+    for name in SETS:
         pe.sets.setdefault(name, set())
     add_observables(pe, test, combo, x0, final)
     return pe
@@ -115,7 +119,7 @@ def add_observables(pe: PreExecution, test: Test, combo, x0, final: dict) -> Non
 def build(test: Test) -> list[PreExecution]:
     """Every pre-execution of a C-dialect test (one per combination of thread paths)."""
     try:
-        paths = pre_executions(test, seed=False)     # rc11 has no (po | rf) cycles
+        paths = paths_per_thread(test, seed=False)     # rc11 has no (po | rf) cycles
     except ValueError as e:
         raise OracleError(str(e)) from None
     out = []

@@ -33,7 +33,7 @@ Initial writes and final reads are scope-inclusive with everything (DESIGN.md).
 The builder works in two passes and emits the packed form (:class:`oracle.events.Table`) directly:
 this module walks the instructions once and writes one attribute row per event, whose ``C_KIND``
 column is a bitmask over :data:`SETS` (the sets an instruction decides); then
-:func:`oracle.amdgpu_static.derive` (numba) computes every relation and the derived sets from
+:func:`oracle.models.amdgpu.static.derive` (numba) computes every relation and the derived sets from
 those rows. Event labels are made only when an explanation asks for them.
 """
 
@@ -46,15 +46,15 @@ import numpy as np
 from litmus.ir import Test
 from litmus.scopes import SCOPE_RANK
 
-from .amdgpu_static import B_PO, B_RMWW, NKIND, RELS, SETS, derive
+from .static import B_PO, B_RMWW, NKIND, RELS, SETS, derive
 from .barriers import enumerate_schedules, thread_ops
-from .events import MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, RMW_CODES, PreExecution, Table
-from .errors import TooManyEvents
+from oracle.events import MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, RMW_CODES, PreExecution, Table
+from oracle.errors import TooManyEvents
 
 SET_INDEX = {name: k for k, name in enumerate(SETS)}
 REL_INDEX = {name: k for k, name in enumerate(RELS)}
 
-# kind bits (C_KIND): the per-instruction sets, in SETS order (B_PO and B_RMWW: amdgpu_static)
+# kind bits (C_KIND): the per-instruction sets, in SETS order (B_PO and B_RMWW: static.py)
 (B_R, B_W, B_F, B_IW, B_FR, B_A, B_ACQ, B_REL, B_SC, B_MA, B_MV, B_SA, B_LV, B_CO, B_BARR,
  B_BWAIT, B_BOP, B_ASYNC, B_AWAIT) = (1 << k for k in range(NKIND))
 

@@ -48,14 +48,16 @@ outcome (as in Dat3M, where the suite's expectations come from).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 from litmus.cfg import attr
 from litmus.ir import Test
 
-from ..lang import load_model
-from .rc11_exec import (ConformanceResult, Execution, acyclic, check_with, ident, inter,
-                        inverse, minus, opt, plus, restrict, seq, union)
+from oracle.lang import load_model
+from oracle.models.path_executions import (ConformanceResult, Execution, PythonModel, acyclic,
+                                           check_with, ident, inter, inverse, minus, opt, plus,
+                                           restrict, seq, union)
 
 NAME = "vulkan"
 
@@ -394,15 +396,12 @@ def racy(x: Execution) -> bool:
     return False
 
 
-class _Model:
-    consistent = staticmethod(consistent)
-    racy = staticmethod(racy)
-    prepare = staticmethod(prepare)
-    # the model file's declared properties: no no-thin-air axiom (``allow thin-air``), so reads
-    # may take values out of thin air (litmus/cfg.py: value_domains), as in the engine
-    thin_air = "thin-air" in load_model(NAME).allow
+MODEL = PythonModel(consistent, racy, prepare)
 
 
 def check(test: Test, stop: str | None = None) -> ConformanceResult:
     """Verdict, allowed states and the ``racy`` flag of a Vulkan-dialect test."""
-    return check_with(_Model, test, NAME, stop=stop)
+    # the model file's declared properties: no no-thin-air axiom (``allow thin-air``), so reads
+    # may take values out of thin air (litmus/cfg.py: value_domains), as in the engine
+    model = dataclasses.replace(MODEL, thin_air="thin-air" in load_model(NAME).allow)
+    return check_with(model, test, NAME, stop=stop)
