@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/bench_opencl.py [--quick]`` or ``scopefuzz be
 ``--soak N`` instead runs the fuzzer's seeded programs on the device against the oracle.
 Measures ``Backend.run`` end to end (launches, read-back, outcome counting; the kernel build is
 excluded by a warm-up run) for a 2-thread test (SB) and a 4-thread test (IRIW), and how often the
-weak outcome showed. The figures are in ``hw/opencl/bench.py``; this script only prints them.
+weak outcome showed. The figures are in ``fuzz/bench/opencl_figures.py``; this script only prints them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from hw.opencl import bench  # noqa: E402
+from fuzz.bench import print_rows, opencl_figures as bench  # noqa: E402
 
 
 def soak(n: int, seed: int, iterations: int) -> None:
@@ -72,9 +72,7 @@ def main() -> int:
     if args.soak:
         soak(args.soak, args.seed, args.iterations)
         return 0
-    for label, value, unit in bench.run(args):
-        v = f"{value:,.1f}" if isinstance(value, float) else f"{value}"
-        print(f"  {label:<58} {v:>14} {unit}")
+    print_rows(bench.run(args))
     return 0
 
 

@@ -23,6 +23,8 @@ import pytest
 
 from litmus import ParseError, format_outcome, parse_file
 
+from .compare import compare
+
 # ---------------------------------------------------------------------------------------- options
 
 
@@ -198,29 +200,26 @@ class LitmusItem(pytest.Item):
         except hw.BackendError as e:
             raise LitmusFailure(f"{test.name}: backend {session.spec}: {e}")
         self.user_properties.append(("backend", session.spec))
-        forbidden = []
-        for outcome, n in hist.outcomes():
-            ok = result.allows(outcome)
-            self.user_properties.append((f"outcome {format_outcome(outcome)}", n))
-            if not ok:
-                forbidden.append((outcome, n))
-        if forbidden:
-            raise LitmusFailure(self._forbidden_report(test, result, hist, forbidden, session))
+        seen = compare(result, hist, test.condition)
+        for row in seen.rows:
+            self.user_properties.append((f"outcome {format_outcome(row.outcome)}", row.count))
+        if seen.forbidden:
+            raise LitmusFailure(self._forbidden_report(test, result, seen, session))
 
-    def _forbidden_report(self, test, result, hist, forbidden, session) -> str:
-        lines = [f"{test.name}: {sum(n for _, n in forbidden)} of {hist.total} iterations on "
+    def _forbidden_report(self, test, result, seen, session) -> str:
+        lines = [f"{test.name}: {seen.forbidden} of {seen.total} iterations on "
                  f"{session.spec} showed an outcome the {result.model} model forbids", "",
                  "histogram:"]
-        for outcome, n in hist.outcomes():
-            mark = "allowed" if result.allows(outcome) else "FORBIDDEN"
-            lines.append(f"  {n:>10}  {format_outcome(outcome)}  {mark}")
+        for row in seen.rows:
+            mark = "allowed" if row.allowed else "FORBIDDEN"
+            lines.append(f"  {row.count:>10}  {format_outcome(row.outcome)}  {mark}")
         lines.append("")
         lines.append("allowed by the model:")
         for s in result.states:
             lines.append(f"  {format_outcome(s)}")
         try:
             import oracle
-            expl = oracle.explain(test, forbidden[0][0], result.model)
+            expl = oracle.explain(test, seen.forbidden_outcomes()[0][0], result.model)
             lines += ["", "why the first forbidden outcome is forbidden:", expl.text()]
         except Exception as e:          # the explanation is a courtesy; the failure stands
             lines += ["", f"(no explanation: {e})"]

@@ -7,12 +7,13 @@ evaluated by the numba engine (:mod:`oracle.engine`) over pre-executions built p
 
 import os as _os
 
-from .jitcache import guard as _guard
+from litmus.jitcache import guard as _guard
 
 #: the sources the package's compiled (numba) code is built from, constants included: a change to
-#: any of them drops the on-disk numba cache (see oracle/jitcache.py)
+#: any of them drops the on-disk numba cache (see litmus/jitcache.py)
 _guard(_os.path.dirname(_os.path.abspath(__file__)),
-       ["amdgpu_static.py", "engine.py", "events.py", "lang.py", "pack.py"])
+       ["amdgpu_static.py", "engine.py", "events.py", "lang.py", "pack.py", "../litmus/rmw.py",
+        "../litmus/rmw_jit.py"])
 
 from .check import Result, check, clear_cache  # noqa: E402
 from .errors import OracleError  # noqa: E402

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 import litmus
 from litmus.ir import prop_atoms
 from fuzz.coverage import kinds, scope_pairs
-from fuzz.fakes import sc_check
+from fakes import sc_check
 from fuzz.strategies import (ALL_KINDS, FEATURES, FeatureError, RandomSource, build_program,
                              common_scope,
                              draw_placements, draw_program, estimate_events, parse_features,

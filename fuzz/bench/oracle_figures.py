@@ -1,20 +1,18 @@
-"""The oracle's ``scopefuzz bench`` section: figures from ``benchmarks/bench_oracle.py``."""
+"""``scopefuzz bench`` section ``oracle``: figures from ``benchmarks/bench_oracle.py``."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
 
-from .errors import OracleError
+from . import ROOT, BenchError
 
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks",
-                      "bench_oracle.py")
+SCRIPT = ROOT / "benchmarks" / "bench_oracle.py"
 
 
 def run(args):
-    if not os.path.isfile(SCRIPT):
-        raise OracleError(f"{SCRIPT}: benchmark script not found (run from a source checkout)")
+    if not SCRIPT.is_file():
+        raise BenchError(f"{SCRIPT}: benchmark script not found (run from a source checkout)")
     spec = importlib.util.spec_from_file_location("bench_oracle", SCRIPT)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.figures(quick=getattr(args, "quick", False))
+    return mod.figures(quick=args.quick)

@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from litmus.rmw_jit import apply_rmw
+
 from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CLUSTER_SLOT, CNT_LGKM, CNT_LOAD,
                    CNT_STORE, CNT_VM, DMA, GCAS, GLD, GRMW, GST, GSTR, INV1, INV2, LCAS, LLD,
                    LRMW, LST, MT_NC, MT_UC, NCNT, NOP, SKIPNE, SLOTS, WAIT, WB2)
@@ -61,25 +63,6 @@ def _choose(n, mode, rng, ch, nopt, depth, nprefix):
     ch[d] = c
     nopt[d] = n
     return c
-
-
-@njit(cache=True, inline="always")
-def _rmw(op, old, v):
-    if op == 0:
-        return old + v
-    if op == 1:
-        return old - v
-    if op == 2:
-        return v
-    if op == 3:
-        return old & v
-    if op == 4:
-        return old | v
-    if op == 5:
-        return old ^ v
-    if op == 6:
-        return old if old > v else v
-    return old if old < v else v
 
 
 @njit(cache=True)
@@ -379,7 +362,7 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                         qnoack[slot_q] = 1 if ((op == GST or op == DMA) and row[6] == 1) else 0
                     qi[slot_q] = issued[t, qc[slot_q]] - 1
                     if op == GSTR:
-                        qval[slot_q] = _rmw(row[6], regs[t, row[1]], row[5])
+                        qval[slot_q] = apply_rmw(row[6], regs[t, row[1]], row[5])
                 pc[t] += 1
                 if pc[t] == plen[t]:
                     finished += 1
@@ -405,7 +388,7 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                 elif op == GRMW:
                     lvl = row[3] if row[3] > 0 else 1
                     old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
-                    _write(cu, ag, row[2], lvl, _rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
+                    _write(cu, ag, row[2], lvl, apply_rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
                            l2ok, l2d, mem)
                     regs[t, row[1]] = old
                 elif op == GCAS:
@@ -430,7 +413,7 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     lds[w, row[2]] = row[5]
                 elif op == LRMW:
                     old = lds[w, row[2]]
-                    lds[w, row[2]] = _rmw(row[6], old, row[5])
+                    lds[w, row[2]] = apply_rmw(row[6], old, row[5])
                     regs[t, row[1]] = old
                 elif op == LCAS:
                     old = lds[w, row[2]]
