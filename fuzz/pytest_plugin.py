@@ -45,10 +45,11 @@ def pytest_addoption(parser):
                 help="add an item running a fuzz campaign of SECONDS against the backend")
 
 
-def worker_index(config) -> int:
-    """0 for the controller / a run without xdist, K for xdist worker gwK."""
-    wid = os.environ.get("PYTEST_XDIST_WORKER") or getattr(config, "workerinput", {}).get("workerid")
-    if wid and wid.startswith("gw") and wid[2:].isdigit():
+def worker_index() -> int:
+    """0 for the controller / a run without xdist, K for xdist worker gwK (xdist sets
+    ``PYTEST_XDIST_WORKER`` in each worker before its configuration is read)."""
+    wid = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if wid.startswith("gw") and wid[2:].isdigit():
         return int(wid[2:])
     return 0
 
@@ -60,7 +61,7 @@ def backend_spec(config) -> str:
         items = [d.strip() for d in devices.split(",") if d.strip()]
         if not items:
             raise pytest.UsageError("--litmus-devices is empty")
-        return items[worker_index(config) % len(items)]
+        return items[worker_index() % len(items)]
     return config.getoption("--litmus-backend")
 
 
@@ -248,7 +249,7 @@ class FuzzItem(pytest.Item):
         tag = re.sub(r"[^A-Za-z0-9_.-]", "_", session.spec)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         out = (pathlib.Path(self.config.rootpath) / ".scopefuzz-pytest"
-               / f"{tag}-{stamp}-{os.getpid()}-w{worker_index(self.config)}")
+               / f"{tag}-{stamp}-{os.getpid()}-w{worker_index()}")
         cfg = Config(backend=session.spec, out=str(out), seed=self.config.getoption("--litmus-seed"),
                      time=self.seconds)
         stats = Campaign(cfg).run()
