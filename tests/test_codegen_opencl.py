@@ -1,4 +1,4 @@
-"""Codegen of litmus tests into OpenCL kernels (hw/opencl/codegen.py, layout.py), no device needed.
+"""Codegen of litmus tests into OpenCL kernels (hw/opencl/codegen.py, hw/layout.py), no device needed.
 
 Structure tests check that each construct is lowered to the right builtin with an order and scope
 at least as strong as the instruction's (hand-derived tables below), never a byte-for-byte copy of
@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 import litmus
 from litmus import Condition, Const, Instr, Location, Placement, Test, Thread
 from hw.opencl.codegen import (CodegenError, barrier_problem, generate, split_phases)
-from hw.opencl.layout import block_of, check_shape, layout_of, role_table
+from hw.layout import block_of, check_shape, layout_of, role_table
 from hw.opencl.runner import count_rows
 
 from conftest import CORPORA

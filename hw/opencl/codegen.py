@@ -1,6 +1,6 @@
 """Litmus test -> OpenCL C kernel for the parallel testing environment (issue 8).
 
-Two dialects share one kernel skeleton (:mod:`hw.opencl.layout` says which instance each role of
+Two dialects share one kernel skeleton (:mod:`hw.layout` says which instance each role of
 a work-item belongs to); they differ in how each instruction is lowered:
 
 ``cl3``
@@ -33,7 +33,7 @@ from litmus import Instr, Test, format_instr
 from litmus.ir import BASES
 
 from ..backend import BackendError
-from .layout import Layout, layout_of
+from ..layout import Layout, layout_of
 
 DIALECTS = ("cl3", "amdgcn")
 WEAKENINGS = (None, "sc-fence-as-acq_rel", "relaxed")

@@ -1,6 +1,6 @@
 """The ``opencl`` backend: run a litmus test as a parallel-testing kernel on an OpenCL device.
 
-One launch runs ``testing_wgs * wg_size`` instances of the test (:mod:`hw.opencl.layout`), each
+One launch runs ``testing_wgs * wg_size`` instances of the test (:mod:`hw.layout`), each
 with its own copy of every location (location ``k`` of instance ``i`` lives at
 ``(k * NI + (i * perm) mod NI) * stride``, ``perm`` a fresh random multiplier coprime with NI per
 launch), optional memory-stress workgroups and pre-stress, and optionally shuffled workgroup ids.
@@ -26,7 +26,7 @@ from litmus import Test
 from ..backend import Backend, BackendError, Histogram
 from . import devices as _devices
 from .codegen import Kernel, barrier_problem, generate
-from .layout import check_shape, role_table
+from ..layout import check_shape, role_table
 
 ENV_PARAMS = "SCOPEFUZZ_OPENCL_PARAMS"
 
