@@ -19,11 +19,13 @@ from hypothesis import given, settings, strategies as st
 
 import litmus
 from litmus import Condition, Const, Instr, Location, Placement, Test, Thread
-from hw.opencl.codegen import (CodegenError, barrier_problem, generate, split_phases)
 from hw.layout import block_of, check_shape, layout_of, role_table
+from hw.opencl.codegen import (DIALECTS, EMITTERS, CL3Emitter, CodegenError, barrier_problem,
+                               generate, split_phases)
 from hw.opencl.runner import count_rows
 
 from conftest import CORPORA
+from opencl_programs import SB_SC_FENCE
 
 CLANG = shutil.which("clang-22")
 TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250")
@@ -197,16 +199,6 @@ def test_scope_macros_follow_device_features():
 
 # --- weakening switch -------------------------------------------------------------------------
 
-SB_SC_FENCE = """AMDGPU SB+fence.sc
-{ x = 0; y = 0; }
- P0@wg 0             | P1@wg 1             ;
- st.atom.agent x, 1  | st.atom.agent y, 1  ;
- fence.sc.agent      | fence.sc.agent      ;
- ld.atom.agent r0, y | ld.atom.agent r0, x ;
-exists (P0:r0 == 0 /\\ P1:r0 == 0)
-"""
-
-
 def test_weaken_switch_changes_only_what_it_says():
     t = litmus.parse(SB_SC_FENCE)
     good = [ln for ln in code_lines(generate(t, "cl3").source) if "fence" in ln]
@@ -219,6 +211,24 @@ def test_weaken_switch_changes_only_what_it_says():
     assert not any("atomic_work_item_fence" in ln for ln in relaxed)
     with pytest.raises(CodegenError):
         generate(t, "cl3", weaken="nonsense")
+
+
+def test_a_dialect_is_one_emitter_class(monkeypatch):
+    """The generator asks the registered emitter for every dialect-specific line: a new dialect
+    (here cl3 with marked fences) is one subclass in EMITTERS, no branch elsewhere."""
+    class Marked(CL3Emitter):
+        name = "cl3-marked"
+
+        def fence(self, order, scope):
+            return "/* marked */ " + super().fence(order, scope)
+
+    monkeypatch.setitem(EMITTERS, Marked.name, Marked)
+    t = litmus.parse(SB_SC_FENCE)
+    src = generate(t, "cl3-marked").source
+    assert src.count("/* marked */ atomic_work_item_fence(") == 2
+    assert src.replace("/* marked */ ", "").replace("cl3-marked kernel", "cl3 kernel") == \
+        generate(t, "cl3").source
+    assert set(DIALECTS) == {"cl3", "amdgcn"}
 
 
 # --- barriers and async -------------------------------------------------------------------------

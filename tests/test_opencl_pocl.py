@@ -17,6 +17,7 @@ from hw.opencl import runner
 from hw.opencl.runner import OpenCLBackend, Params
 
 from conftest import CORPORA
+from opencl_programs import SB_SC_FENCE
 
 
 def _device_or_skip():
@@ -39,15 +40,6 @@ SB_RLX = """AMDGPU SB+rlx
 { x = 0; y = 0; }
  P0@wg 0             | P1@wg 1             ;
  st.atom.agent x, 1  | st.atom.agent y, 1  ;
- ld.atom.agent r0, y | ld.atom.agent r0, x ;
-exists (P0:r0 == 0 /\\ P1:r0 == 0)
-"""
-
-SB_SC_FENCE = """AMDGPU SB+fence.sc
-{ x = 0; y = 0; }
- P0@wg 0             | P1@wg 1             ;
- st.atom.agent x, 1  | st.atom.agent y, 1  ;
- fence.sc.agent      | fence.sc.agent      ;
  ld.atom.agent r0, y | ld.atom.agent r0, x ;
 exists (P0:r0 == 0 /\\ P1:r0 == 0)
 """

@@ -25,7 +25,7 @@ from litmus import Test
 
 from ..backend import Backend, BackendError, Histogram
 from . import devices as _devices
-from .codegen import Kernel, barrier_problem, generate
+from .codegen import DIALECTS, Kernel, barrier_problem, generate
 from ..layout import check_shape, role_table
 
 ENV_PARAMS = "SCOPEFUZZ_OPENCL_PARAMS"
@@ -193,7 +193,7 @@ class OpenCLBackend(Backend):
         if not dialect:
             rocm = "AMD Accelerated Parallel Processing" in self.platform.name
             dialect = "amdgcn" if rocm and self.device.type & cl.device_type.GPU else "cl3"
-        if dialect not in ("cl3", "amdgcn"):
+        if dialect not in DIALECTS:
             raise BackendError(f"unknown OpenCL dialect {dialect!r}")
         self.dialect = dialect
         self.wave_size = self.params.wave_size or self._device_wave_size()
