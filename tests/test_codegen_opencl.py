@@ -25,7 +25,7 @@ from hw.opencl.codegen import (DIALECTS, EMITTERS, CL3Emitter, CodegenError, bar
 from hw.opencl.runner import count_rows
 
 from conftest import CORPORA
-from opencl_programs import SB_SC_FENCE
+from opencl_programs import LDS_BARRIER, SB_SC_FENCE
 
 CLANG = shutil.which("clang-22")
 TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250")
@@ -233,19 +233,9 @@ def test_a_dialect_is_one_emitter_class(monkeypatch):
 
 # --- barriers and async -------------------------------------------------------------------------
 
-MP_BARRIER = """AMDGPU MP+barrier
-{ lds a = 0; x = 0; }
- P0@wave 0, wg 0 | P1@wave 1, wg 0 ;
- st a, 1         | barrier         ;
- st x, 1         | fence.acq.wg    ;
- fence.rel.wg    | ld r0, a        ;
- barrier         | ld r1, x        ;
-exists (P1:r0 == 0)
-"""
-
 
 def test_barrier_waits_become_phase_boundaries():
-    t = litmus.parse(MP_BARRIER)
+    t = litmus.parse(LDS_BARRIER)
     k = generate(t, "cl3")
     assert k.phases == 1
     lines = code_lines(k.source)
@@ -260,7 +250,7 @@ def test_barrier_waits_become_phase_boundaries():
 
 
 def test_split_phases():
-    t = litmus.parse(MP_BARRIER)
+    t = litmus.parse(LDS_BARRIER)
     assert [len(p) for p in split_phases(t.threads[0].code)] == [3, 0]
     assert [len(p) for p in split_phases(t.threads[1].code)] == [0, 3]
 
@@ -410,7 +400,7 @@ def test_role_table_respects_the_scope_tree(test, blocks_stride, mult_pow, lane_
 
 
 def test_shape_problems():
-    lay = layout_of(litmus.parse(MP_BARRIER))
+    lay = layout_of(litmus.parse(LDS_BARRIER))
     assert check_shape(lay, 1, 8, 4) is None
     assert "wave size" in check_shape(lay, 1, 6, 4)
     assert "waves in one workgroup" in check_shape(lay, 1, 4, 4)

@@ -17,7 +17,7 @@ from hw.opencl import runner
 from hw.opencl.runner import OpenCLBackend, Params
 
 from conftest import CORPORA
-from opencl_programs import SB_SC_FENCE
+from opencl_programs import LDS_BARRIER, SB_SC_FENCE
 
 
 def _device_or_skip():
@@ -108,17 +108,6 @@ def test_classic_corpus_has_no_forbidden_outcome(backend):
     assert ran > 100
     assert bad == []
 
-
-LDS_BARRIER = """AMDGPU MP+lds+barrier
-"P1 must see both stores after the fenced workgroup barrier."
-{ lds a = 0; x = 0; }
- P0@wave 0, wg 0 | P1@wave 1, wg 0 ;
- st a, 1         | barrier         ;
- st x, 1         | fence.acq.wg    ;
- fence.rel.wg    | ld r0, a        ;
- barrier         | ld r1, x        ;
-forall (P1:r0 == 1 /\\ P1:r1 == 1)
-"""
 
 ASYNC = """AMDGPU async+wait
 { x = 5; lds a = 0; }
