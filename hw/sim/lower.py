@@ -129,47 +129,38 @@ class _Lowerer:
         out.append((WAIT, CNT_LGKM, 0))
         return out
 
-    def release(self, s: str, noav: bool):
+    def _part(self, s: str, noav: bool, sequence, drops):
+        """The release or acquire part at scope ``s``: nothing at thread scope (or when a
+        mutant's ``.noav`` drops the ordering); at wavefront scope an ``lgkmcnt(0)`` when the
+        thread shares its wave (the simulator runs the lanes of one wave as separate instruction
+        streams: the wait stands for the wave executing its diverged lanes in order); wider,
+        ``sequence(rank)``. Then the micro-ops a mutant drops."""
         r = RANK[s]
-        if r <= RANK["thread"]:
-            return []
-        p, e = self.p, self.e
-        if e.noav_drops_order and noav:
+        if r <= RANK["thread"] or (self.e.noav_drops_order and noav):
             return []
         if r == RANK["wave"]:
-            # lanes of one wave are simulated as separate instruction streams; the lgkmcnt
-            # wait stands for the wave executing its diverged lanes in order
             seq = [(WAIT, CNT_LGKM, 0)] if self.lanes[self.tid] else []
-        elif r == RANK["wg"]:
-            seq = self._waits(p.tgsplit or p.family == "gfx12")
         else:
+            seq = sequence(r)
+        return _drop(seq, drops)
+
+    def release(self, s: str, noav: bool):
+        def sequence(r):
+            if r == RANK["wg"]:
+                return self._waits(self.p.tgsplit or self.p.family == "gfx12")
             seq = self._waits(True)
-            if r == RANK["sys"] and not noav:
-                seq = [(WB2,)] + seq
-        return _drop(seq, e.release_drops)
+            return [(WB2,)] + seq if r == RANK["sys"] and not noav else seq
+        return self._part(s, noav, sequence, self.e.release_drops)
 
     def acquire(self, s: str, noav: bool):
-        r = RANK[s]
-        if r <= RANK["thread"]:
-            return []
-        p, e = self.p, self.e
-        if e.noav_drops_order and noav:
-            return []
-        if r == RANK["wave"]:
-            seq = [(WAIT, CNT_LGKM, 0)] if self.lanes[self.tid] else []   # see release()
-        elif r == RANK["wg"]:
-            if p.tgsplit:
-                seq = self._waits(True) + [(INV1,)]
+        def sequence(r):
+            if r == RANK["wg"]:
+                seq = self._waits(True) + [(INV1,)] if self.p.tgsplit else [(WAIT, CNT_LGKM, 0)]
             else:
-                seq = [(WAIT, CNT_LGKM, 0)]
-        else:
-            seq = self._waits(True)
-            if r == RANK["sys"]:
-                seq.append((INV2,))
-            seq.append((INV1,))
-        if noav:
-            seq = [u for u in seq if u[0] not in (INV1, INV2)]
-        return _drop(seq, e.acquire_drops)
+                seq = self._waits(True) + ([(INV2,)] if r == RANK["sys"] else []) + [(INV1,)]
+            # .noav: no cache invalidates, the waits stay
+            return [u for u in seq if u[0] not in (INV1, INV2)] if noav else seq
+        return self._part(s, noav, sequence, self.e.acquire_drops)
 
     # -- one instruction -----------------------------------------------------------------------
     def lower(self, tid: int, code, regs: dict[str, int]):
