@@ -21,6 +21,7 @@ from .events import UNDEF_VAL, table_of
 from .lang import load_model
 from .pack import search_pe
 from .registry import ModelUnit, get as get_unit
+from .ubflags import witness
 
 
 @dataclass
@@ -146,8 +147,11 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
                   for tup in sorted(seen, key=lambda tup: [(v == UNDEF_VAL, v) for v in tup])]
     else:
         states = [dict(zip(keys, tup)) for tup in sorted(seen)]
-    res = Result(model, verdict(test.condition, states, bool(ub)), states,
-                 [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1], ub,
+    raised = [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1]
+    for flag in raised:
+        if flag in unit.ub_flags:       # a flag meaning undefined behaviour: name the pair
+            ub.append(witness(pes, prog, unit.hints, flag))
+    res = Result(model, verdict(test.condition, states, bool(ub)), states, raised, ub,
                  candidates, consistent, time.perf_counter() - t0)
     if len(_CACHE) >= CACHE_LIMIT:
         _CACHE.clear()
