@@ -14,7 +14,7 @@ from .events import PreExecution
 from .lang import Program
 
 #: candidates looked at per flag before giving up naming the pair
-WITNESS_BUDGET = 20_000
+WITNESS_BUDGET = 5_000
 
 
 def _who(pe: PreExecution, e: int) -> str:

@@ -192,3 +192,70 @@ def test_every_variant_is_a_registered_unit_reading_tileir():
     assert {u.name for u in for_dialect("TILEIR")} == set(VARIANTS)
     with pytest.raises(oracle.OracleError, match="model amdgpu reads AMDGPU tests, not TILEIR"):
         oracle.check(parse_file(str(TILE / "SB.intrablock.litmus")), "amdgpu")
+
+
+# --- printer, lowering, strategy ----------------------------------------------------------------
+
+def test_printer_round_trips_every_corpus_test():
+    from litmus.print_tileir import format_tileir
+    for path in sorted(TILE.glob("*.litmus")):
+        t = parse_file(str(path))
+        assert parse(format_tileir(t)) == t, path.name
+
+
+def test_lowering_emits_one_ptx_instruction_per_active_lane_in_token_then_lane_order():
+    from litmus.mappings.tileir_ptx import lower
+    t = parse("""TILEIR low
+{ x[0..1] = 0; f = 0; P1:r2 = 3; }
+ P0@block 0, device 0                               | P1@block 4, device 1 ;
+ t0 = store relaxed tile_block [x[0], x[1]], [1, 2] | [r0, r1, r2], t0 = atomic_cas acq_rel sys [f, x[1], x[0]], [0, 1, 2], [5, 6, 7] mask [1, 1, 0] ;
+ t1 = make_token                                    | [r3], t1 = atomic_rmw xchg acquire device [f], [9] token=t0 ;
+ t2 = store release device [f], [1] token=t0        | [r4], t2 = load weak [x[0]] ;
+exists (x[1] == 2 /\\ P1:r2 == 3)
+""")
+    text = lower(t)
+    lines = text.splitlines()
+    assert lines[0] == "PTX low"
+    assert lines[2] == "{ x_0=0; x_1=0; f=0; P1:r2=3; }"
+    rows = [[c.strip() for c in ln.rstrip(" ;").split("|")] for ln in lines[3:-1]]
+    assert rows == [
+        ["P0@cta 0,gpu 0", "P1@cta 4,gpu 1"],
+        ["st.relaxed.cta x_0, 1", "atom.acq_rel.sys.cas r0, f, 0, 5"],
+        ["st.relaxed.cta x_1, 2", "atom.acq_rel.sys.cas r1, x_1, 1, 6"],
+        ["st.release.gpu f, 1", "atom.acquire.gpu.exch r3, f, 9"],
+        ["", "ld.weak r4, x_0"],
+    ]
+    assert lines[-1] == "exists (x_1 == 2 /\\ P1:r2 == 3)"
+
+
+def test_lowering_refuses_a_location_name_clash():
+    from litmus.mappings.tileir_ptx import LoweringError, lower
+    t = parse("TILEIR c\n{ x[0..0] = 0; x_0 = 0; }\n P0 ;\n t0 = store weak [x[0]], [1] ;\n"
+              "exists (x_0 == 0)\n")
+    with pytest.raises(LoweringError, match="locations x\\[0\\] and x_0 both map to the PTX name x_0"):
+        lower(t)
+
+
+def test_drawn_programs_are_valid_round_trip_and_stay_in_bounds():
+    from litmus.print_tileir import format_tileir
+    from fuzz.tileir_strategies import MAX_ACCESS_EVENTS, MAX_CAS_LANES, draw_tileir
+    kinds = set()
+    for i in range(150):
+        t = draw_tileir(3, i)
+        assert parse(format_tileir(t)) == t
+        assert 2 <= len(t.threads) <= 4
+        events = sum((2 if op.opname.startswith("atomic") else 1)
+                     for th in t.threads for op in th.code if op.is_memory_access
+                     for lane in op.lanes() if op.active(lane))
+        cas = sum(1 for th in t.threads for op in th.code if op.opname == "atomic_cas"
+                  for lane in op.lanes() if op.active(lane))
+        assert events <= MAX_ACCESS_EVENTS and cas <= MAX_CAS_LANES
+        kinds |= {op.opname for th in t.threads for op in th.code}
+        kinds |= {"alias"} if any(len(set(op.addrs)) < len(op.addrs)
+                                  for th in t.threads for op in th.code) else set()
+        kinds |= {"mask"} if any(op.mask for th in t.threads for op in th.code) else set()
+        kinds |= {"token"} if any(op.token_in for th in t.threads for op in th.code) else set()
+    assert kinds >= {"load", "store", "atomic_rmw", "atomic_cas", "join_tokens", "make_token",
+                     "alias", "mask", "token"}
+    assert draw_tileir(3, 5) == draw_tileir(3, 5)
+

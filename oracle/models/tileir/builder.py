@@ -14,7 +14,8 @@ the value it read (PTX's ``atom.cas``: ``*a = (*a == b) ? c : *a``); otherwise i
 
 Vocabulary (declared by the unit):
 
-- sets ``R W IW FR CO`` (engine), ``M`` (the program's accesses: not IW/FR), ``STRONG`` (ordering
+- sets ``R W IW FR CO`` (engine), ``Indep`` (= FR: a final read reads the co-last write, so in a
+  consistent execution it is the source of no edge and the search picks its source alone), ``M`` (the program's accesses: not IW/FR), ``STRONG`` (ordering
   other than weak), ``ACQ`` (reads of acquire / acq_rel ops), ``REL`` (writes of release /
   acq_rel ops), ``ATOM`` (events of atomic ops);
 - relations ``tko`` (token order: Tile IR 7.6 "waits-for", producer -> consumer, transitive,
@@ -32,7 +33,7 @@ from litmus.tileir import is_acquire, is_release
 
 from oracle.events import REQ_EQ, REQ_NE, Event, PreExecution
 
-SETS = ("R", "W", "IW", "FR", "CO", "M", "STRONG", "ACQ", "REL", "ATOM")
+SETS = ("R", "W", "IW", "FR", "CO", "Indep", "M", "STRONG", "ACQ", "REL", "ATOM")
 RELS = ("tko", "loc", "rmw", "sameop", "inscope")
 
 
@@ -138,7 +139,8 @@ def _build(test: Test, cas_ok: dict, failed_cas_writes: bool) -> PreExecution:
                     pe.mark(e, "STRONG")
     final = {}
     for loc in test.globals:
-        final[loc.name] = pe.add(Event(f"R {loc.name} (final)", -1, loc_ids[loc.name]), "R", "FR")
+        final[loc.name] = pe.add(Event(f"R {loc.name} (final)", -1, loc_ids[loc.name]), "R", "FR",
+                                 "Indep")
     n = pe.n
     rows = {name: [0] * n for name in RELS}
     for a in range(n):
