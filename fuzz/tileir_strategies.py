@@ -28,7 +28,7 @@ from litmus.tileir import BASE_OF, RMW_MODES, SEMS_OF, TileOp, element_name
 
 from .strategies import HypothesisSource, RandomSource, program_seed
 
-MAX_ACCESS_EVENTS = 14
+MAX_ACCESS_EVENTS = 12
 MAX_CAS_LANES = 2
 MAX_WRITES_PER_LOCATION = 3
 OPS = (("load", 0.35), ("store", 0.35), ("atomic_rmw", 0.15), ("atomic_cas", 0.1),

@@ -259,3 +259,15 @@ def test_drawn_programs_are_valid_round_trip_and_stay_in_bounds():
                      "alias", "mask", "token"}
     assert draw_tileir(3, 5) == draw_tileir(3, 5)
 
+
+
+def test_codegen_ptx_prints_the_lowered_program(capsys):
+    from fuzz.cli import main
+    from litmus.mappings.tileir_ptx import lower
+    path = str(TILE / "Atom+add.alias.litmus")
+    assert main(["codegen", "--dialect", "ptx", path]) == 0
+    out = capsys.readouterr().out
+    assert out == lower(parse_file(path))
+    assert " atom.relaxed.cta.add r0, x, 1 ;" in out and " atom.relaxed.cta.add r1, x, 1 ;" in out
+    assert main(["codegen", path]) == 2
+    assert "a TILEIR test is shown as its PTX program: --dialect ptx" in capsys.readouterr().err

@@ -16,6 +16,22 @@ def cmd_codegen(args) -> int:
     except ParseError as e:
         print(str(e), file=sys.stderr)
         return 2
+    if test.dialect == "TILEIR":          # shown as the PTX program a compiler could emit
+        from litmus.mappings.tileir_ptx import LoweringError, lower
+        if args.dialect != "ptx":
+            print(f"{args.file}: a TILEIR test is shown as its PTX program: --dialect ptx",
+                  file=sys.stderr)
+            return 2
+        try:
+            sys.stdout.write(lower(test))
+        except LoweringError as e:
+            print(f"{args.file}: {e}", file=sys.stderr)
+            return 2
+        return 0
+    if args.dialect == "ptx":
+        print(f"{args.file}: --dialect ptx shows TILEIR tests lowered to PTX "
+              f"(litmus/mappings/tileir_ptx.py); this test is {test.dialect}", file=sys.stderr)
+        return 2
     try:
         kernel = generate(test, args.dialect)
     except CodegenError as e:
@@ -49,8 +65,10 @@ def register(sub) -> None:
     p = sub.add_parser("codegen", help="print the OpenCL kernel of a litmus test",
                        description="Print the complete parallel-testing kernel of FILE in a "
                                    "dialect: cl3 (OpenCL C 3.0) or amdgcn (OpenCL C with AMDGPU "
-                                   "clang builtins). Exit 2 on bad input.")
-    p.add_argument("--dialect", "-d", choices=DIALECTS, default="cl3")
+                                   "clang builtins); a TILEIR test with --dialect ptx: the PTX "
+                                   "litmus program a compiler could emit for it. Exit 2 on bad "
+                                   "input.")
+    p.add_argument("--dialect", "-d", choices=DIALECTS + ("ptx",), default="cl3")
     p.add_argument("file", metavar="FILE")
     p.set_defaults(func=cmd_codegen)
     p = sub.add_parser("devices", help="list OpenCL devices (backend names opencl:P:D)",
