@@ -36,6 +36,12 @@ LABEL = re.compile(r"LC[0-9]+\Z")
 BRANCHES = {"beq": "==", "bne": "!=", "blt": "<", "bgt": ">", "ble": "<=", "bge": ">="}
 
 
+def _unquote(line: str) -> str:
+    d = line.strip()
+    d = d[1:] if d.startswith('"') else d
+    return (d[:-1] if d.endswith('"') else d).strip()
+
+
 class TableParser(TokenCursor):
     """The frame of a Dat3M table dialect; subclasses give the dialect's parts (module doc)."""
 
@@ -93,9 +99,10 @@ class TableParser(TokenCursor):
         brace = self.text.find("{", eol)
         if brace < 0:
             raise self.err(len(self.text), "expected '{' to open the init block")
-        # like Dat3M, everything up to the first '{' is documentation (quotes may nest)
-        doc = tuple(line.strip()[1:-1] if line.strip().startswith('"') else line.strip()
-                    for line in self.src.text[eol:brace].splitlines() if line.strip())
+        # like Dat3M, everything up to the first '{' is documentation (quotes may nest, a quoted
+        # text may span lines): one entry per line, without its opening and closing quote
+        doc = tuple(_unquote(line) for line in self.src.text[eol:brace].splitlines()
+                    if _unquote(line))
         self.toks = tokenize(self.src, brace)
         self.k = 0
         reg_init = self.init_block()
