@@ -119,11 +119,12 @@ class _PTXParser(TableParser):
                 continue
             value = 0
             if len(item) > 1:
+                if len(item) > 2 and item[1].text == "=" and \
+                        (item[2].text == "&" or item[2].kind == "id"):
+                    raise self.err(item[2].pos, "locations holding addresses are not supported")
                 if item[1].text != "=" or len(item) != 3:
                     raise self.err(item[1].pos, f"expected '{first.text} = value' or "
                                                 f"'{first.text} @ generic aliases x'")
-                if item[2].text == "&" or item[2].kind == "id":
-                    raise self.err(item[2].pos, "locations holding addresses are not supported")
                 value = parse_int(self.src, item[2], "initial value")
             self.locs[first.text] = Location(first.text, value)
         return reg_init

@@ -17,7 +17,8 @@ UNIT = register(ModelUnit(
     build=build,
     sets=frozenset(SETS),
     relations=frozenset(RELS),
-    hints=frozenset({"CO", "IW"}),
+    # co: every write, the initial one first; coherence pruning on uniform locations (builder doc)
+    hints=frozenset({"CO", "IW", "CohR", "incl", "cohord"}),
     suites={"PTXv7_5": "verdict"},
     edges=("po", "rf", "co", "synchronizes", "rmw"),
     directory=_os.path.dirname(_os.path.abspath(__file__)),

@@ -27,12 +27,20 @@ read of a ``red``: no read operation, PTX ISA "Operation types"), proxies ``GEN 
 (memory operations and memory fences), ``PF`` (proxy fences of surface/texture/constant),
 ``ALIAS`` (``fence.proxy.alias``), ``BAR`` (barrier operations); relations ``po``, ``loc`` (same
 physical location), ``vloc`` (same virtual address: the generic address an access names),
-``rmw``, ``dep`` (data and control dependencies: a read -> what depends on its value), ``incl``
-(two scoped operations each of whose scope includes the other's thread), ``cta`` (same CTA),
+``rmw``, ``dep`` (data and control dependencies: a read -> what depends on its value),
+``inscope`` (two scoped operations each of whose scope includes the other's thread), ``cta``
+(same CTA),
 ``pfo`` (a proxy fence -> the operations of its proxy in its CTA), ``ini`` (each initial write ->
 every operation of every thread: kernel start synchronizes with the start of every thread,
 PTX ISA 8.9.4), ``fsc``, ``bsync``. Final reads (``FR``, thread -1) give each location's final
 value; they read the co-last write and take part in nothing else.
+
+Search hints (oracle/hints.py) for *uniform* locations, whose accesses (all but the initial
+write) are pairwise morally strong: every two writes there must be related by PTX's coherence
+order, so the search's total order is that coherence order, and SC per location (8.10.5) is
+plain coherence: ``CohR`` (their reads), ``incl`` (their pairs) and ``cohord`` (program order
+between them). A cycle of program order and rf/co/fr among them, which the search then prunes,
+is a cycle of morally strong communication and program order. Other locations get no hint.
 """
 
 from __future__ import annotations
@@ -48,11 +56,16 @@ from oracle.models.path_executions import _build
 from oracle.models.rc11.builder import add_observables
 
 SETS = ("R", "W", "F", "IW", "FR", "CO", "STRONG", "ACQ", "REL", "SC", "RED",
-        "GEN", "SUR", "TEX", "CON", "PF", "ALIAS", "BAR")
-RELS = ("po", "loc", "vloc", "rmw", "dep", "incl", "cta", "pfo", "ini", "fsc", "bsync")
+        "GEN", "SUR", "TEX", "CON", "PF", "ALIAS", "BAR", "CohR")
+RELS = ("po", "loc", "vloc", "rmw", "dep", "inscope", "cta", "pfo", "ini", "fsc", "bsync",
+        "incl", "cohord")
 PROXY_SET = {"generic": "GEN", "surface": "SUR", "texture": "TEX", "constant": "CON"}
 #: most variants (barrier outcomes x Fence-SC orders) of one combination of paths
 MAX_VARIANTS = 4096
+#: most writes to one location in a pre-execution besides the initial one: the search enumerates
+#: every total order of them (8! = 40,320); a program with more is refused with an error rather
+#: than left running
+MAX_WRITES = 8
 
 
 def _proxy(ins) -> str:
@@ -167,7 +180,7 @@ class _Static:
                 test.inclusive(a.tid, a.instr.scope, b.tid, b.instr.scope)
 
         self.cta = thread_pairs(same_cta)
-        self.incl = thread_pairs(inclusive)
+        self.inscope = thread_pairs(inclusive)
         mem = [e for e in ev if e.kind in ("R", "W")]
         vname = {e.eid: (attr(e.instr, "vloc") if e.instr is not None else None) or e.loc
                  for e in mem}
@@ -180,10 +193,33 @@ class _Static:
         self.ini = _rows(n, ((w, e.eid) for w in iw for e in ev if e.tid >= 0))
         self.dep = _rows(n, deps_of(x0))
         self.sc = [e for e in ev if e.kind == "F" and e.instr.order == "sc"]
+        self.uniform_hints(mem, vname)
+
+    def uniform_hints(self, mem, vname) -> None:
+        """``CohR``, ``incl`` and ``cohord`` of the uniform locations (module doc)."""
+        n, po = self.n, self.x0.po
+        self.incl, self.cohord = [0] * n, [0] * n
+        by_loc: dict[str, list] = {}
+        for e in mem:
+            if e.tid >= 0:
+                by_loc.setdefault(e.loc, []).append(e)
+        for evs in by_loc.values():
+            def ms(a, b):
+                return vname[a.eid] == vname[b.eid] and \
+                    _proxy(a.instr) == _proxy(b.instr) and \
+                    (a.tid == b.tid or self.inscope[a.eid] >> b.eid & 1)
+            if not all(ms(a, b) for a, b in itertools.combinations(evs, 2)):
+                continue
+            mask = sum(1 << e.eid for e in evs)
+            for e in evs:
+                self.incl[e.eid] = mask & ~(1 << e.eid)
+                self.cohord[e.eid] = po[e.eid] & mask
+                if e.kind == "R":
+                    self.sets["CohR"] |= 1 << e.eid
 
     def morally_strong(self, a, b) -> bool:
         """Two fences: same thread (program order) or each scope includes the other's thread."""
-        return a.tid == b.tid or bool(self.incl[a.eid] >> b.eid & 1)
+        return a.tid == b.tid or bool(self.inscope[a.eid] >> b.eid & 1)
 
     def fence_sc_orders(self) -> list[list[int]]:
         """Every Fence-SC order: an orientation of the morally strong fence.sc pairs, acyclic
@@ -290,8 +326,9 @@ def to_pre_execution(test: Test, x0, combo, st: _Static, bsync, fsc) -> PreExecu
                                  "R", "FR", "GEN")
     n = pe.n
     pad = [0] * (n - n0)
-    rels = {"po": x0.po, "rmw": x0.rmw, "dep": st.dep, "incl": st.incl, "cta": st.cta,
-            "pfo": st.pfo, "ini": st.ini, "fsc": fsc, "bsync": bsync}
+    rels = {"po": x0.po, "rmw": x0.rmw, "dep": st.dep, "inscope": st.inscope, "cta": st.cta,
+            "pfo": st.pfo, "ini": st.ini, "fsc": fsc, "bsync": bsync, "incl": st.incl,
+            "cohord": st.cohord}
     for name, rows in rels.items():
         pe.rels[name] = list(rows[:n0]) + pad
     by_loc: dict[int, int] = {}
@@ -323,6 +360,14 @@ def build(test: Test, proxies: bool = True, model: str = "ptx") -> list[PreExecu
     out = []
     for combo in itertools.product(*paths):
         x0 = _build(test, combo)
+        per_loc: dict[str, int] = {}
+        for e in x0.events:
+            if e.kind == "W" and e.tid >= 0:
+                per_loc[e.loc] = per_loc.get(e.loc, 0) + 1
+                if per_loc[e.loc] > MAX_WRITES:
+                    raise OracleError(f"{test.name}: more than {MAX_WRITES} writes to {e.loc} in "
+                                      f"one execution (the search orders them every way; "
+                                      f"bound the loops)")
         bar_ids = {x0.op_event[tid][k]: op.bar_id for tid, path in enumerate(combo)
                    for k, op in enumerate(path.ops) if op.kind == "B"}
         outcomes = barrier_outcomes(test, x0, bar_ids)
