@@ -1,4 +1,5 @@
-"""The table shape of Dat3M's assembly-like litmus dialects (Vulkan, PTX), shared by their front ends.
+"""The table shape of Dat3M's assembly-like litmus dialects (Vulkan, PTX), shared by their
+front ends.
 
 Shape::
 

@@ -56,7 +56,8 @@ def test_without_proxies_the_two_models_allow_the_same_outcomes(shared):
 
 
 def test_ptx60_refuses_proxies_and_aliases(shared):
-    t = parse_file(shared / "conformance" / "PTX/Nvidia/proxy/Proxy-MP-sur-tex-fenceCorrectThread.litmus")
+    t = parse_file(shared / "conformance" / "PTX" / "Nvidia" / "proxy" /
+                   "Proxy-MP-sur-tex-fenceCorrectThread.litmus")
     with pytest.raises(OracleError, match=r"model ptx60 \(PTX ISA 6.0\) has no proxies or "
                                           r"aliases .*; use the ptx model"):
         oracle.check(t, "ptx60")
@@ -85,12 +86,13 @@ def engine(test, model):
     return {tuple(s[k] for k in test.observables()) for s in res.states}, "racy" in res.flags
 
 
-SMALL = ["Manual/MP-cta.litmus", "Manual/SB+sc-gpu-multiFence.litmus", "Manual/CoRR-acquire-weak.litmus",
-         "Manual/Atom-plus-register.litmus", "Manual/PC-bar-sync-arrive.litmus",
-         "Barrier/quorum3-pass.litmus", "Manual/SB+named-bar-sta-reg-const.litmus",
-         "Manual/LB+RMW-a.litmus", "Nvidia/proxy/Proxy-MP-Alias+diffProxy-aliasFence+proxyFence-correctOrder1.litmus",
-         "Nvidia/proxy/Proxy-MP-sur-tex-fenceCorrectThread.litmus", "Manual/proxy/Proxy-Alias-AliasFence.litmus",
-         "Memalloy/WRC2.litmus"]
+SMALL = ["Manual/MP-cta.litmus", "Manual/SB+sc-gpu-multiFence.litmus",
+         "Manual/CoRR-acquire-weak.litmus", "Manual/Atom-plus-register.litmus",
+         "Manual/PC-bar-sync-arrive.litmus", "Barrier/quorum3-pass.litmus",
+         "Manual/SB+named-bar-sta-reg-const.litmus", "Manual/LB+RMW-a.litmus",
+         "Nvidia/proxy/Proxy-MP-Alias+diffProxy-aliasFence+proxyFence-correctOrder1.litmus",
+         "Nvidia/proxy/Proxy-MP-sur-tex-fenceCorrectThread.litmus",
+         "Manual/proxy/Proxy-Alias-AliasFence.litmus", "Memalloy/WRC2.litmus"]
 
 
 @pytest.mark.parametrize("rel", SMALL)

@@ -10,7 +10,7 @@ from litmus import Test
 
 from ..backend import Backend, BackendError, Histogram
 from . import kernel
-from .lower import LoweringError, Machine, lower
+from .lower import LoweringError, Machine, lower, refusal
 from .mutants import MUTANTS
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, with_options
 
@@ -54,6 +54,11 @@ def parse_spec(spec: str | None) -> tuple[Profile, str | None]:
 
 class SimBackend(Backend):
     """The CPU simulator for one profile, optionally with one mutant."""
+
+    dialects = ("AMDGPU",)
+
+    def why_not(self, dialect: str) -> str:
+        return refusal(dialect)
 
     def __init__(self, profile: Profile, mutant: str | None = None):
         self.profile = profile

@@ -1,4 +1,5 @@
-"""Event graph builder for the ``ptx`` and ``ptx60`` model files: PTX-dialect tests -> pre-executions.
+"""Event graph builder for the ``ptx`` and ``ptx60`` model files: PTX-dialect tests ->
+pre-executions.
 
 One :class:`~oracle.events.PreExecution` per combination of thread paths (litmus/cfg.py: a path
 fixes every branch and the value each read returned, which the read carries as a required value),
