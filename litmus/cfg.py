@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from .ir import Instr, Test, prop_atoms
+from .rmw import RMW_CODES, apply_rmw
 
 #: Default bound on how often one instruction may execute in a path (loop unrolling).
 UNROLL = 3
@@ -45,15 +46,6 @@ BINOPS = {
 }
 UNOPS = {"!": lambda a: int(not a), "neg": lambda a: -a}
 
-RMW_APPLY = {
-    "add": lambda old, v: old + v, "sub": lambda old, v: old - v, "xchg": lambda old, v: v,
-    "and": lambda old, v: old & v, "or": lambda old, v: old | v, "xor": lambda old, v: old ^ v,
-    "max": max, "min": min,
-    # PTX atom.inc / atom.dec (PTX ISA, atom: inc(r, s) = (r >= s) ? 0 : r+1;
-    # dec(r, s) = (r == 0 || r > s) ? s : r-1)
-    "inc": lambda old, v: 0 if old >= v else old + 1,
-    "dec": lambda old, v: v if old == 0 or old > v else old - 1,
-}
 
 
 # --- expressions --------------------------------------------------------------------------------
@@ -369,7 +361,8 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                         operand = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                         wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                             else empty
-                        o2.append(Op("U", pc, ins, ins.loc, v, RMW_APPLY[ins.op](v, operand), wp,
+                        o2.append(Op("U", pc, ins, ins.loc, v, apply_rmw(RMW_CODES[ins.op], v, operand),
+                                     wp,
                                      deps=rdeps(ins, rd, "val")))
                     else:
                         exp = _operand(ins, "exp", ins.args[0] if ins.args else 0, regs)

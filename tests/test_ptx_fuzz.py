@@ -16,7 +16,6 @@ from hypothesis import assume, given, settings
 import litmus
 import oracle
 from fuzz.campaign import Campaign, CampaignError, Config
-from fuzz.fakes import StaleReadBackend
 from fuzz.findings import load_findings
 from fuzz.ptx_strategies import (PTX_FEATURES, SHAPES, draw_program, parse_ptx_features,
                                  programs)
@@ -25,6 +24,7 @@ from litmus.print_ptx import format_ptx
 from oracle.check import pre_executions
 from oracle.lang import load_model
 from oracle.registry import get as get_unit
+from fakes import StaleReadBackend
 from reference import candidates, co_groups, rf_candidates
 
 
@@ -103,7 +103,7 @@ def test_engine_and_reference_agree_on_random_ptx_programs(t):
 
 
 class PTXStale(StaleReadBackend):
-    """The stale-read fake backend (fuzz/fakes.py) running PTX programs: a load of a location
+    """The stale-read fake backend (tests/fakes.py) running PTX programs: a load of a location
     another thread writes may return its initial value, which the ptx model forbids after
     synchronization."""
 
