@@ -166,24 +166,6 @@ class _VParser(TableParser):
             self.locs[t.text] = Location(t.text, 0)
         return t.text, ()
 
-    def operands(self, toks: list[Token], n: int, what: str) -> list[Token]:
-        ops = []
-        k = 0
-        while k < len(toks):
-            ops.append(toks[k])
-            k += 1
-            if k < len(toks):
-                if toks[k].text != ",":
-                    raise self.err(toks[k].pos, f"expected ',' between the operands of {what}")
-                k += 1
-                if k == len(toks):
-                    raise self.err(toks[k - 1].pos, f"missing operand after ',' in {what}")
-        if len(ops) not in ((n,) if isinstance(n, int) else n):
-            want = n if isinstance(n, int) else " or ".join(map(str, n))
-            raise self.err(toks[0].pos if toks else self.cell_pos,
-                           f"{what} takes {want} operand(s), got {len(ops)}")
-        return ops
-
     def instr(self, cell: list[Token]) -> Instr:
         first = cell[0]
         self.cell_pos = first.pos
