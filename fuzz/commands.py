@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .strategies import FEATURES, FeatureError, parse_features
+from .ptx_strategies import PTX_FEATURES
+from .strategies import FEATURES, FeatureError
 
 
 def cmd_weakening(args) -> int:
@@ -55,7 +56,7 @@ def cmd_fuzz(args) -> int:
         print("scopefuzz fuzz: --backend is required (or --against for a model comparison)",
               file=sys.stderr)
         return 2
-    from .campaign import Campaign, CampaignError, Config, parse_shard
+    from .campaign import Campaign, CampaignError, Config, parse_shard, program_kind
     from .progress import Progress
     try:
         if args.time is not None and args.time <= 0:
@@ -68,10 +69,11 @@ def cmd_fuzz(args) -> int:
                      programs=args.programs,
                      time=args.time if (args.time is not None or args.programs is not None)
                      else 60.0,
-                     features=parse_features(args.features), shard=parse_shard(args.shard),
+                     features=program_kind(args.model)[2](args.features),
+                     shard=parse_shard(args.shard),
                      iterations=args.iterations, resume=args.resume,
                      minimize_seconds=args.minimize_seconds, baseline=args.baseline,
-                     max_findings=args.stop_after)
+                     max_findings=args.stop_after, model=args.model)
         camp = Campaign(cfg, progress=None if args.quiet else Progress())
         stats = camp.run()
     except (CampaignError, FeatureError) as e:
@@ -119,10 +121,6 @@ def register(sub) -> None:
                     "outcome: confirmed, minimized with the backend in the loop, deduplicated, "
                     "written to OUT/findings/<id>/. Resumable (--resume) and shardable (--shard).")
     p.add_argument("--backend", help="sim, sim:MUTANT, opencl, opencl:P:D")
-    p.add_argument("--model", default=None,
-                   help="with --against: the TILEIR model whose strict weakening is tested "
-                        "(default tileir; variants tileir-nochain, tileir-patterns, "
-                        "tileir-cause, tileir-casnowrite)")
     p.add_argument("--against", default=None, metavar="MODEL",
                    help="test the strict-weakening property instead of a backend: every outcome "
                         "MODEL (a PTX model) allows for the lowered program of a race-free Tile IR "
@@ -135,9 +133,16 @@ def register(sub) -> None:
                      help="programs 0..N-1 of the campaign (a shard takes its share)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="campaign", metavar="DIR")
+    p.add_argument("--model", default=None, metavar="M",
+                   help="the oracle's model; its dialect decides the programs drawn: ptx, ptx60 "
+                        "draw PTX programs (default: AMDGPU programs, model amdgpu); with "
+                        "--against: the TILEIR model whose strict weakening is tested (default "
+                        "tileir; variants tileir-nochain, tileir-patterns, tileir-cause, "
+                        "tileir-casnowrite)")
     p.add_argument("--features", default=None,
                    help="comma-separated subset of: " + " ".join(FEATURES)
-                        + " (default all; 'all,-async' removes one)")
+                        + " (default all; 'all,-async' removes one); with --model ptx: "
+                        + " ".join(PTX_FEATURES))
     p.add_argument("--resume", action="store_true", help="continue the campaign in --out")
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="run only programs i with i %% N == K-1 (disjoint seeds)")

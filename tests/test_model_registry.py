@@ -45,6 +45,10 @@ def test_the_units_register_themselves_from_their_folders():
     assert {"amdgpu", "rc11", "tileir", "tileir-nochain", "vulkan"} <= set(registry.names())
     assert registry.get("tileir").dialects == registry.get("tileir-cause").dialects == ("TILEIR",)
     assert registry.get("tileir").ub_flags == ("racy",)
+    assert {"amdgpu", "ptx", "ptx60", "rc11", "vulkan"} <= set(registry.names())
+    assert registry.get("ptx").dialects == registry.get("ptx60").dialects == ("PTX",)
+    assert registry.get("ptx").suites == {"PTXv7_5": "verdict"}
+    assert registry.get("ptx60").suites == {"PTXv6_0": "verdict"}
     assert registry.get("amdgpu").dialects == ("AMDGPU",)
     assert registry.get("rc11").dialects == ("C",)
     assert set(registry.get("vulkan").dialects) == {"Vulkan", "VULKAN"}
@@ -53,8 +57,8 @@ def test_the_units_register_themselves_from_their_folders():
 
 
 def test_unknown_model_lists_the_registered_ones():
-    with pytest.raises(OracleError, match=r"unknown model 'nosuch' \(available: amdgpu, .*rc11, "
-                                          r".*tileir, .*vulkan\)"):
+    with pytest.raises(OracleError, match=r"unknown model 'nosuch' \(available: amdgpu, .*ptx, "
+                                          r"ptx60, .*rc11, .*tileir, .*vulkan\)"):
         registry.get("nosuch")
 
 
@@ -63,6 +67,7 @@ def test_dialect_defaults_agree_with_the_registration():
     assert check_defaults(dict(DEFAULT_MODEL, AMDGPU="rc11")) == \
         ["default model 'rc11' of AMDGPU does not read AMDGPU"]
     assert DEFAULT_MODEL["TILEIR"] == "tileir"
+    assert DEFAULT_MODEL["PTX"] == "ptx"
     assert "dialect C of model 'rc11' has no default model" in \
         check_defaults({"AMDGPU": "amdgpu", "Vulkan": "vulkan", "VULKAN": "vulkan"})
 

@@ -269,5 +269,6 @@ def test_codegen_ptx_prints_the_lowered_program(capsys):
     out = capsys.readouterr().out
     assert out == lower(parse_file(path))
     assert " atom.relaxed.cta.add r0, x, 1 ;" in out and " atom.relaxed.cta.add r1, x, 1 ;" in out
-    assert main(["codegen", path]) == 2
+    assert main(["codegen", path]) == 0 and capsys.readouterr().out == out
+    assert main(["codegen", "--dialect", "cl3", path]) == 2
     assert "a TILEIR test is shown as its PTX program: --dialect ptx" in capsys.readouterr().err

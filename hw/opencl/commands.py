@@ -18,7 +18,7 @@ def cmd_codegen(args) -> int:
         return 2
     if test.dialect == "TILEIR":          # shown as the PTX program a compiler could emit
         from litmus.mappings.tileir_ptx import LoweringError, lower
-        if args.dialect != "ptx":
+        if args.dialect not in (None, "ptx"):
             print(f"{args.file}: a TILEIR test is shown as its PTX program: --dialect ptx",
                   file=sys.stderr)
             return 2
@@ -28,12 +28,8 @@ def cmd_codegen(args) -> int:
             print(f"{args.file}: {e}", file=sys.stderr)
             return 2
         return 0
-    if args.dialect == "ptx":
-        print(f"{args.file}: --dialect ptx shows TILEIR tests lowered to PTX "
-              f"(litmus/mappings/tileir_ptx.py); this test is {test.dialect}", file=sys.stderr)
-        return 2
     try:
-        kernel = generate(test, args.dialect)
+        kernel = generate(test, args.dialect or ("ptx" if test.dialect == "PTX" else "cl3"))
     except CodegenError as e:
         print(f"{args.file}: {e}", file=sys.stderr)
         return 2
@@ -65,10 +61,12 @@ def register(sub) -> None:
     p = sub.add_parser("codegen", help="print the OpenCL kernel of a litmus test",
                        description="Print the complete parallel-testing kernel of FILE in a "
                                    "dialect: cl3 (OpenCL C 3.0) or amdgcn (OpenCL C with AMDGPU "
-                                   "clang builtins); a TILEIR test with --dialect ptx: the PTX "
-                                   "litmus program a compiler could emit for it. Exit 2 on bad "
-                                   "input.")
-    p.add_argument("--dialect", "-d", choices=DIALECTS + ("ptx",), default="cl3")
+                                   "clang builtins) for AMDGPU tests, ptx (OpenCL C 1.2 with "
+                                   "inline PTX, NVIDIA GPUs) for PTX tests; the default is ptx "
+                                   "for PTX tests, cl3 otherwise; a TILEIR test is shown as the "
+                                   "PTX litmus program a compiler could emit for it (ptx, its "
+                                   "default). Exit 2 on bad input.")
+    p.add_argument("--dialect", "-d", choices=DIALECTS, default=None)
     p.add_argument("file", metavar="FILE")
     p.set_defaults(func=cmd_codegen)
     p = sub.add_parser("devices", help="list OpenCL devices (backend names opencl:P:D)",
