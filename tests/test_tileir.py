@@ -272,3 +272,13 @@ def test_codegen_ptx_prints_the_lowered_program(capsys):
     assert main(["codegen", path]) == 0 and capsys.readouterr().out == out
     assert main(["codegen", "--dialect", "cl3", path]) == 2
     assert "a TILEIR test is shown as its PTX program: --dialect ptx" in capsys.readouterr().err
+
+
+def test_explain_reads_a_tileir_outcome(capsys):
+    from fuzz.cli import main
+    path = str(TILE / "MP+relacq+rlx.device.xblock.litmus")
+    main(["explain", "--outcome", "P1:r0 == 1 /\\ P1:r1 == 0", path])
+    out = capsys.readouterr().out
+    assert "is FORBIDDEN by model tileir" in out
+    assert ("fails 'causality' (irreflexive): R x[0] [P1:1.0]=0 -fr-> W x[0]=1 [P0:0.0] -tko-> "
+            "W f=1 [P0:1.0] -sw-> R f [P1:0.0]=1 -tko-> R x[0] [P1:1.0]=0") in out
