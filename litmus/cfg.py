@@ -8,6 +8,9 @@ Vulkan tests have labels, ``beq``/``bne``/``goto`` and spin loops. Their front e
 
 - ``val=EXPR``: the value stored / the rmw operand / the assigned value when it is not a constant
   (``st``, ``rmw``, ``assign``); ``exp=EXPR``: the expected value of a ``cas``;
+- ``arr=NAME:LEN`` and ``off=EXPR`` on an access: an address dependency, the access goes to the
+  element ``NAME[off]`` of an array of LEN locations (``NAME[0]`` .. ``NAME[LEN-1]``; ``loc`` is
+  ``NAME[0]``), chosen per path (:func:`access_location`);
 - ``cond=EXPR`` and ``target=L`` of a ``branch`` (jump when EXPR is non-zero), ``target=L`` of a
   ``goto``, ``label=L`` of a ``label``.
 
@@ -123,7 +126,7 @@ def data_constants(test: Test) -> set[int]:
             out.update(ins.args)
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "exp", "cond"):
+            if k in ("val", "exp", "cond", "off"):
                 out |= expr_constants(parse_expr_text(v))
     for prop in (test.condition.prop, dict(test.meta).get("filter")):
         if prop is not None:
@@ -204,9 +207,33 @@ def used_registers(code: tuple[Instr, ...]) -> set[str]:
     for ins in code:
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "cond", "exp"):
+            if k in ("val", "cond", "exp", "off"):
                 used |= expr_registers(parse_expr_text(v))
     return used
+
+
+def array_elements(ins: Instr) -> list[str]:
+    """Every location an access may reach: its ``loc``, or each element of its ``arr=`` array."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return [ins.loc]
+    name, _, size = arr.rpartition(":")
+    return [f"{name}[{k}]" for k in range(int(size))]
+
+
+def access_location(ins: Instr, regs: dict[str, int]) -> str | None:
+    """The location an access reaches with these register values: its ``loc``, or for an
+    address dependency (``arr=NAME:LEN``, ``off=EXPR``) the element ``NAME[off]``; None when
+    the offset falls outside the array (no location of the test: such a path is dropped,
+    :func:`thread_paths`)."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return ins.loc
+    name, _, size = arr.rpartition(":")
+    k = _operand(ins, "off", 0, regs)
+    if not isinstance(k, int) or not 0 <= k < int(size):
+        return None
+    return f"{name}[{k}]"
 
 
 def spin_loops(code: tuple[Instr, ...]) -> set[int]:
@@ -308,20 +335,23 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                     prov[ins.reg] = dep(ins, "val", prov)
                 pc += 1
                 continue
+            loc = access_location(ins, regs) if b in ("st", "ld", "rmw", "cas") else None
+            if b in ("st", "ld", "rmw", "cas") and loc is None:
+                return            # an address outside its array: not an access of this test
             if b == "st":
                 v = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                 wp = (dep(ins, "val", prov) | {(key, pc)}) if key is not None else empty
-                ops.append(Op("W", pc, ins, ins.loc, None, v, wp))
+                ops.append(Op("W", pc, ins, loc, None, v, wp))
                 pc += 1
                 continue
             if b == "ld" and ins.reg not in used:
                 # a free read: nothing depends on its value, so rf alone decides it later
-                ops.append(Op("R", pc, ins, ins.loc, None, None))
+                ops.append(Op("R", pc, ins, loc, None, None))
                 regs[ins.reg] = ("read", len(ops) - 1)
                 pc += 1
                 continue
             if b in ("ld", "rmw", "cas"):
-                entries = read_domain(ins.loc)
+                entries = read_domain(loc)
                 if key is None:
                     entries = [(v, [empty]) for v in sorted(set(entries))]
                 for v, provs in entries:
@@ -333,21 +363,21 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                     vp = min(provs, key=len)
                     r2, p2, o2 = dict(regs), dict(prov), list(ops)
                     if b == "ld":
-                        o2.append(Op("R", pc, ins, ins.loc, v, None))
+                        o2.append(Op("R", pc, ins, loc, v, None))
                     elif b == "rmw":
                         operand = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                         wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                             else empty
-                        o2.append(Op("U", pc, ins, ins.loc, v, RMW_APPLY[ins.op](v, operand), wp))
+                        o2.append(Op("U", pc, ins, loc, v, RMW_APPLY[ins.op](v, operand), wp))
                     else:
                         exp = _operand(ins, "exp", ins.args[0] if ins.args else 0, regs)
                         des = _operand(ins, "val", ins.args[1] if len(ins.args) > 1 else 0, regs)
                         if v == exp:
                             wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                                 else empty
-                            o2.append(Op("U", pc, ins, ins.loc, v, des, wp))
+                            o2.append(Op("U", pc, ins, loc, v, des, wp))
                         else:
-                            o2.append(Op("R", pc, ins.replace(order=ins.fail_order), ins.loc,
+                            o2.append(Op("R", pc, ins.replace(order=ins.fail_order), loc,
                                          v, None))
                     if ins.reg:
                         r2[ins.reg] = v
@@ -404,8 +434,9 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     # (rc11: every value of a consistent execution derives along an acyclic po | rf)
     for tid, i, ins in test.instructions() if seed else ():
         if ins.base == "st" and attr(ins, "val") is None:
-            prov[ins.loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
-                frozenset({(tid, i)}))
+            for loc in array_elements(ins):
+                prov[loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
+                    frozenset({(tid, i)}))
     for _ in range(rounds):
         grown = False
         for tid, th in enumerate(test.threads):
