@@ -8,6 +8,8 @@ Vulkan tests have labels, ``beq``/``bne``/``goto`` and spin loops. Their front e
 
 - ``val=EXPR``: the value stored / the rmw operand / the assigned value when it is not a constant
   (``st``, ``rmw``, ``assign``); ``exp=EXPR``: the expected value of a ``cas``;
+- ``unseq=ID:SIDE`` on an access: it lies in operand SIDE (0 or 1) of operator ID of a C
+  expression; accesses in the two operands of one operator are unsequenced (:func:`unsequenced`);
 - ``arr=NAME:LEN`` and ``off=EXPR`` on an access: an address dependency, the access goes to the
   element ``NAME[off]`` of an array of LEN locations (``NAME[0]`` .. ``NAME[LEN-1]``; ``loc`` is
   ``NAME[0]``), chosen per path (:func:`access_location`);
@@ -210,6 +212,25 @@ def used_registers(code: tuple[Instr, ...]) -> set[str]:
             if k in ("val", "cond", "exp", "off"):
                 used |= expr_registers(parse_expr_text(v))
     return used
+
+
+def unsequenced(a: Instr, b: Instr) -> bool:
+    """Are two instructions of one thread unsequenced (C11 6.5p3: accesses in the two operands
+    of one operator, marked ``unseq=ID:SIDE`` by the C front end)? Program order leaves such a
+    pair unordered."""
+    if not a.attrs or not b.attrs:
+        return False
+    sides = {}
+    for x in a.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            sides[gid] = side
+    for x in b.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            if sides.get(gid, side) != side:
+                return True
+    return False
 
 
 def array_elements(ins: Instr) -> list[str]:

@@ -23,7 +23,8 @@ Calls: ``atomic_load[_explicit]``, ``atomic_store[_explicit]``, ``atomic_fetch_{
 xor}[_explicit]``, ``atomic_exchange[_explicit]``, ``atomic_compare_exchange_{strong,weak}
 [_explicit]`` and ``atomic_thread_fence``. Expressions are lowered left to right: every memory
 access in an expression becomes its own instruction into a fresh register ``_tN`` and the pure rest
-becomes an ``assign`` (litmus/cfg.py). A compare-exchange follows C11 (7.17.7.4) as herd7 models
+becomes an ``assign`` (litmus/cfg.py); the accesses of the two operands of an operator other than
+``&&``/``||`` are unsequenced (C11 6.5p3), i.e. unordered by po (the ``unseq=`` attribute). A compare-exchange follows C11 (7.17.7.4) as herd7 models
 it: a plain read of ``*expected``, an atomic read of ``*obj``; when equal an rmw writing
 ``desired`` (success order), otherwise a read with the failure order and a plain write of the
 value read into ``*expected``; its value is 1 on success, 0 on failure. ``expected`` may also be
@@ -56,6 +57,9 @@ FETCH_OPS = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor"}
 TYPE_WORDS = {"int", "atomic_int", "volatile", "const", "unsigned", "long", "char", "short",
               "_Atomic", "intptr_t", "atomic_bool", "bool", "atomic_long", "uint32_t",
               "int32_t", "atomic_uint"}
+
+#: instruction bases that access memory
+ACCESS_BASES = ("ld", "st", "rmw", "cas")
 
 #: binary operator precedence (higher binds tighter)
 PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "<=": 7,
@@ -90,6 +94,7 @@ class _CParser(TokenCursor):
         self.text = self.src.clean
         self.ntemp = 0
         self.nlabel = 0
+        self.nunseq = 0
         self.arrays: dict[str, int] = {}     # array name -> its length (elements NAME[k])
 
     def err(self, pos: int, reason: str) -> ParseError:
@@ -493,6 +498,7 @@ class _CParser(TokenCursor):
 
     # -- expressions (accesses become instructions; the result is a pure expression) ------------
     def expr(self, code, minprec: int = 1, dest: str | None = None, statement: bool = False):
+        start = len(code)
         left = self.unary(code, dest, statement)
         while True:
             t = self.peek()
@@ -510,12 +516,30 @@ class _CParser(TokenCursor):
                 self.next()
                 if op in ("&&", "||"):
                     self.next()
+            mid = len(code)
             right = self.expr(code, prec + 1)
+            if op not in ("&&", "||"):
+                self.unsequence(code, start, mid)
             if isinstance(left, int) and isinstance(right, int):
                 from .cfg import BINOPS
                 left = BINOPS[op](left, right)
             else:
                 left = (op, left, right)
+
+    def unsequence(self, code: list[Instr], start: int, mid: int) -> None:
+        """The memory accesses of an operator's two operands (``code[start:mid]`` and
+        ``code[mid:]``) are unsequenced (C11 6.5p3: "Except as specified later, side effects and
+        value computations of subexpressions are unsequenced"; ``&&`` and ``||`` sequence
+        theirs): each gets an ``unseq=ID:SIDE`` attribute and po leaves such pairs unordered
+        (litmus/cfg.py: :func:`~litmus.cfg.unsequenced`)."""
+        sides = ([i for i in range(start, mid) if code[i].base in ACCESS_BASES],
+                 [i for i in range(mid, len(code)) if code[i].base in ACCESS_BASES])
+        if not sides[0] or not sides[1]:
+            return
+        self.nunseq += 1
+        for side, rows in enumerate(sides):
+            for i in rows:
+                code[i] = code[i].replace(attrs=code[i].attrs + (f"unseq={self.nunseq}:{side}",))
 
     def unary(self, code, dest=None, statement=False):
         t = self.peek()

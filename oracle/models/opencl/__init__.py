@@ -1,0 +1,38 @@
+"""The OpenCL model unit (Batty, Donaldson, Wickerson, "Overhauling SC atomics in C11 and
+OpenCL", POPL 2016), for tests in the OPENCL dialect (docs/conformance.md, docs/opencl.md).
+
+``opencl.model`` is the model; :mod:`.builder` turns OPENCL tests into pre-executions (the C
+builder's events plus regions, scopes and barrier fences).
+"""
+
+import os as _os
+
+from oracle.registry import ModelUnit, register
+
+from .builder import RELS, SETS
+from .builder import build as _build_with
+
+_ALLOW: list = []
+
+
+def build(test):
+    """The builder, given the model file's declared properties (``allow thin-air``)."""
+    if not _ALLOW:
+        from oracle.lang import load_model
+        _ALLOW.append(load_model("opencl").allow)
+    return _build_with(test, allow=_ALLOW[0])
+
+
+UNIT = register(ModelUnit(
+    name="opencl",
+    dialects=("OPENCL",),
+    build=build,
+    sets=frozenset(SETS),
+    relations=frozenset(RELS),
+    # only the co search hints: coherence binds atomic locations and hb only, and sb is in no
+    # hb for a generic-space location, so per-location coherence pruning would be unsound
+    hints=frozenset({"CO", "IW"}),
+    suites={"OPENCL": "verdict", "OPENCL-DR": "race"},
+    edges=("po", "sb", "rf", "co", "fr", "rmw", "syncbar"),
+    directory=_os.path.dirname(_os.path.abspath(__file__)),
+))
