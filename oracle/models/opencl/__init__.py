@@ -29,9 +29,10 @@ UNIT = register(ModelUnit(
     build=build,
     sets=frozenset(SETS),
     relations=frozenset(RELS),
-    # only the co search hints: coherence binds atomic locations and hb only, and sb is in no
-    # hb for a generic-space location, so per-location coherence pruning would be unsound
-    hints=frozenset({"CO", "IW"}),
+    # coherence binds atomic locations and hb only, and sb is in no hb for a generic-space
+    # location: per-location coherence pruning would be unsound; nrf only holds where the
+    # location has a region, and the builder gives it only there
+    hints=frozenset({"CO", "IW", "nrf"}),
     suites={"OPENCL": "verdict", "OPENCL-DR": "race"},
     edges=("po", "sb", "rf", "co", "fr", "rmw", "syncbar"),
     directory=_os.path.dirname(_os.path.abspath(__file__)),

@@ -18,7 +18,8 @@ thread paths with the C vocabulary (sets ``R W F IW FR A NA ACQ REL SC CO CohR``
   relation ``syncbar`` pairs the fences of one barrier instance: the same id (the ``Bn`` label)
   and the same occurrence (the k-th time each thread executes that barrier);
 - relations ``int`` (same work-item; an initial write is its own), ``swg`` and ``sdv`` (same
-  work-group, same device: thread events only).
+  work-group, same device: thread events only); ``nrf`` is the C builder's (a read never reads a
+  po-later write of its thread) kept only for locations in a region, where it holds.
 
 The dialect has no no-thin-air axiom (``allow thin-air`` in ``opencl.model``): read values come
 from seeded, thin-air value domains (litmus/cfg.py), as for c11 and vulkan.
@@ -103,6 +104,12 @@ def add_opencl(pe: PreExecution, test: Test, x0) -> PreExecution:
             if ka == kb:
                 syncbar[a] |= 1 << b
     pe.rels.update(int=same_thread, swg=same_wg, sdv=same_dev, syncbar=syncbar)
+    # a read never reads a po-later write of its own work-item when the location is in a region
+    # (sb is then in that region's hb, and rf ; hb is irreflexive); a generic-space location is
+    # in no hb, so there the C builder's pairs do not hold
+    in_region = pe.set_mask("GLOBAL") | pe.set_mask("LOCAL")
+    pe.rels["nrf"] = [row & in_region if (in_region >> w) & 1 else 0
+                      for w, row in enumerate(pe.rels["nrf"])]
     for name in SETS:
         pe.sets.setdefault(name, set())
     return pe
