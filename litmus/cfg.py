@@ -439,16 +439,23 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     ``thin_air`` (a model without a no-thin-air axiom, ``allow thin-air`` in its model file): a
     value that flows around a cycle of rf and data dependencies (``r0 = x; y = r0`` against
     ``r1 = y; x = r1``) is written by no instruction of its own, and the model does not constrain
-    it; every location's domain then starts with :func:`thin_air_values` as well, each a value
-    with no derivation. A read is still given such a value only where some write of that value
+    it; the domain of every location some write stores a register-dependent value into then
+    starts with :func:`thin_air_values` as well, each a value with no derivation (a location
+    written only with constants cannot hold such a value). A read is still given such a value only where some write of that value
     exists in the execution (the search's rf must justify it), i.e. on such a cycle.
     """
     prov: dict[str, dict[int, set[frozenset]]] = {
         loc.name: {loc.init: {frozenset()}} for loc in test.locations}
     if thin_air:
+        # only a location some write stores a register-dependent value into can hold a value
+        # out of thin air: every other write stores a constant, or an rmw result of constants
+        # and the location's own values, which the fixpoint below derives
+        tainted = {loc for _, _, ins in test.instructions()
+                   if ins.base in ("st", "rmw", "cas") and attr(ins, "val") is not None
+                   for loc in array_elements(ins)}
         for c in thin_air_values(test):
-            for p in prov.values():
-                p.setdefault(c, {frozenset()})
+            for loc in tainted:
+                prov[loc].setdefault(c, {frozenset()})
     # every constant a store can write, whether or not its branch is reachable from the values
     # found so far: a branch may be taken only thanks to a (po | rf) cycle (load buffering),
     # which models without a no-thin-air axiom (vulkan) allow; seed=False for models with one

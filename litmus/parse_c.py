@@ -20,7 +20,7 @@ offset that depends on a register is an address dependency: the element is chose
 (litmus/cfg.py, the ``arr=``/``off=`` attributes).
 
 Calls: ``atomic_load[_explicit]``, ``atomic_store[_explicit]``, ``atomic_fetch_{add,sub,and,or,
-xor}[_explicit]``, ``atomic_exchange[_explicit]``, ``atomic_compare_exchange_{strong,weak}
+xor,max,min}[_explicit]`` (max and min are OpenCL C's), ``atomic_exchange[_explicit]``, ``atomic_compare_exchange_{strong,weak}
 [_explicit]`` and ``atomic_thread_fence``. Expressions are lowered left to right: every memory
 access in an expression becomes its own instruction into a fresh register ``_tN`` and the pure rest
 becomes an ``assign`` (litmus/cfg.py); the accesses of the two operands of an operator other than
@@ -53,7 +53,8 @@ from .scopes import Placement
 ORDERS = {"memory_order_relaxed": "rlx", "memory_order_consume": "acq",
           "memory_order_acquire": "acq", "memory_order_release": "rel",
           "memory_order_acq_rel": "acq_rel", "memory_order_seq_cst": "sc"}
-FETCH_OPS = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor"}
+FETCH_OPS = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor",
+             "max": "max", "min": "min"}     # fetch_max/min: OpenCL C (6.15.12.7)
 TYPE_WORDS = {"int", "atomic_int", "volatile", "const", "unsigned", "long", "char", "short",
               "_Atomic", "intptr_t", "atomic_bool", "bool", "atomic_long", "uint32_t",
               "int32_t", "atomic_uint"}
