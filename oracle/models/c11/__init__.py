@@ -1,5 +1,5 @@
-"""The C11 model unit (Batty et al. POPL 2011 with the SC axioms of Batty, Donaldson, Wickerson,
-POPL 2016: the C11 the RC11 paper starts from), for tests in the C dialect
+"""The C11 model unit (Batty et al. POPL 2011 with the simplified SC axiom of Batty, Donaldson,
+Wickerson, POPL 2016: the C11 the RC11 paper starts from), for tests in the C dialect
 (``scopefuzz check --model c11``; rc11 stays the C dialect's default; docs/conformance.md).
 
 ``c11.model`` is the model; the event graph builder is rc11's (:mod:`oracle.models.rc11.builder`),
@@ -9,19 +9,12 @@ values that only a (po | rf) cycle or thin air justifies.
 
 import os as _os
 
+from oracle.models import with_declared_properties
 from oracle.models.rc11 import UNIT as _RC11
 from oracle.models.rc11.builder import build as _build_with
 from oracle.registry import ModelUnit, register
 
-_ALLOW: list = []
-
-
-def build(test):
-    """The rc11 builder, given this model file's declared properties (``allow thin-air``)."""
-    if not _ALLOW:
-        from oracle.lang import load_model
-        _ALLOW.append(load_model("c11").allow)
-    return _build_with(test, allow=_ALLOW[0])
+build = with_declared_properties("c11", _build_with)
 
 
 UNIT = register(ModelUnit(

@@ -27,13 +27,12 @@ from seeded, thin-air value domains (litmus/cfg.py), as for c11 and vulkan.
 
 from __future__ import annotations
 
-from litmus.cfg import attr, paths_per_thread
+from litmus.cfg import attr
 from litmus.ir import Test
 
-from oracle.errors import OracleError
 from oracle.events import PreExecution
-from oracle.models.path_executions import _build, justifiable_combinations
-from oracle.models.rc11.builder import RELS as C_RELS, SETS as C_SETS, to_pre_execution
+from oracle.models.rc11.builder import RELS as C_RELS, SETS as C_SETS, path_combinations, \
+    to_pre_execution
 
 #: the vocabulary this builder provides (declared by the unit, oracle/models/opencl/__init__.py)
 SETS = C_SETS + ("GLOBAL", "LOCAL", "NAL", "WG", "DV", "ALL", "EF", "XF")
@@ -119,13 +118,5 @@ def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
     """Every pre-execution of an OPENCL-dialect test (one per combination of thread paths
     whose assumed read values some write can give). ``allow``: the model file's declared
     properties (``thin-air``: litmus/cfg.py value_domains)."""
-    thin = "thin-air" in allow
-    try:
-        paths = paths_per_thread(test, seed=thin, thin_air=thin)
-    except ValueError as e:
-        raise OracleError(str(e)) from None
-    out = []
-    for combo in justifiable_combinations(test, paths):
-        x0 = _build(test, combo)
-        out.append(add_opencl(to_pre_execution(test, x0, combo), test, x0))
-    return out
+    return [add_opencl(to_pre_execution(test, x0, combo), test, x0)
+            for combo, x0 in path_combinations(test, allow)]

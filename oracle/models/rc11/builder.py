@@ -115,19 +115,24 @@ def add_observables(pe: PreExecution, test: Test, combo, x0, final: dict) -> Non
         pe.observables.append((loc.name, ("event", final[loc.name])))
 
 
-def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
-    """Every pre-execution of a C-dialect test (one per combination of thread paths).
+def path_combinations(test: Test, allow: frozenset = frozenset()):
+    """(combination of thread paths, its events) for every combination whose assumed read
+    values some write can give (path_executions.justifiable_combinations).
 
     ``allow``: the model file's declared properties. rc11 declares none: its (po | rf)
     acyclicity lets the value domains derive along po | rf alone. A model with ``allow
-    thin-air`` (c11) also gets values that only a (po | rf) cycle justifies, and values out of
-    thin air (litmus/cfg.py: value_domains)."""
+    thin-air`` (c11, opencl) also gets values that only a (po | rf) cycle justifies, and values
+    out of thin air (litmus/cfg.py: value_domains)."""
     thin = "thin-air" in allow
     try:
         paths = paths_per_thread(test, seed=thin, thin_air=thin)
     except ValueError as e:
         raise OracleError(str(e)) from None
-    out = []
     for combo in justifiable_combinations(test, paths):
-        out.append(to_pre_execution(test, _build(test, combo), combo))
-    return out
+        yield combo, _build(test, combo)
+
+
+def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
+    """Every pre-execution of a C-dialect test (one per combination of thread paths,
+    :func:`path_combinations`)."""
+    return [to_pre_execution(test, x0, combo) for combo, x0 in path_combinations(test, allow)]
