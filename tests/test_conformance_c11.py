@@ -3,6 +3,8 @@
 same model file (tests/reference.py) on the suite and on random C programs; and, on small
 programs whose verdicts are derived by hand, the places where C11 and RC11 differ."""
 
+import json
+
 from hypothesis import given, settings
 
 import oracle
@@ -141,3 +143,13 @@ def test_sc_axiom_forbids_iriw_with_acquire_readers_only_in_c11(shared):
     t = parse_file(shared / "conformance" / "C11/manual/IRIW-sc-sc-acq-sc-acq-sc.litmus")
     assert oracle.check(t, "c11").verdict == "No"
     assert oracle.check(t, "rc11").verdict == "Ok"
+
+
+def test_check_model_c11_on_the_command_line(shared, capsys):
+    # rc11 stays the C dialect's default; --model c11 reads the same files
+    from fuzz.cli import main
+    f = shared / "conformance" / "C11/manual/IRIW-sc-sc-acq-sc-acq-sc.litmus"
+    assert main(["check", "--json", str(f)]) == 0
+    assert main(["check", "--json", "--model", "c11", str(f)]) == 0
+    rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
+    assert [(r["model"], r["verdict"]) for r in rows] == [("rc11", "Ok"), ("c11", "No")]
