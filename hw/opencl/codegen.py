@@ -1,7 +1,8 @@
 """Litmus test -> OpenCL C kernel for the parallel testing environment (issue 8).
 
-Two dialects share one kernel skeleton (:mod:`hw.opencl.layout` says which instance each role of
-a work-item belongs to); they differ in how each instruction is lowered:
+Two dialects share one kernel skeleton (:mod:`hw.layout` says which instance each role of
+a work-item belongs to); they differ in how each instruction is lowered, one :class:`Emitter`
+subclass per dialect (:data:`EMITTERS`):
 
 ``cl3``
     OpenCL C 3.0: ``atomic_*_explicit`` with ``memory_order_*`` / ``memory_scope_*``,
@@ -33,9 +34,8 @@ from litmus import Instr, Test, format_instr
 from litmus.ir import BASES, is_acquire, is_release
 
 from ..backend import BackendError
-from .layout import Layout, layout_of
+from ..layout import Layout, layout_of
 
-DIALECTS = ("cl3", "amdgcn")
 WEAKENINGS = (None, "sc-fence-as-acq_rel", "relaxed")
 
 
@@ -169,6 +169,15 @@ def barrier_problem(test: Test) -> str | None:
     return None
 
 
+def _cas_orders(succ: str, fail: str) -> tuple[str, str]:
+    """OpenCL/C11 require failure <= success and no release in failure: raise success if needed."""
+    if fail == "sc":
+        return "sc", "sc"
+    if fail == "acq" and succ in ("rlx", "rel"):
+        return ("acq" if succ == "rlx" else "acq_rel"), "acq"
+    return succ, fail
+
+
 # --- the cl3 plan: what the OpenCL model needs beyond each instruction ------------------------
 
 #: OpenCL scope macros of cl3, narrowest first
@@ -248,15 +257,26 @@ def cl3_plan(test: Test, weaken: str | None = None) -> Cl3Plan:
     return Cl3Plan(scope if len(macros) > 1 else None, region_fences, sc_atomics, flags)
 
 
-# --- code generation --------------------------------------------------------------------------
+# --- code generation: one emitter class per dialect ---------------------------------------------
 
-class _Emitter:
-    """Per-dialect lowering of one instruction of one role."""
+class Emitter:
+    """The lowering of one dialect: one instruction of one role at a time (:meth:`lower`), plus
+    the kernel's prelude, the block rendezvous counter and what ends a role.
 
-    def __init__(self, test: Test, dialect: str, weaken: str | None):
-        self.test, self.dialect, self.weaken = test, dialect, weaken
-        self.cl3 = dialect == "cl3"
-        self.plan = cl3_plan(test, weaken) if self.cl3 else None
+    The base class holds what every dialect shares (plain accesses, cas orders, phase boundaries,
+    the ``weaken`` switch); a dialect is one subclass that fills in the constructs it spells its
+    own way. Adding a dialect (say ``nvptx``) is one more subclass registered in :data:`EMITTERS`.
+    """
+
+    #: the dialect's name (``--dialect``)
+    name = ""
+    #: litmus order -> the dialect's memory order
+    ORDERS: dict[str, str] = {}
+    #: the atomic exchange, and the fetch-and-op with ``{op}`` from :data:`RMW_FN`
+    XCHG = FETCH = ""
+
+    def __init__(self, test: Test, weaken: str | None):
+        self.test, self.weaken = test, weaken
 
     # names
     @staticmethod
@@ -270,44 +290,64 @@ class _Emitter:
     def order(self, o: str) -> str:
         if self.weaken == "relaxed":
             o = "rlx"
-        return (CL3_ORDER if self.cl3 else GCN_ORDER)[o]
+        return self.ORDERS[o]
 
+    # what each dialect spells its own way
     def scope(self, s: str, lds: bool) -> str:
-        if self.cl3:
-            if self.plan.scope:
-                return self.plan.scope
-            return "SF_SCOPE_WG" if lds else CL3_SCOPE[s]
-        return GCN_SCOPE[s]
-
-    def atomic_order(self, o: str) -> str:
-        """The order of an atomic access (cl3: seq_cst in a test with a seq_cst fence)."""
-        return "sc" if self.cl3 and self.plan.sc_atomics and self.weaken is None else o
-
-    def region_fence(self, o: str) -> list[str]:
-        """cl3, a test over global and LDS memory: a fence of both regions next to an atomic with
-        release (before it) or acquire (after it) semantics, at the plan's scope."""
-        if not (self.cl3 and self.plan.region_fences) or self.weaken == "relaxed":
-            return []
-        scope = self.plan.scope or "SF_SCOPE_WG"
-        return [f"atomic_work_item_fence({BOTH_REGIONS}, {CL3_ORDER[o]}, {scope});"]
-
-    def around(self, order: str, fail: str | None, body: list[str]) -> list[str]:
-        """``body`` with the region fences its orders need (``fail``: a cas failure order). A
-        seq_cst atomic gets seq_cst fences on both sides: OpenCL's SC order sees program order
-        only inside one region's happens-before, and an SC fence of both regions links an SC
-        access of one region to the next of the other."""
-        if order == "sc":
-            return self.region_fence("sc") + body + self.region_fence("sc")
-        before = self.region_fence("rel") if is_release(order) else []
-        after = self.region_fence("acq") if is_acquire(order) or is_acquire(fail) else []
-        return before + body + after
+        raise NotImplementedError
 
     def atomic_ptr(self, tid: int, loc: str) -> str:
-        p = self.ptr(tid, loc)
-        if self.cl3:
-            space = "__local" if self.test.is_lds(loc) else "__global"
-            return f"({space} atomic_int *){p}"
-        return p
+        return self.ptr(tid, loc)
+
+    def atomic_order(self, o: str) -> str:
+        """The order an atomic access of order ``o`` is emitted with."""
+        return o
+
+    def around(self, order: str, fail: str | None, body: list[str]) -> list[str]:
+        """``body``, an atomic access of ``order`` (``fail``: a cas failure order), with whatever
+        the dialect puts next to it."""
+        return body
+
+    def phase_barrier(self, k: int) -> str:
+        """The statement of phase boundary ``k`` (0: between phases 0 and 1)."""
+        return "SF_PHASE_BARRIER();"
+
+    def cas_call(self, p: str, desired: int, o1: str, o2: str, s: str) -> str:
+        raise NotImplementedError
+
+    def fence(self, order: str, scope: str) -> str:
+        raise NotImplementedError
+
+    def async_copy(self, src: str, dst: str, copy: str) -> list[str]:
+        raise NotImplementedError
+
+    def async_mark(self) -> list[str]:
+        raise NotImplementedError
+
+    def async_wait(self, n: int, state: dict) -> list[str]:
+        raise NotImplementedError
+
+    def volatile(self, tid: int, ins: Instr, lds: bool, r: str | None, v) -> list[str] | None:
+        """A volatile access, or None to lower it as an atomic access at system scope."""
+        return None
+
+    def atomic(self, tid: int, ins: Instr, lds: bool, acc: str, scope: str, order: str,
+               r: str | None, v) -> list[str]:
+        raise NotImplementedError
+
+    def prelude(self) -> list[str]:
+        """Macros the kernel body uses (scopes, ids, barriers, feature tests)."""
+        return [f"/* scopefuzz {self.name} kernel for litmus test {self.test.name}",
+                " * Generated by `scopefuzz codegen`; lowering choices: docs/opencl.md. */"]
+
+    def counter(self) -> tuple[str, str]:
+        """(arrive, look): a relaxed device-scope increment and load of the rendezvous counter
+        ``sf_c``."""
+        raise NotImplementedError
+
+    def role_end(self, state: dict) -> list[str]:
+        """Lines that end a role (completing what it left in flight)."""
+        return []
 
     # lowering
     def lower(self, tid: int, ins: Instr, state: dict) -> list[str]:
@@ -320,74 +360,40 @@ class _Emitter:
         if b == "rmw":
             lds = t.is_lds(ins.loc)
             p, r = self.atomic_ptr(tid, ins.loc), self.reg(tid, ins.reg)
-            v = ins.args[0]
+            fn = self.XCHG if ins.op == "xchg" else self.FETCH.format(op=RMW_FN[ins.op])
             order = self.atomic_order(ins.order)
-            o, s = self.order(order), self.scope(ins.scope, lds)
-            if self.cl3:
-                fn = "atomic_exchange_explicit" if ins.op == "xchg" else f"atomic_fetch_{RMW_FN[ins.op]}_explicit"
-                return self.around(order, None, [f"{r} = {fn}({p}, {v}, {o}, {s});"])
-            fn = "__scoped_atomic_exchange_n" if ins.op == "xchg" else f"__scoped_atomic_fetch_{RMW_FN[ins.op]}"
-            return [f"{r} = {fn}({p}, {v}, {o}, {s});"]
+            return self.around(order, None, [f"{r} = {fn}({p}, {ins.args[0]}, {self.order(order)}, "
+                                             f"{self.scope(ins.scope, lds)});"])
         if b == "cas":
             lds = t.is_lds(ins.loc)
-            succ, fail = _cas_orders(self.atomic_order(ins.order), self.atomic_order(ins.fail_order))
+            succ, fail = _cas_orders(self.atomic_order(ins.order),
+                                     self.atomic_order(ins.fail_order))
             p, r = self.atomic_ptr(tid, ins.loc), self.reg(tid, ins.reg)
             e, d = ins.args
-            o1, o2, s = self.order(succ), self.order(fail), self.scope(ins.scope, lds)
-            if self.cl3:
-                call = f"atomic_compare_exchange_strong_explicit({p}, &sf_e, {d}, {o1}, {o2}, {s})"
-            else:
-                call = f"__scoped_atomic_compare_exchange_n({p}, &sf_e, {d}, 0, {o1}, {o2}, {s})"
-            body = [f"{{ int sf_e = {e}; (void){call}; {r} = sf_e; }}"]
-            return self.around(succ, fail, body) if self.cl3 else body
+            call = self.cas_call(p, d, self.order(succ), self.order(fail), self.scope(ins.scope, lds))
+            return self.around(succ, fail, [f"{{ int sf_e = {e}; (void){call}; {r} = sf_e; }}"])
         if b == "fence":
             o = ins.order
             if self.weaken == "relaxed":
                 return ["/* fence dropped by weaken=relaxed (test-only miscompilation) */"]
             if self.weaken == "sc-fence-as-acq_rel" and o == "sc":
                 o = "acq_rel"
-            if self.cl3:
-                return [f"atomic_work_item_fence({BOTH_REGIONS}, {CL3_ORDER[o]}, "
-                        f"{self.plan.scope or CL3_SCOPE[ins.scope]});"]
-            return [f'__builtin_amdgcn_fence({GCN_ORDER[o]}, "{GCN_FENCE_SCOPE[ins.scope]}");']
+            return [self.fence(o, ins.scope)]
         if b == "async.ld":
             src, dst = self.ptr(tid, ins.loc), self.ptr(tid, ins.lds)
             state["async_ops"].append(len(state["marks"]))
-            copy = f"*{dst} = *{src};"
-            if self.cl3:
-                return [copy + "  /* synchronous copy */"]
-            return ["#ifdef SF_ASYNC_DMA",
-                    f"__builtin_amdgcn_global_load_async_to_lds_b32({src}, {dst}, 0, 0);",
-                    "#else", copy + "  /* synchronous copy */", "#endif"]
+            return self.async_copy(src, dst, f"*{dst} = *{src};")
         if b == "async.mark":
             state["marks"].append(len(state["async_ops"]))
-            if self.cl3:
-                return ["/* async.mark: nothing to do, copies are synchronous */"]
-            return ["#if defined(SF_ASYNC_DMA) && defined(SF_ASYNCMARK)",
-                    "__builtin_amdgcn_asyncmark();", "#endif"]
+            return self.async_mark()
         if b == "async.wait":
-            if self.cl3:
-                return [f"/* async.wait {ins.args[0]}: nothing to do, copies are synchronous */"]
-            n = ins.args[0]
-            marks = state["marks"]
-            lines = ["#ifdef SF_ASYNC_DMA", "#ifdef SF_ASYNCMARK",
-                     f"__builtin_amdgcn_wait_asyncmark({n});", "#else"]
-            if len(marks) > n:
-                # copies issued before the last completed mark must be done; the rest may remain
-                done_upto = marks[len(marks) - n - 1]
-                left = len(state["async_ops"]) - done_upto
-                lines.append(f"__builtin_amdgcn_s_wait_asynccnt({left});")
-            else:
-                lines.append(f"/* async.wait {n}: no mark to complete yet */")
-            lines += ["#endif", "#endif"]
-            return lines
+            return self.async_wait(ins.args[0], state)
         if b in ("bar.signal", "bar.init", "bar.join", "bar.leave"):
             return [f"/* {format_instr(ins)}: arrive/membership folded into the phase barriers */"]
         raise CodegenError(f"P{tid}: no lowering for {format_instr(ins)!r}")
 
     def access(self, tid: int, ins: Instr) -> list[str]:
-        t = self.test
-        lds = t.is_lds(ins.loc)
+        lds = self.test.is_lds(ins.loc)
         p = self.ptr(tid, ins.loc)
         load = ins.base == "ld"
         r = self.reg(tid, ins.reg) if load else None
@@ -395,50 +401,89 @@ class _Emitter:
         acc = ins.access
         if acc == "plain" or (lds and acc in ("vis", "av")):
             return [f"{r} = *{p};" if load else f"*{p} = {v};"]
+        scope = ins.scope
         if acc == "vol":
-            if self.cl3:
-                acc, scope = "atom", "sys"
-            else:
-                q = "__local" if lds else "__global"
-                return [f"{r} = *(volatile {q} int *){p};" if load
-                        else f"*(volatile {q} int *){p} = {v};"]
-        else:
-            scope = ins.scope
-        order = ins.order if ins.access == "atom" else "rlx"
-        if self.cl3:
-            order = self.atomic_order(order)
-            ap, o, s = self.atomic_ptr(tid, ins.loc), self.order(order), self.scope(scope, lds)
-            return self.around(order, None, [f"{r} = atomic_load_explicit({ap}, {o}, {s});" if load
-                                             else f"atomic_store_explicit({ap}, {v}, {o}, {s});"])
-        o, s = self.order(order), self.scope(scope, lds)
-        atomic = (f"{r} = __scoped_atomic_load_n({p}, {o}, {s});" if load
-                  else f"__scoped_atomic_store_n({p}, {v}, {o}, {s});")
-        if acc in ("vis", "av"):
-            gp = f"(__global unsigned int *){p}"
-            if load:
-                fast = f"{r} = (int)__builtin_amdgcn_av_load_b32({gp}, {s});"
-                guard = "SF_AV_LOAD"
-            else:
-                fast = f"__builtin_amdgcn_av_store_b32({gp}, (unsigned int){v}, {s});"
-                guard = "SF_AV_STORE"
-            return [f"#ifdef {guard}", fast, "#else", atomic, "#endif"]
-        return [atomic]
+            lines = self.volatile(tid, ins, lds, r, v)
+            if lines is not None:
+                return lines
+            acc, scope = "atom", "sys"
+        order = self.atomic_order(ins.order if ins.access == "atom" else "rlx")
+        return self.around(order, None, self.atomic(tid, ins, lds, acc, scope, order, r, v))
 
 
-def _cas_orders(succ: str, fail: str) -> tuple[str, str]:
-    """OpenCL/C11 require failure <= success and no release in failure: raise success if needed."""
-    if fail == "sc":
-        return "sc", "sc"
-    if fail == "acq" and succ in ("rlx", "rel"):
-        return ("acq" if succ == "rlx" else "acq_rel"), "acq"
-    return succ, fail
+class CL3Emitter(Emitter):
+    """OpenCL C 3.0: ``atomic_*_explicit``, ``atomic_work_item_fence``, ``work_group_barrier``;
+    async copies are synchronous, volatile accesses relaxed atomics at the widest scope."""
 
+    name = "cl3"
+    ORDERS = CL3_ORDER
+    XCHG, FETCH = "atomic_exchange_explicit", "atomic_fetch_{op}_explicit"
 
-def _prelude(dialect: str, test: Test) -> list[str]:
-    lines = [f"/* scopefuzz {dialect} kernel for litmus test {test.name}",
-             " * Generated by `scopefuzz codegen`; lowering choices: docs/opencl.md. */"]
-    if dialect == "cl3":
-        lines += [
+    def __init__(self, test: Test, weaken: str | None):
+        super().__init__(test, weaken)
+        self.plan = cl3_plan(test, weaken)
+
+    def scope(self, s: str, lds: bool) -> str:
+        if self.plan.scope:
+            return self.plan.scope
+        return "SF_SCOPE_WG" if lds else CL3_SCOPE[s]
+
+    def atomic_order(self, o: str) -> str:
+        """seq_cst in a test with a seq_cst fence (the plan's ``sc_atomics``)."""
+        return "sc" if self.plan.sc_atomics and self.weaken is None else o
+
+    def region_fence(self, o: str) -> list[str]:
+        """A test over global and LDS memory: a fence of both regions next to an atomic with
+        release (before it) or acquire (after it) semantics, at the plan's scope."""
+        if not self.plan.region_fences or self.weaken == "relaxed":
+            return []
+        scope = self.plan.scope or "SF_SCOPE_WG"
+        return [f"atomic_work_item_fence({BOTH_REGIONS}, {CL3_ORDER[o]}, {scope});"]
+
+    def around(self, order: str, fail: str | None, body: list[str]) -> list[str]:
+        """``body`` with the region fences its orders need. A seq_cst atomic gets seq_cst fences
+        on both sides: OpenCL's SC order sees program order only inside one region's
+        happens-before, and an SC fence of both regions links an SC access of one region to the
+        next of the other."""
+        if order == "sc":
+            return self.region_fence("sc") + body + self.region_fence("sc")
+        before = self.region_fence("rel") if is_release(order) else []
+        after = self.region_fence("acq") if is_acquire(order) or is_acquire(fail) else []
+        return before + body + after
+
+    def phase_barrier(self, k: int) -> str:
+        """With both memory flags where the plan says a release fence precedes the boundary and
+        an acquire fence follows it."""
+        return "SF_PHASE_BARRIER_MEM();" if self.plan.barrier_flags[k] else "SF_PHASE_BARRIER();"
+
+    def atomic_ptr(self, tid: int, loc: str) -> str:
+        space = "__local" if self.test.is_lds(loc) else "__global"
+        return f"({space} atomic_int *){self.ptr(tid, loc)}"
+
+    def cas_call(self, p: str, desired: int, o1: str, o2: str, s: str) -> str:
+        return f"atomic_compare_exchange_strong_explicit({p}, &sf_e, {desired}, {o1}, {o2}, {s})"
+
+    def fence(self, order: str, scope: str) -> str:
+        return (f"atomic_work_item_fence({BOTH_REGIONS}, {CL3_ORDER[order]}, "
+                f"{self.plan.scope or CL3_SCOPE[scope]});")
+
+    def async_copy(self, src: str, dst: str, copy: str) -> list[str]:
+        return [copy + "  /* synchronous copy */"]
+
+    def async_mark(self) -> list[str]:
+        return ["/* async.mark: nothing to do, copies are synchronous */"]
+
+    def async_wait(self, n: int, state: dict) -> list[str]:
+        return [f"/* async.wait {n}: nothing to do, copies are synchronous */"]
+
+    def atomic(self, tid: int, ins: Instr, lds: bool, acc: str, scope: str, order: str,
+               r: str | None, v) -> list[str]:
+        ap, o, s = self.atomic_ptr(tid, ins.loc), self.order(order), self.scope(scope, lds)
+        return [f"{r} = atomic_load_explicit({ap}, {o}, {s});" if r is not None
+                else f"atomic_store_explicit({ap}, {v}, {o}, {s});"]
+
+    def prelude(self) -> list[str]:
+        return super().prelude() + [
             "#if defined(__opencl_c_atomic_scope_all_devices)",
             "#define SF_SCOPE_SYS memory_scope_all_svm_devices",
             "#else",
@@ -453,8 +498,81 @@ def _prelude(dialect: str, test: Test) -> list[str]:
             "CLK_LOCAL_MEM_FENCE)  /* a release fence before, an acquire fence after */",
             "#define SF_INIT_BARRIER() work_group_barrier(CLK_LOCAL_MEM_FENCE)",
         ]
-    else:
-        lines += [
+
+    def counter(self) -> tuple[str, str]:
+        return ("atomic_fetch_add_explicit((__global atomic_int *)sf_c, 1, memory_order_relaxed, "
+                "memory_scope_device)",
+                "atomic_load_explicit((__global atomic_int *)sf_c, memory_order_relaxed, "
+                "memory_scope_device)")
+
+
+class AmdgcnEmitter(Emitter):
+    """OpenCL C for ROCm with clang builtins: ``__scoped_atomic_*``, ``__builtin_amdgcn_fence``,
+    ``__builtin_amdgcn_s_barrier``, the LDS-DMA / asyncmark builtins and the av load/store
+    builtins where ``__has_builtin`` finds them, a faithful fallback otherwise."""
+
+    name = "amdgcn"
+    ORDERS = GCN_ORDER
+    XCHG, FETCH = "__scoped_atomic_exchange_n", "__scoped_atomic_fetch_{op}"
+
+    def scope(self, s: str, lds: bool) -> str:
+        return GCN_SCOPE[s]
+
+    def cas_call(self, p: str, desired: int, o1: str, o2: str, s: str) -> str:
+        return f"__scoped_atomic_compare_exchange_n({p}, &sf_e, {desired}, 0, {o1}, {o2}, {s})"
+
+    def fence(self, order: str, scope: str) -> str:
+        return f'__builtin_amdgcn_fence({GCN_ORDER[order]}, "{GCN_FENCE_SCOPE[scope]}");'
+
+    def async_copy(self, src: str, dst: str, copy: str) -> list[str]:
+        return ["#ifdef SF_ASYNC_DMA",
+                f"__builtin_amdgcn_global_load_async_to_lds_b32({src}, {dst}, 0, 0);",
+                "#else", copy + "  /* synchronous copy */", "#endif"]
+
+    def async_mark(self) -> list[str]:
+        return ["#if defined(SF_ASYNC_DMA) && defined(SF_ASYNCMARK)",
+                "__builtin_amdgcn_asyncmark();", "#endif"]
+
+    def async_wait(self, n: int, state: dict) -> list[str]:
+        marks = state["marks"]
+        lines = ["#ifdef SF_ASYNC_DMA", "#ifdef SF_ASYNCMARK",
+                 f"__builtin_amdgcn_wait_asyncmark({n});", "#else"]
+        if len(marks) > n:
+            # copies issued before the last completed mark must be done; the rest may remain
+            done_upto = marks[len(marks) - n - 1]
+            left = len(state["async_ops"]) - done_upto
+            lines.append(f"__builtin_amdgcn_s_wait_asynccnt({left});")
+        else:
+            lines.append(f"/* async.wait {n}: no mark to complete yet */")
+        lines += ["#endif", "#endif"]
+        return lines
+
+    def volatile(self, tid: int, ins: Instr, lds: bool, r: str | None, v) -> list[str]:
+        p = self.ptr(tid, ins.loc)
+        q = "__local" if lds else "__global"
+        return [f"{r} = *(volatile {q} int *){p};" if r is not None
+                else f"*(volatile {q} int *){p} = {v};"]
+
+    def atomic(self, tid: int, ins: Instr, lds: bool, acc: str, scope: str, order: str,
+               r: str | None, v) -> list[str]:
+        p = self.ptr(tid, ins.loc)
+        o, s = self.order(order), self.scope(scope, lds)
+        load = r is not None
+        atomic = (f"{r} = __scoped_atomic_load_n({p}, {o}, {s});" if load
+                  else f"__scoped_atomic_store_n({p}, {v}, {o}, {s});")
+        if acc in ("vis", "av"):
+            gp = f"(__global unsigned int *){p}"
+            if load:
+                fast = f"{r} = (int)__builtin_amdgcn_av_load_b32({gp}, {s});"
+                guard = "SF_AV_LOAD"
+            else:
+                fast = f"__builtin_amdgcn_av_store_b32({gp}, (unsigned int){v}, {s});"
+                guard = "SF_AV_STORE"
+            return [f"#ifdef {guard}", fast, "#else", atomic, "#endif"]
+        return [atomic]
+
+    def prelude(self) -> list[str]:
+        return super().prelude() + [
             "#ifndef __has_builtin",
             "#define __has_builtin(x) 0",
             "#endif",
@@ -482,7 +600,23 @@ def _prelude(dialect: str, test: Test) -> list[str]:
             "#define SF_INIT_BARRIER() do { __builtin_amdgcn_fence(__ATOMIC_RELEASE, \"workgroup\"); "
             "__builtin_amdgcn_s_barrier(); __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, \"workgroup\"); } while (0)",
         ]
-    return lines
+
+    def counter(self) -> tuple[str, str]:
+        return ("__scoped_atomic_fetch_add(sf_c, 1, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)",
+                "__scoped_atomic_load_n(sf_c, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)")
+
+    def role_end(self, state: dict) -> list[str]:
+        if not state["async_ops"]:
+            return []
+        return ["#ifdef SF_ASYNC_DMA", "#ifdef SF_ASYNCMARK",
+                "  __builtin_amdgcn_asyncmark(); __builtin_amdgcn_wait_asyncmark(0);"
+                "  /* thread end completes every copy */",
+                "#else", "  __builtin_amdgcn_s_wait_asynccnt(0);", "#endif", "#endif"]
+
+
+#: dialect name -> its emitter class (``--dialect``)
+EMITTERS: dict[str, type[Emitter]] = {e.name: e for e in (CL3Emitter, AmdgcnEmitter)}
+DIALECTS = tuple(EMITTERS)
 
 
 def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
@@ -493,14 +627,14 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
     """
     if not kernel_name.isidentifier():
         raise CodegenError(f"bad kernel name {kernel_name!r}")
-    if dialect not in DIALECTS:
+    if dialect not in EMITTERS:
         raise CodegenError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
     if weaken not in WEAKENINGS:
         raise CodegenError(f"unknown weakening {weaken!r}")
     if test.dialect != "AMDGPU":
         raise CodegenError(f"codegen reads the AMDGPU dialect only; this test is {test.dialect}")
     layout = layout_of(test)
-    em = _Emitter(test, dialect, weaken)
+    em = EMITTERS[dialect](test, weaken)
     regs = tuple((tid, r) for tid in range(len(test.threads)) for r in test.registers(tid))
     globs = tuple(loc.name for loc in test.globals)
     ldss = tuple(loc.name for loc in test.lds_locations)
@@ -508,7 +642,7 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
     phases = [split_phases(th.code) for th in test.threads]
     n_phases = max(len(p) for p in phases) if phases else 1
 
-    out = _prelude(dialect, test)
+    out = em.prelude()
     out.append("")
     for name, text in LOWERINGS.items():
         out.append(f"/* lowering of {name}: {text} */")
@@ -575,13 +709,7 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
             out.append(f"  for (uint j = lid; j < {G}u * wg_size; j += wg_size) "
                        f"lds[{k * G}u * wg_size + j] = {init};")
         out.append("  SF_INIT_BARRIER();")
-    if dialect == "cl3":
-        arrive = ("atomic_fetch_add_explicit((__global atomic_int *)sf_c, 1, memory_order_relaxed, "
-                  "memory_scope_device)")
-        look = "atomic_load_explicit((__global atomic_int *)sf_c, memory_order_relaxed, memory_scope_device)"
-    else:
-        arrive = "__scoped_atomic_fetch_add(sf_c, 1, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)"
-        look = "__scoped_atomic_load_n(sf_c, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)"
+    arrive, look = em.counter()
     out += [
         "  /* line up the workgroups of this block: one work-item per workgroup spins (bounded);",
         "     the first workgroup waits longer, for the device's other threads to start */",
@@ -596,27 +724,22 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
     states = [{"marks": [], "async_ops": []} for _ in test.threads]
     for ph in range(n_phases):
         if ph:
-            mem = dialect == "cl3" and em.plan.barrier_flags[ph - 1]
-            out.append(f"  SF_PHASE_BARRIER{'_MEM' if mem else ''}();  /* phase boundary: "
-                       "barrier waits of the test */")
+            out.append(f"  {em.phase_barrier(ph - 1)}  /* phase boundary: barrier waits of the test */")
         out.append(f"  /* phase {ph} */")
         for tid in range(T):
             if ph >= len(phases[tid]):
                 continue
             body = phases[tid][ph]
             last = ph == len(phases[tid]) - 1
-            if not body and not (last and states[tid]["async_ops"] and dialect == "amdgcn"):
+            if not body and not (last and em.role_end(states[tid])):
                 continue
             out.append(f"  /* P{tid} */")
             for ins in body:
                 out.append(f"  /* {format_instr(ins)} */")
                 for line in em.lower(tid, ins, states[tid]):
                     out.append(line if line.startswith("#") else "  " + line)
-            if last and states[tid]["async_ops"] and dialect == "amdgcn":
-                out += ["#ifdef SF_ASYNC_DMA", "#ifdef SF_ASYNCMARK",
-                        "  __builtin_amdgcn_asyncmark(); __builtin_amdgcn_wait_asyncmark(0);"
-                        "  /* thread end completes every copy */",
-                        "#else", "  __builtin_amdgcn_s_wait_asynccnt(0);", "#endif", "#endif"]
+            if last:                     # after the body: it may have issued async copies
+                out += em.role_end(states[tid])
     nr = len(regs)
     for j, (tid, r) in enumerate(regs):
         out.append(f"  out[(ulong)i{tid} * {nr}u + {j}u] = {em.reg(tid, r)};")
