@@ -117,3 +117,27 @@ def test_the_campaign_writes_its_figures(tmp_path):
     assert res["programs"] == 12 and res["counterexamples"] == 0
     assert res["race_free"] + res["racy"] + res["over_budget"] == 12
     assert main(["fuzz", "--against", "amdgpu", "--out", str(out)]) == 2
+
+
+#: found by `fuzz --against ptx --model tileir-casnowrite --seed 0` (program 611, minimized): a
+#: cas that always fails. If its failed lane does not write (A2 off), the program is race-free and
+#: P0's weak load cannot read 1 (only P0's own token-later store writes 1: sc-per-location). The
+#: lowered PTX atom.cas writes back what it read; P0's ld.weak may read that write-back of P0's
+#: store (a PTX race is not UB; no causality reaches the weak load), so PTX allows r2 = 1.
+CAS_WRITEBACK = """TILEIR cas-writeback
+{ x = 0; }
+ P0@block 0, device 0                        | P1@block 2, device 0                            ;
+ [r2], t1 = load weak [x]                    | [r1], t0 = atomic_cas relaxed device [x], [2], [3] ;
+ t2 = store release device [x], [1] token=t1 |                                                 ;
+exists (P0:r2 == 1)
+"""
+
+
+def test_failed_cas_without_a_write_breaks_the_claim_under_this_mapping():
+    from fuzz.weakening import weakening
+    t = parse(CAS_WRITEBACK)
+    v = weakening(t, "tileir-casnowrite", budget=None)
+    assert v.status == "counterexample"
+    assert {"P0:r2": 1, "P1:r1": 1, "x": 1} in v.extra
+    # the default reading (a failed cas writes) makes it a race with the weak load: no claim
+    assert weakening(t, "tileir", budget=None).status == "racy"
