@@ -104,10 +104,14 @@ def format_condition(cond: Condition) -> str:
 
 def format_test(test: Test) -> str:
     """The whole test in canonical layout (header, docs, init block, aligned table, condition);
-    a PTX-dialect test in its own dialect (:mod:`litmus.print_ptx`)."""
+    a PTX- or TILEIR-dialect test in its own dialect (:mod:`litmus.print_ptx`,
+    :mod:`litmus.print_tileir`)."""
     if test.dialect == "PTX":
         from .print_ptx import format_ptx
         return format_ptx(test)
+    if test.dialect == "TILEIR":
+        from .print_tileir import format_tileir
+        return format_tileir(test)
     lines = [f"AMDGPU {test.name}"]
     for d in test.doc:
         lines.append(f'"{d}"')
