@@ -10,7 +10,7 @@ NFIELDS = 8
 
 # opcode                 a        b        c       d        e          f          g
 NOP = 0
-GLD = 1     # global load      reg      loc      level   counter
+GLD = 1     # global load      reg      loc      level   counter  cache
 GST = 2     # global store     -        loc      level   counter  value      noack
 GRMW = 3    # global rmw       reg      loc      level   counter  operand    rmw-op
 GCAS = 4    # global cas       reg      loc      level   counter  expected   desired    weak
@@ -30,6 +30,10 @@ BARINIT = 17  # named init      id       expected
 BARJOIN = 18  # named join      id
 BARLEAVE = 19  # drop the last joined named barrier
 SKIPNE = 20   # skip n ops     reg      value    n        (if reg != value; cas failure path)
+
+# GLD field e ("cache"): 0 = the thread's CU L1 (what the lowering emits); c + 1 = use L1 slot c
+# instead, for a cache that the vector stores and invalidates of the CU do not touch: the ``isa``
+# backend places each CU's scalar cache (s_load_*) in such a slot (hw/isa/machine.py)
 
 NAMES = {NOP: "nop", GLD: "gld", GST: "gst", GRMW: "grmw", GCAS: "gcas", GSTR: "gstr",
          LLD: "lld", LST: "lst", LRMW: "lrmw", LCAS: "lcas", DMA: "dma", WAIT: "wait",
