@@ -41,15 +41,16 @@ NAMES = {NOP: "nop", GLD: "gld", GST: "gst", GRMW: "grmw", GCAS: "gcas", GSTR: "
          BARWAIT: "bar.wait", BARINIT: "bar.init", BARJOIN: "bar.join", BARLEAVE: "bar.leave",
          SKIPNE: "skip.ne"}
 
-# counters (vmcnt / lgkmcnt on GFX9; loadcnt / storecnt / dscnt / asynccnt on GFX12)
+# counters (vmcnt / lgkmcnt on GFX9; loadcnt / storecnt / dscnt / asynccnt / kmcnt on GFX12)
 CNT_VM = 0
 CNT_LGKM = 1
 CNT_LOAD = 2
 CNT_STORE = 3
 CNT_ASYNC = 4
-NCNT = 5
+CNT_KM = 5      # GFX12 kmcnt (scalar memory loads); only the isa backend's s_load_* use it
+NCNT = 6
 COUNTER_NAMES = {CNT_VM: "vmcnt", CNT_LGKM: "lgkmcnt", CNT_LOAD: "loadcnt",
-                 CNT_STORE: "storecnt", CNT_ASYNC: "asynccnt"}
+                 CNT_STORE: "storecnt", CNT_ASYNC: "asynccnt", CNT_KM: "kmcnt"}
 
 # cache levels of an access: 0 may hit the CU's L1/L0; 1 bypasses L1 (L2 / device scope);
 # 2 system scope (also bypasses a non-coherent L2 for NC memory)
