@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib
 
-from .backend import Backend, BackendError, Histogram
+from .backend import Backend, BackendError, BackendRefused, Histogram
 
 #: backend family -> "module:factory"; factory(spec_after_colon_or_None) -> Backend
 FAMILIES: dict[str, str] = {"opencl": "hw.opencl:make_backend", "sim": "hw.sim:make_backend"}
@@ -22,4 +22,4 @@ def get_backend(name: str) -> Backend:
     return getattr(importlib.import_module(mod), factory)(rest or None)
 
 
-__all__ = ["Backend", "BackendError", "Histogram", "get_backend", "FAMILIES"]
+__all__ = ["Backend", "BackendError", "BackendRefused", "Histogram", "get_backend", "FAMILIES"]

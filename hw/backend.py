@@ -20,6 +20,11 @@ class BackendError(Exception):
     """
 
 
+class BackendRefused(BackendError):
+    """The backend cannot express this test at all (e.g. a construct its compiler lacks): not a
+    failure of the backend; campaigns count such programs as refused."""
+
+
 @dataclass
 class Histogram:
     """Observed outcomes of one test on one backend: outcome tuple -> count."""
