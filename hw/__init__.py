@@ -9,7 +9,8 @@ import importlib
 from .backend import Backend, BackendError, BackendRefused, Histogram
 
 #: backend family -> "module:factory"; factory(spec_after_colon_or_None) -> Backend
-FAMILIES: dict[str, str] = {"opencl": "hw.opencl:make_backend", "sim": "hw.sim:make_backend"}
+FAMILIES: dict[str, str] = {"opencl": "hw.opencl:make_backend", "sim": "hw.sim:make_backend",
+                            "isa": "hw.isa:make_backend"}
 
 
 def get_backend(name: str) -> Backend:
