@@ -122,6 +122,8 @@ def cmd_mutants(args) -> int:
         print(f"sim:{m.name:<{width}}  {m.summary}{where}")
         if args.verbose:
             print(f"  {'':<{width}}  {m.mechanism}")
+    from .isa.commands import mutant_lines
+    print("\n".join(mutant_lines(args.verbose)))
     return 0
 
 
@@ -133,7 +135,8 @@ def register(sub) -> None:
                                    "Tests whose verdict is Undef are not run.")
     p.add_argument("files", nargs="+", metavar="FILE|DIR")
     p.add_argument("--backend", default="sim",
-                   help="sim, sim:PROFILE, sim:MUTANT[@PROFILE][,OPTION...], opencl[:P:D]")
+                   help="sim, sim:PROFILE, sim:MUTANT[@PROFILE][,OPTION...], opencl[:P:D], "
+                        "isa:TARGET[,OPTION...][:MUTANT]")
     p.add_argument("--iterations", type=int, default=100_000, help="runs per test")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="one JSON object per test per line")
@@ -142,7 +145,7 @@ def register(sub) -> None:
                         "the number of schedules)")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("mutants", help="list the simulator's mutants (backend sim:MUTANT)",
+    p = sub.add_parser("mutants", help="list the mutants (backends sim:MUTANT, isa:TARGET:MUTANT)",
                        description="Each mutant is a named bug injected into the simulator, "
                                    "modelled on a real failure mechanism.")
     p.add_argument("-v", "--verbose", action="store_true", help="also print the mechanism")
