@@ -25,7 +25,7 @@ MOD_WORDS = frozenset({"glc", "slc", "dlc", "scc", "sc0", "sc1", "nt", "nv", "ld
 MOD_PREFIXES = ("offset:", "offset0:", "offset1:", "th:", "scope:", "format:", "dpp", "row_",
                 "bank_mask:", "row_mask:", "bound_ctrl", "op_sel:", "op_sel_hi:", "neg_lo:",
                 "neg_hi:", "byte_sel:", "wait_exp:", "wait_va_vdst:", "wait_vm_vsrc:", "mul:",
-                "div:", "quad_perm:")
+                "div:", "quad_perm:", "bitop3:")
 
 
 @dataclass(frozen=True)

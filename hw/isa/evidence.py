@@ -51,6 +51,8 @@ def describe(b: Build, ev) -> str:
         if k == "cas":
             return f"atomic cmpswap {where}: {ev.expected} -> {ev.value} ({lv})"
         return f"DMA {where} -> LDS ({lv})"
+    if k in ("pload", "pstore"):
+        return f"private memory {'load' if k == 'pload' else 'store'} (stack, -O0)"
     if k == "sload":
         return f"scalar load {_loc(b, ev)} (scalar cache)"
     if k == "lload":

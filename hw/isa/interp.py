@@ -66,7 +66,8 @@ class Event:
 
     ``kind``: ``load``/``store``/``rmw``/``cas`` (global vector memory), ``sload`` (scalar
     memory), ``lload``/``lstore``/``lrmw``/``lcas`` (LDS), ``dma`` (global -> LDS copy),
-    ``wait``, ``cache`` (invalidate / writeback), ``barrier``."""
+    ``pload``/``pstore`` (the thread's private memory, -O0), ``wait``, ``cache`` (invalidate /
+    writeback), ``barrier``."""
 
     index: int                       # instruction index in the kernel
     kind: str
@@ -83,8 +84,8 @@ class Event:
     rtn: bool = True                 # atomics: returns the old value
 
 
-_REG = re.compile(r"^([sv])(\d+)$")
-_RANGE = re.compile(r"^([sv])\[(\d+):(\d+)\]$")
+_REG = re.compile(r"^([sva])(\d+)$")
+_RANGE = re.compile(r"^([sva])\[(\d+):(\d+)\]$")
 _FLOATS = {"0.5": 0x3F000000, "-0.5": 0xBF000000, "1.0": 0x3F800000, "-1.0": 0xBF800000,
            "2.0": 0x40000000, "-2.0": 0xC0000000, "4.0": 0x40800000, "-4.0": 0xC0800000,
            "0.15915494": 0x3E22F983}
@@ -128,6 +129,7 @@ def _literal(tok: str) -> int | None:
 class _State:
     sgpr: dict = field(default_factory=dict)
     vgpr: dict = field(default_factory=dict)
+    agpr: dict = field(default_factory=dict)    # accumulation registers (-O0 spills)
     exec: int = 1
     vcc: list = field(default_factory=lambda: [Unknown("vcc not set"), Unknown("vcc not set")])
     scc: object = Unknown("scc not set")
@@ -151,6 +153,8 @@ class Thread:
         self.st.vgpr[2] = 0
         self.events: list[Event] = []
         self.path: list[int] = []      # indices of the executed instructions, in order
+        self.stack: dict[int, object] = {}   # private memory (-O0), byte address -> dword
+        self.xlanes: dict[str, dict[int, object]] = {}   # VGPR -> lane -> value, lanes != 0
         self.nsym = 0
         self.ins: Instr | None = None
         self.w32 = target.waves == 32
@@ -166,12 +170,12 @@ class Thread:
         st = self.st
         m = _REG.match(tok)
         if m:
-            f = st.sgpr if m.group(1) == "s" else st.vgpr
+            f = {"s": st.sgpr, "v": st.vgpr, "a": st.agpr}[m.group(1)]
             base = int(m.group(2))
             return [f.get(base + i, Unknown(f"{m.group(1)}{base + i} not set")) for i in range(n)]
         m = _RANGE.match(tok)
         if m:
-            f = st.sgpr if m.group(1) == "s" else st.vgpr
+            f = {"s": st.sgpr, "v": st.vgpr, "a": st.agpr}[m.group(1)]
             lo, hi = int(m.group(2)), int(m.group(3))
             return [f.get(r, Unknown(f"{m.group(1)}{r} not set")) for r in range(lo, hi + 1)]
         if tok in ("exec", "exec_lo", "exec_hi"):
@@ -185,6 +189,8 @@ class Thread:
             return [st.scc]
         if tok in ("null", "off"):
             return [0] * n
+        if tok == "src_private_base":      # the private aperture: its base is the high half
+            return [0, Ptr("private", 0, hi=True)][:n] if n == 2 else [0]
         if tok.startswith("-") and tok[1:].startswith(("s", "v")) and not tok[1:2].isdigit():
             raise self.err(f"negated operand {tok}")
         lit = _literal(tok)
@@ -196,13 +202,13 @@ class Thread:
         st = self.st
         m = _REG.match(tok)
         if m:
-            f = st.sgpr if m.group(1) == "s" else st.vgpr
+            f = {"s": st.sgpr, "v": st.vgpr, "a": st.agpr}[m.group(1)]
             for i, v in enumerate(vals):
                 f[int(m.group(2)) + i] = v
             return
         m = _RANGE.match(tok)
         if m:
-            f = st.sgpr if m.group(1) == "s" else st.vgpr
+            f = {"s": st.sgpr, "v": st.vgpr, "a": st.agpr}[m.group(1)]
             for i, v in enumerate(vals):
                 f[int(m.group(2)) + i] = v
             return
@@ -379,6 +385,13 @@ class Thread:
             self.write(o[0], r)
             st.scc = int(any(r))
             return None
+        if mn in ("s_addk_i32", "s_addk_co_i32", "s_mulk_i32"):
+            k = _sx(self.conc(self.read(o[1])[0], mn), 16) & M32
+            a = self.read(o[0])[0]
+            self.write(o[0], [self.alu("mul" if mn == "s_mulk_i32" else "add", a, k)])
+            if isinstance(a, int) and mn != "s_mulk_i32":
+                st.scc = int(_sx(a) + _sx(k) != _sx(a + k))
+            return None
         if mn in ("s_ff1_i32_b32", "s_ff1_i32_b64", "s_ctz_i32_b32", "s_ctz_i32_b64"):
             m = self.mask_of(o[1], 2 if mn.endswith("b64") else 1)
             self.write(o[0], [((m & -m).bit_length() - 1) & M32 if m else M32])
@@ -491,8 +504,11 @@ class Thread:
                 and mn != "v_pk_mov_b32":
             raise self.err(f"{p.mnemonic} with {' '.join(p.mods)}: DPP/SDWA forms are not "
                            "supported")
-        if mn in ("v_mov_b32", "v_mov_b64", "v_mov_b32_sdwa"):
+        if mn in ("v_mov_b32", "v_mov_b64", "v_mov_b32_sdwa", "v_accvgpr_write_b32",
+                  "v_accvgpr_read_b32", "v_accvgpr_mov_b32"):
             w = 2 if mn == "v_mov_b64" else 1
+            if w == 1 and o[1] in self.xlanes:     # a whole-register copy (-O0 spill)
+                self.xlanes[o[0]] = dict(self.xlanes[o[1]])
             return [(o[0], self.read(o[1], w), False)]
         if mn == "v_pk_mov_b32":
             s0, s1 = self.read(o[1], 2), self.read(o[2], 2)
@@ -503,11 +519,16 @@ class Thread:
             return [(o[0], self.read(o[1]), True)]
         if mn == "v_readlane_b32":
             lane = self.conc(self.read(o[2])[0], "lane")
-            v = self.read(o[1])[0] if lane == 0 else Unknown(f"lane {lane}")
+            v = self.read(o[1])[0] if lane == 0 else \
+                self.xlanes.get(o[1], {}).get(lane, Unknown(f"{o[1]} lane {lane}"))
             return [(o[0], [v], True)]
         if mn == "v_writelane_b32":
+            # lanes other than 0 only serve as storage (-O0 spills SGPRs into VGPR lanes)
             lane = self.conc(self.read(o[2])[0], "lane")
-            return [(o[0], self.read(o[1]), True)] if lane == 0 else []
+            if lane == 0:
+                return [(o[0], self.read(o[1]), True)]
+            self.xlanes.setdefault(o[0], {})[lane] = self.read(o[1])[0]
+            return []
         if mn in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"):
             # lanes below lane 0 in the mask: none, so the result is the accumulator
             self.read(o[1])
@@ -598,6 +619,20 @@ class Thread:
             if m.group(2) in ("u32_u24", "i32_i24") and isinstance(a, int) and isinstance(b, int):
                 a, b = a & 0xFFFFFF, b & 0xFFFFFF
             return [(o[0], [self.alu(op, a, b)], False)]
+        if mn in ("v_bitop3_b32", "v_bitop2_b32"):
+            # GFX12.5 truth-table logic: bit i of the result is bit (S0[i]<<2 | S1[i]<<1 |
+            # S2[i]) of the bitop3 table; bitop2 has S2 = 0 (clang-22 emits a | b as
+            # v_bitop2 ... bitop3:0x54 and a & ~b as v_bitop3 a, b, a bitop3:0x30)
+            table = int(p.mod("bitop3") or "0", 0)
+            srcs = [self.read(x)[0] for x in o[1:4]] + ([0] if mn == "v_bitop2_b32" else [])
+            if not all(isinstance(x, int) for x in srcs):
+                return [(o[0], [self._bitop_sym(table, srcs)], False)]
+            a, b, c = srcs
+            r = 0
+            for i in range(32):
+                idx = ((a >> i & 1) << 2) | ((b >> i & 1) << 1) | (c >> i & 1)
+                r |= ((table >> idx) & 1) << i
+            return [(o[0], [r], False)]
         if mn == "v_alignbit_b32":
             a, b, c = (self.read(x)[0] for x in o[1:4])
             if all(isinstance(x, int) for x in (a, b, c)):
@@ -611,6 +646,21 @@ class Thread:
                 r = Unknown(f"{mn}({a!r})")
             return [(o[0], [r], False)]
         raise self.err(f"unknown instruction {p.mnemonic}")
+
+    @staticmethod
+    def _bitop_sym(table: int, srcs: list):
+        """A bitop3 of one loaded value and constants: that value when the table passes it
+        through unchanged at every bit (e.g. x | 0), else Unknown."""
+        syms = [j for j, x in enumerate(srcs) if not isinstance(x, int)]
+        if len(syms) != 1 or not isinstance(srcs[syms[0]], Sym):
+            return Unknown(f"bitop3 0x{table:02x} of {srcs!r}")
+        j = syms[0]
+        for i in range(32):
+            for bit in (0, 1):
+                bits = [bit if k == j else (srcs[k] >> i) & 1 for k in range(3)]
+                if (table >> (bits[0] << 2 | bits[1] << 1 | bits[2])) & 1 != bit:
+                    return Unknown(f"bitop3 0x{table:02x} of {srcs!r}")
+        return srcs[j]
 
     def _lanemask(self, bit) -> list:
         if not isinstance(bit, int):
@@ -683,13 +733,17 @@ class Thread:
         if cache:
             self.events.append(Event(ins.index, "cache", op=cache, mods=p.mods))
             return None
+        if not self.lane0():
+            raise self.err("memory instruction executed with an empty exec mask")
+        if mn.startswith(("flat_", "scratch_")):
+            return self.private(ins, p)
         if not mn.startswith("global_"):
             raise self.err(f"unknown instruction {mn} (only global_* memory instructions are "
                            "expected for __global pointers)")
-        if not self.lane0():
-            raise self.err("memory instruction executed with an empty exec mask")
         m = re.match(r"^global_(load|store)_(dword|b32|lds_dword|async_to_lds_b32)$", mn)
-        if m and m.group(2) == "lds_dword":
+        if m and (m.group(2) == "lds_dword" or (m.group(1) == "load" and p.has("lds"))):
+            # LDS DMA: gfx942 global_load_lds_dword, gfx90a global_load_dword ... lds;
+            # the LDS address is M0 (+ the offset), lane 0's slot
             ldsaddr = self.conc(self.st.m0, "M0 (LDS address of the DMA)")
             g = self.address(o[0], o[1] if len(o) > 1 else None, off)
             self.events.append(Event(ins.index, "dma", addr=g, lds=(ldsaddr + off) & 0xFFFF,
@@ -740,6 +794,42 @@ class Thread:
             self.events.append(ev)
             return None
         raise self.err(f"unknown instruction {mn}")
+
+    def private(self, ins: Instr, p: Part):
+        """-O0 code keeps variables in the thread's private memory (the stack): ``scratch_*``
+        at a frame offset, or ``flat_*`` through the private aperture. Their values live in the
+        interpreter (they may be loaded values or pointers); each access is also a ``pload``/
+        ``pstore`` event, a memory operation on the thread's own scratch location in the
+        simulator, so the wait counters count it as the hardware does."""
+        mn, o = p.mnemonic, p.ops
+        m = re.match(r"^(flat|scratch)_(load|store)_(dword|dwordx2|b32|b64)$", mn)
+        if not m:
+            raise self.err(f"unknown instruction {mn}")
+        n = 2 if m.group(3) in ("dwordx2", "b64") else 1
+        off = int(p.mod("offset") or 0)
+        load = m.group(2) == "load"
+        if m.group(1) == "flat":
+            lo, hi = self.read(o[1] if load else o[0], 2)
+            if not (isinstance(hi, Ptr) and hi.region == "private" and isinstance(lo, int)):
+                raise self.err(f"flat access that is not to private memory ({lo!r}, {hi!r})")
+            addr = lo + off
+        else:           # scratch_load v, vaddr|off, saddr|off / scratch_store vaddr|off, v, saddr
+            a_tok, s_tok = (o[1], o[2]) if load else (o[0], o[2])
+            addr = off
+            for tok in (a_tok, s_tok):
+                if tok != "off":
+                    addr += self.conc(self.read(tok)[0], "scratch address")
+        cnt = "load" if load else "store"
+        if load:
+            self.write(o[0], [self.stack.get(addr + 4 * i, Unknown("uninitialized private "
+                                                                     "memory"))
+                              for i in range(n)])
+            self.events.append(Event(ins.index, "pload", addr=addr, counter=cnt))
+        else:
+            for i, v in enumerate(self.read(o[1], n)):
+                self.stack[addr + 4 * i] = v
+            self.events.append(Event(ins.index, "pstore", addr=addr, counter=cnt))
+        return None
 
     def _cache_op(self, mn: str) -> str | None:
         if mn in ("buffer_wbl2", "buffer_inv", "buffer_wbinvl1_vol", "buffer_wbinvl1",

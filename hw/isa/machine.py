@@ -16,7 +16,9 @@ The machine layout (workgroups, agents, clusters, barrier counts, LDS) is the on
   initial value);
 - one extra global location per output slot: each thread stores its registers there at its end
   (``GSTR`` reads the register when the store issues, as the hardware reads the VGPR), and the
-  register observables are those locations' final values.
+  register observables are those locations' final values;
+- one extra global location per thread for its private memory (-O0 code's stack): its accesses
+  occupy the wait counters as on the hardware; their values are the interpreter's.
 """
 
 from __future__ import annotations
@@ -114,10 +116,11 @@ def machine(b: Build) -> Machine:
     listings, nregs, stored_all = [], [], {}
     for th in b.threads:
         kslot = ncu_v + int(base.tcu[th.tid])
+        pslot = G + nout + th.tid              # the thread's private memory (-O0 stack)
         rows, stored, nreg = translate.rows(target, th.events, locs,
                                             max([e.dst.k + 1 for e in th.events
                                                  if e.dst is not None] or [0]),
-                                            kslot, f"P{th.tid}")
+                                            kslot, f"P{th.tid}", pslot)
         th.rows = rows
         listings.append(rows)
         nregs.append(nreg)
@@ -146,9 +149,9 @@ def machine(b: Build) -> Machine:
     ncu = ncu_v + (base.ncu if any_scalar else 0)
     R = max(1, max(nregs))
     reginit = np.zeros((T, R), np.int64)
-    ginit = np.concatenate([np.asarray(base.ginit, np.int64), np.zeros(nout, np.int64)])
+    ginit = np.concatenate([np.asarray(base.ginit, np.int64), np.zeros(nout + T, np.int64)])
     gmt = np.concatenate([np.full(G, MTYPES[target.mtype], np.int64),
-                          np.full(nout, MT_RW, np.int64)])
+                          np.full(nout + T, MT_RW, np.int64)])
     warm1, warm2 = set(), set()
     for t, lst in enumerate(listings):
         for _, u in lst:

@@ -166,7 +166,9 @@ def generate(test: Test, target: Target) -> Source:
         kname = f"wg{k}"
         kernels.append(kname)
         params = "__global int *m" + (", __local int *L" if ldss else "")
-        lines += [f"__kernel void {kname}({params})", "{",
+        # at -O0 the kernel calls its body (a clone) unless the body is inlined into it
+        inline = "__attribute__((always_inline)) " if target.opt == "-O0" else ""
+        lines += [f"{inline}__kernel void {kname}({params})", "{",
                   "  const uint lid = __builtin_amdgcn_workitem_id_x();"]
         for w, tid in enumerate(tids):
             lid = w * target.waves
@@ -175,6 +177,12 @@ def generate(test: Test, target: Target) -> Source:
             lines.append(f"  {'if' if w == 0 else '} else if'} (lid == {lid}u) {{")
             code = "; ".join(format_instr(i) for i in th.code if i is not None) or "(empty)"
             lines.append(f"    /* P{tid}: {code} */")
+            # a scheduling barrier (no memory effect, so it changes no memory-dependent
+            # analysis) at both ends of each thread's code: the optimizer does not merge code
+            # that two threads share into one divergent instruction (each thread's code stays
+            # its own, as in a kernel of its own). An inline asm would do it too, but LLVM
+            # counts it as a memory clobber, which changes the code under test.
+            lines.append("    __builtin_amdgcn_sched_barrier(0);")
             used = []
             for ins in th.code:
                 if ins is not None:
@@ -200,6 +208,7 @@ def generate(test: Test, target: Target) -> Source:
             for r in test.registers(tid):
                 j = out_of[(tid, r)]
                 lines.append(f"    m[{base + GLOBAL_STRIDE * j}] = {em.reg(tid, r)};")
+            lines.append("    __builtin_amdgcn_sched_barrier(0);")
         lines += ["  }", "}", ""]
     return Source("\n".join(lines), tuple(kernels), tuple(roles[t] for t in range(len(roles))),
                   globs, ldss, outputs, 4 * base)

@@ -149,11 +149,11 @@ class Locations:
 
 
 def rows(target: Target, events: list[Event], locs: Locations, nreg: int, kslot: int,
-         name: str) -> tuple[list[tuple[int, tuple]], dict[int, object], int]:
+         name: str, pslot: int = -1) -> tuple[list[tuple[int, tuple]], dict[int, object], int]:
     """Micro-op rows ``(instruction index, row)`` of one thread, the value stored to each output
     slot (a Sym or an int), and the number of simulator registers used. ``nreg``: registers
     the interpreter handed out (Sym numbers); ``kslot``: the L1 slot of the thread's scalar
-    cache."""
+    cache; ``pslot``: the global location standing for the thread's private memory."""
     fam = target.family
     cnt = COUNTERS[fam]
     waits = WAITS[fam]
@@ -178,6 +178,13 @@ def rows(target: Target, events: list[Event], locs: Locations, nreg: int, kslot:
     for ev in events:
         i = ev.index
         k = ev.kind
+        if k in ("pload", "pstore"):
+            # private memory: the value is the interpreter's; the simulator sees an access to
+            # the thread's own scratch location, tracked on the same counter as the hardware
+            c = cnt[ev.counter]
+            out.append((i, (GLD, reg(ev), pslot, 1, c) if k == "pload"
+                        else (GST, 0, pslot, 1, c, 0, 0)))
+            continue
         if k in ("load", "store", "rmw", "cas", "dma", "sload"):
             c = cnt.get(ev.counter)
             if c is None:
