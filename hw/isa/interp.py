@@ -349,9 +349,14 @@ class Thread:
         return ins.target if take else None
 
     # -- scalar ALU ------------------------------------------------------------------------------
+    #: GFX12 names of the scalar adds and subtracts
+    GFX12_SALU = {"s_add_co_i32": "s_add_i32", "s_add_co_u32": "s_add_u32",
+                  "s_add_co_ci_u32": "s_addc_u32", "s_sub_co_i32": "s_sub_i32",
+                  "s_sub_co_u32": "s_sub_u32", "s_sub_co_ci_u32": "s_subb_u32"}
+
     def salu(self, p: Part, base: str):
         st = self.st
-        mn = base
+        mn = self.GFX12_SALU.get(base, base)
         o = p.ops
         w = 2 if mn.endswith("_b64") or mn.endswith("_u64") else 1
         if mn in ("s_mov_b32", "s_mov_b64", "s_movk_i32"):

@@ -95,6 +95,9 @@ def refusal(test: Test, target: Target) -> str | None:
             if b in ("async.mark", "async.wait"):
                 return (f"{what}: clang-22 has no __builtin_amdgcn_asyncmark / "
                         "wait_asyncmark")
+            if b == "cas" and target.opt == "-O0":
+                return (f"{what}: at -O0 a compare-exchange branches on its result, which "
+                        "the isa interpreter cannot follow")
             if b == "async.ld" and target.family != "gfx9" and target.name != "gfx1250":
                 return (f"{what}: clang-22 has an LDS DMA builtin for GFX9 "
                         "(global_load_lds) and gfx1250 (global_load_async_to_lds) only")
