@@ -166,18 +166,25 @@ class Thread:
         return TranslateError(f"{self.name} {where}: {why}")
 
     # -- operands --------------------------------------------------------------------------------
-    def read(self, tok: str, n: int = 1) -> list:
-        st = self.st
+    def _regs(self, tok: str, n: int):
+        """(register file, kind letter, first register, count) of a register operand, or None."""
         m = _REG.match(tok)
         if m:
-            f = {"s": st.sgpr, "v": st.vgpr, "a": st.agpr}[m.group(1)]
-            base = int(m.group(2))
-            return [f.get(base + i, Unknown(f"{m.group(1)}{base + i} not set")) for i in range(n)]
-        m = _RANGE.match(tok)
-        if m:
-            f = {"s": st.sgpr, "v": st.vgpr, "a": st.agpr}[m.group(1)]
-            lo, hi = int(m.group(2)), int(m.group(3))
-            return [f.get(r, Unknown(f"{m.group(1)}{r} not set")) for r in range(lo, hi + 1)]
+            first, count = int(m.group(2)), n
+        else:
+            m = _RANGE.match(tok)
+            if not m:
+                return None
+            first, count = int(m.group(2)), int(m.group(3)) - int(m.group(2)) + 1
+        st = self.st
+        return {"s": st.sgpr, "v": st.vgpr, "a": st.agpr}[m.group(1)], m.group(1), first, count
+
+    def read(self, tok: str, n: int = 1) -> list:
+        st = self.st
+        r = self._regs(tok, n)
+        if r is not None:
+            f, kind, first, count = r
+            return [f.get(first + i, Unknown(f"{kind}{first + i} not set")) for i in range(count)]
         if tok in ("exec", "exec_lo", "exec_hi"):
             vals = [st.exec & M32, st.exec >> 32]
             return vals if tok == "exec" else [vals[tok == "exec_hi"]]
@@ -200,17 +207,10 @@ class Thread:
 
     def write(self, tok: str, vals: list) -> None:
         st = self.st
-        m = _REG.match(tok)
-        if m:
-            f = {"s": st.sgpr, "v": st.vgpr, "a": st.agpr}[m.group(1)]
+        r = self._regs(tok, len(vals))
+        if r is not None:
             for i, v in enumerate(vals):
-                f[int(m.group(2)) + i] = v
-            return
-        m = _RANGE.match(tok)
-        if m:
-            f = {"s": st.sgpr, "v": st.vgpr, "a": st.agpr}[m.group(1)]
-            for i, v in enumerate(vals):
-                f[int(m.group(2)) + i] = v
+                r[0][r[2] + i] = v
             return
         if tok in ("exec", "exec_lo", "exec_hi"):
             cur = [st.exec & M32, st.exec >> 32]
@@ -247,12 +247,6 @@ class Thread:
         vals = self.read(tok, 1 if self.w32 else 2)
         vals = [self.conc(v, f"lane mask {tok}") for v in vals]
         return vals[0] | ((vals[1] << 32) if len(vals) > 1 else 0)
-
-    def write_mask(self, tok: str, m: int) -> None:
-        if self.w32 or tok.endswith(("_lo", "_hi")) or _REG.match(tok):
-            self.write(tok, [m & M32])
-        else:
-            self.write(tok, [m & M32, m >> 32])
 
     # -- value arithmetic ------------------------------------------------------------------------
     def alu(self, op: str, a, b):
