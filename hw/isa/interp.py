@@ -91,6 +91,10 @@ _FLOATS = {"0.5": 0x3F000000, "-0.5": 0xBF000000, "1.0": 0x3F800000, "-1.0": 0xB
            "0.15915494": 0x3E22F983}
 _WAITCNT = re.compile(r"^(vmcnt|expcnt|lgkmcnt|vscnt)\((\d+)\)$")
 
+#: hardware registers the -O0 prologue writes (scratch set-up) that no code here depends on
+SPECIAL_REGS = frozenset({"flat_scratch_lo", "flat_scratch_hi", "flat_scratch", "xnack_mask_lo",
+                          "xnack_mask_hi"})
+
 #: instructions with no effect on the memory system or on the values the interpreter tracks
 NOPS = frozenset({"s_nop", "s_delay_alu", "s_clause", "s_setreg_imm32_b32", "s_setprio",
                   "s_sleep", "s_wait_alu", "s_waitcnt_depctr", "s_code_end", "s_set_vgpr_msb",
@@ -155,6 +159,7 @@ class Thread:
         self.path: list[int] = []      # indices of the executed instructions, in order
         self.stack: dict[int, object] = {}   # private memory (-O0), byte address -> dword
         self.xlanes: dict[str, dict[int, object]] = {}   # VGPR -> lane -> value, lanes != 0
+        self.special: dict[str, object] = {}
         self.nsym = 0
         self.ins: Instr | None = None
         self.w32 = target.waves == 32
@@ -196,8 +201,11 @@ class Thread:
             return [st.scc]
         if tok in ("null", "off"):
             return [0] * n
-        if tok == "src_private_base":      # the private aperture: its base is the high half
+        if tok in ("src_private_base", "src_flat_scratch_base_lo"):
+            # the private aperture (-O0 stack): its base is the high half; lane 0's offset 0
             return [0, Ptr("private", 0, hi=True)][:n] if n == 2 else [0]
+        if tok in SPECIAL_REGS:
+            return [self.special.get(tok, Unknown(tok))] * n
         if tok.startswith("-") and tok[1:].startswith(("s", "v")) and not tok[1:2].isdigit():
             raise self.err(f"negated operand {tok}")
         lit = _literal(tok)
@@ -232,6 +240,9 @@ class Thread:
             st.m0 = vals[0]
             return
         if tok == "null":
+            return
+        if tok in SPECIAL_REGS:              # set up by -O0 prologues; nothing reads them
+            self.special[tok] = vals[0]
             return
         raise self.err(f"cannot write operand {tok}")
 
@@ -437,7 +448,11 @@ class Thread:
                 return None
             a, b = self.read(o[1])[0], self.read(o[2])[0]
             if op in ("addc", "subb"):
-                c = self.conc(st.scc, "SCC (carry)")
+                if not isinstance(st.scc, int):     # an unknown carry: an unknown result
+                    self.write(o[0], [Unknown(f"{mn} with an unknown carry")])
+                    st.scc = Unknown(f"{mn} carry")
+                    return None
+                c = st.scc
                 r = self.alu("add" if op == "addc" else "sub", a, b)
                 if isinstance(r, int):
                     full = (a + b + c) if op == "addc" else (a - b - c)
@@ -674,6 +689,10 @@ class Thread:
             if isinstance(p[0], Ptr) and all(isinstance(x, int) for x in q) and \
                     q[1] == (M32 if _sx(q[0]) < 0 else 0):
                 return [Ptr(p[0].region, p[0].off + _sx(q[0])), p[1]]
+            # a private-aperture address (offset, aperture high half) plus a small offset
+            if isinstance(p[0], int) and isinstance(p[1], Ptr) and p[1].hi and \
+                    all(isinstance(x, int) for x in q) and q[1] == 0 and p[0] + q[0] <= M32:
+                return [p[0] + q[0], p[1]]
         return [Unknown("64-bit add"), Unknown("64-bit add")]
 
     def vcmp(self, p: Part, cond: str, ty: str, cmpx: bool) -> list:
@@ -734,7 +753,7 @@ class Thread:
             return None
         if not self.lane0():
             raise self.err("memory instruction executed with an empty exec mask")
-        if mn.startswith(("flat_", "scratch_")):
+        if mn.startswith(("flat_", "scratch_")) or re.match(r"^buffer_(load|store)_dword", mn):
             return self.private(ins, p)
         if not mn.startswith("global_"):
             raise self.err(f"unknown instruction {mn} (only global_* memory instructions are "
@@ -801,7 +820,7 @@ class Thread:
         ``pstore`` event, a memory operation on the thread's own scratch location in the
         simulator, so the wait counters count it as the hardware does."""
         mn, o = p.mnemonic, p.ops
-        m = re.match(r"^(flat|scratch)_(load|store)_(dword|dwordx2|b32|b64)$", mn)
+        m = re.match(r"^(flat|scratch|buffer)_(load|store)_(dword|dwordx2|b32|b64)$", mn)
         if not m:
             raise self.err(f"unknown instruction {mn}")
         n = 2 if m.group(3) in ("dwordx2", "b64") else 1
@@ -812,6 +831,10 @@ class Thread:
             if not (isinstance(hi, Ptr) and hi.region == "private" and isinstance(lo, int)):
                 raise self.err(f"flat access that is not to private memory ({lo!r}, {hi!r})")
             addr = lo + off
+        elif m.group(1) == "buffer":    # gfx90a scratch: buffer_* v, vaddr|off, s[rsrc], soffset
+            addr = off + self.conc(self.read(o[3])[0], "scratch offset")
+            if p.has("offen"):
+                addr += self.conc(self.read(o[1])[0], "scratch address")
         else:           # scratch_load v, vaddr|off, saddr|off / scratch_store vaddr|off, v, saddr
             a_tok, s_tok = (o[1], o[2]) if load else (o[0], o[2])
             addr = off
@@ -825,7 +848,7 @@ class Thread:
                               for i in range(n)])
             self.events.append(Event(ins.index, "pload", addr=addr, counter=cnt))
         else:
-            for i, v in enumerate(self.read(o[1], n)):
+            for i, v in enumerate(self.read(o[0] if m.group(1) == "buffer" else o[1], n)):
                 self.stack[addr + 4 * i] = v
             self.events.append(Event(ins.index, "pstore", addr=addr, counter=cnt))
         return None
