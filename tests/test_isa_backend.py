@@ -203,7 +203,6 @@ def test_scalar_cache_staleness_needs_no_warm_line_when_the_thread_fills_it(monk
 
     def cold(test):
         m = real(test)
-        G = len(test.globals)
         return m.__class__(**{**m.__dict__, "warm_l1": m.warm_l1[:0].reshape(0, 2)})
     monkeypatch.setattr(be, "machine", cold)
     b = be.build(t)
