@@ -75,8 +75,8 @@ def describe(b: Build, ev) -> str:
     return k
 
 
-def listing(b: Build, th: ThreadCode, all_instructions: bool = False) -> list[str]:
-    """The annotated listing of one thread (its executed path, or the whole kernel)."""
+def listing(b: Build, th: ThreadCode) -> list[str]:
+    """The annotated listing of one thread: the instructions it executed, in kernel order."""
     test = b.test
     by_index: dict[int, list] = {}
     for ev in th.events:
@@ -87,7 +87,7 @@ def listing(b: Build, th: ThreadCode, all_instructions: bool = False) -> list[st
     for e in th.edits:
         edits.setdefault(e.index, []).append(e.what)
     code = th.kernel.code
-    rows = [ins for ins in code if all_instructions or ins.index in th.executed]
+    rows = [ins for ins in code if ins.index in th.executed]
     width = max([len(ins.text) for ins in rows] + [20])
     out = [f"P{th.tid} (kernel {th.kernel.name}, work-item {th.lid}; {len(th.executed)} of "
            f"{len(code)} instructions executed)"]
@@ -100,10 +100,7 @@ def listing(b: Build, th: ThreadCode, all_instructions: bool = False) -> list[st
             note = (note + "; " if note else "") + f"[{b.mutant}: {', '.join(edits[ins.index])}]"
         if ins.index in litmus_of:
             note += f"  <- {format_instr(test.threads[th.tid].code[litmus_of[ins.index]])}"
-        if not all_instructions or ins.index in th.executed:
-            out.append(f"  {mark} {ins.text:<{width}}  {note}".rstrip())
-        else:
-            out.append(f"     {ins.text}")
+        out.append(f"  {mark} {ins.text:<{width}}  {note}".rstrip())
     return out
 
 
