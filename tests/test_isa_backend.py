@@ -153,9 +153,35 @@ def test_inexpressible_programs_are_refused_with_a_reason(spec, text, why):
     assert "\n" not in str(e.value)
 
 
-def test_lanes_of_one_wave_are_refused():
+LANES = """AMDGPU MP+lanes
+{ x = 0; y = 0; }
+ P0@wave 0, wg 0          | P1@wave 0, wg 0          ;
+ st.atom.wave x, 1        | ld.atom.acq.wave r0, y   ;
+ st.atom.rel.wave y, 1    | ld.atom.wave r1, x       ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""
+
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx1200"])
+def test_lanes_of_one_wave_run_as_one_instruction_stream(target):
+    t = litmus.parse(LANES)
+    b = glue.build(t, targets.TARGETS[target])
+    assert [th.lid for th in b.threads] == [0, 1]            # lanes 0 and 1 of wave 0
+    m = glue.machine(b)
+    assert m.plen.shape == (1,)                              # one simulator thread: the wave
+    merged = glue.wave_events(b.threads)
+    for th in b.threads:                 # every access of each lane, in the lane's own order
+        pos = [next(k for k, e in enumerate(merged) if e is ev)
+               for ev in th.events if ev.kind in ("load", "store")]
+        assert len(pos) >= 2 and pos == sorted(pos)
+    res = oracle.check(t)
+    hist, complete = hw.get_backend(f"isa:{target}").explore(t, 100_000)
+    assert complete and all(res.allows(o) for o, _ in hist.outcomes())
+
+
+def test_lanes_of_one_wave_with_a_barrier_are_refused():
     t = litmus.parse("AMDGPU L\n{ x = 0; }\n P0@wave 0, wg 0 | P1@wave 0, wg 0 ;\n"
-                     " st x, 1 | ld r0, x ;\nexists (P1:r0 == 0)\n")
+                     " st x, 1 | barrier ;\n barrier | ld r0, x ;\nexists (P1:r0 == 0)\n")
     with pytest.raises(BackendRefused, match="lanes of one wave"):
         hw.get_backend("isa:gfx942").run(t, 10)
 

@@ -1,7 +1,9 @@
 """A small value interpreter for one thread of a compiled kernel.
 
-The thread is lane 0 of its wave with work-item id ``lid``; it runs alone in its wave (exec = 1),
-as in the kernels :mod:`hw.isa.source` writes. The interpreter executes the scalar and vector ALU
+The thread is lane ``k = lid mod wave size`` of its wave (work-item id ``lid``) and the only
+active lane the interpreter follows (exec = 1 << k); the kernels :mod:`hw.isa.source` writes keep
+each thread's code apart, so the other lanes of the wave (other threads of the test, when several
+share a wave) never execute a memory instruction together with it. The interpreter executes the scalar and vector ALU
 instructions needed to know, statically, every address, every value stored or compared and
 every branch: moves, adds (with carries), shifts, logic, min/max, compares, selects, lane
 counts (``v_mbcnt``, ``s_bcnt1``), ``readfirstlane``, exec-mask save/restore and the branches
@@ -143,10 +145,11 @@ class _State:
 class Thread:
     """Interpret ``kernel`` as the thread with work-item id ``lid``.
 
-    ``kernarg``: dword index -> value of the kernel-argument segment. ``counters``: the family's
-    counter of each access kind."""
+    ``kernarg``: dword index -> value of the kernel-argument segment; ``sym_base``: the number
+    of the thread's first loaded value (threads of one wave share one numbering)."""
 
-    def __init__(self, kernel: Kernel, target: Target, lid: int, kernarg: dict, name: str):
+    def __init__(self, kernel: Kernel, target: Target, lid: int, kernarg: dict, name: str,
+                 sym_base: int = 0):
         self.k = kernel
         self.t = target
         self.name = name
@@ -156,13 +159,15 @@ class Thread:
         self.st.vgpr[1] = 0
         self.st.vgpr[2] = 0
         self.events: list[Event] = []
+        self.nsym = sym_base            # loaded values of the wave's earlier lanes come first
         self.path: list[int] = []      # indices of the executed instructions, in order
         self.stack: dict[int, object] = {}   # private memory (-O0), byte address -> dword
-        self.xlanes: dict[str, dict[int, object]] = {}   # VGPR -> lane -> value, lanes != 0
+        self.xlanes: dict[str, dict[int, object]] = {}   # VGPR -> lane -> value, other lanes
         self.special: dict[str, object] = {}
-        self.nsym = 0
         self.ins: Instr | None = None
         self.w32 = target.waves == 32
+        self.lane = lid % target.waves           # the thread's lane in its wave
+        self.st.exec = 1 << self.lane
 
     # -- errors ----------------------------------------------------------------------------------
     def err(self, why: str) -> TranslateError:
@@ -279,7 +284,11 @@ class Thread:
         return Unknown(f"{op}({a!r}, {b!r})")
 
     def lane0(self) -> bool:
-        return bool(self.st.exec & 1)
+        """Is the thread's lane active?"""
+        return bool(self.st.exec >> self.lane & 1)
+
+    def mybit(self, m: int) -> int:
+        return m >> self.lane & 1
 
     # -- the run ---------------------------------------------------------------------------------
     def run(self) -> list[Event]:
@@ -533,20 +542,23 @@ class Thread:
             return [(o[0], self.read(o[1]), True)]
         if mn == "v_readlane_b32":
             lane = self.conc(self.read(o[2])[0], "lane")
-            v = self.read(o[1])[0] if lane == 0 else \
+            v = self.read(o[1])[0] if lane == self.lane else \
                 self.xlanes.get(o[1], {}).get(lane, Unknown(f"{o[1]} lane {lane}"))
             return [(o[0], [v], True)]
         if mn == "v_writelane_b32":
-            # lanes other than 0 only serve as storage (-O0 spills SGPRs into VGPR lanes)
+            # other lanes only serve as storage (-O0 spills SGPRs into VGPR lanes)
             lane = self.conc(self.read(o[2])[0], "lane")
-            if lane == 0:
+            if lane == self.lane:
                 return [(o[0], self.read(o[1]), True)]
             self.xlanes.setdefault(o[0], {})[lane] = self.read(o[1])[0]
             return []
         if mn in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"):
-            # lanes below lane 0 in the mask: none, so the result is the accumulator
-            self.read(o[1])
-            return [(o[0], self.read(o[2]), False)]
+            # the number of mask bits below the thread's lane (lo: lanes 0-31, hi: 32-63) + acc
+            m = self.conc(self.read(o[1])[0], f"{mn} mask")
+            below = (1 << self.lane) - 1
+            below = below & M32 if mn.endswith("lo_u32_b32") else below >> 32
+            return [(o[0], [self.alu("add", bin(m & below).count("1"), self.read(o[2])[0])],
+                     False)]
         if mn == "v_bcnt_u32_b32":
             a = self.read(o[1])[0]
             b = self.read(o[2])[0]
@@ -555,7 +567,7 @@ class Thread:
             return [(o[0], [Unknown(mn)], False)]
         if mn == "v_cndmask_b32":
             m = self.mask(o[3]) if len(o) > 3 else self.mask("vcc_lo" if self.w32 else "vcc")
-            return [(o[0], self.read(o[2] if m & 1 else o[1]), False)]
+            return [(o[0], self.read(o[2] if self.mybit(m) else o[1]), False)]
         m = re.match(r"^v_cmpx?_(eq|ne|lg|lt|le|gt|ge|t|f)_(u32|i32|u64|i64)$", mn)
         if m:
             return self.vcmp(p, m.group(1), m.group(2), mn.startswith("v_cmpx"))
@@ -575,7 +587,7 @@ class Thread:
         m = re.match(r"^v_(addc|subb|subbrev)_co_u32$|^v_(add|sub|subrev)_co_ci_u32$", mn)
         if m:
             a, b = self.read(o[2])[0], self.read(o[3])[0]
-            cin = self.mask(o[4]) & 1 if len(o) > 4 else self.mask("vcc") & 1
+            cin = self.mybit(self.mask(o[4]) if len(o) > 4 else self.mask("vcc"))
             kind = m.group(1) or m.group(2)
             if kind in ("subbrev", "subrev"):
                 a, b = b, a
@@ -677,9 +689,11 @@ class Thread:
         return srcs[j]
 
     def _lanemask(self, bit) -> list:
+        """A lane mask with ``bit`` in the thread's lane (an unknown bit: an unknown mask)."""
         if not isinstance(bit, int):
-            return [bit] if self.w32 else [bit, 0]
-        return [bit & 1] if self.w32 else [bit & 1, 0]
+            return [bit] if self.w32 else [bit, bit]
+        m = (bit & 1) << self.lane
+        return [m] if self.w32 else [m & M32, m >> 32]
 
     def _add64(self, a: list, c: list) -> list:
         if all(isinstance(x, int) for x in a + c):

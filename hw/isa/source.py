@@ -1,8 +1,9 @@
 """Litmus test -> the OpenCL C that clang-22 compiles for the ``isa`` backend.
 
 One ``__kernel`` per workgroup instance of the test; inside it each thread of the workgroup is
-one work-item (lane 0 of its own wave), selected by its work-item id, running its instructions
-as straight-line code. The instructions are lowered by the ``amdgcn`` dialect of
+one work-item — lane 0 of its own wave, or lane k of a wave it shares with other threads (lanes of
+one wave in the test) — selected by its work-item id, running its instructions as straight-line
+code. The instructions are lowered by the ``amdgcn`` dialect of
 :mod:`hw.opencl.codegen` (``__scoped_atomic_*``, ``__builtin_amdgcn_fence``, volatile
 accesses); barriers and LDS DMA are emitted here.
 
@@ -48,7 +49,7 @@ class Role:
 
     tid: int
     kernel: str            # the kernel (one per workgroup instance)
-    lid: int               # its work-item id: lane 0 of wave ``lid // wave size``
+    lid: int               # its work-item id: lane ``lid % wave size`` of wave ``lid // wave size``
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,21 @@ class Source:
 
 def refusal(test: Test, target: Target) -> str | None:
     """Why clang-22 cannot express ``test`` for ``target`` (or None)."""
-    waves = {}
+    waves: dict = {}
     for t in range(len(test.threads)):
-        w = test.instance(t, "wave")
-        if w in waves:
-            return (f"P{waves[w]} and P{t} are lanes of one wave; the isa backend runs each "
-                    "thread as lane 0 of its own wave")
-        waves[w] = t
+        waves.setdefault(test.instance(t, "wave"), []).append(t)
+    for tids in waves.values():
+        if len(tids) < 2:
+            continue
+        lanes = f"P{tids[0]} and P{tids[1]} are lanes of one wave"
+        if target.opt == "-O0":
+            return f"{lanes}: at -O0 their code shares stack accesses (one instruction, two lanes)"
+        for t in tids:
+            for ins in test.threads[t].code:
+                if ins is not None and (ins.is_barrier or ins.base == "async.ld"):
+                    return (f"{lanes}: P{t}: {format_instr(ins)} in a wave that runs several "
+                            "threads' code one after the other (a barrier would be executed once "
+                            "per thread; an LDS DMA writes lane-relative addresses)")
     if target.tgsplit and test.lds_locations:
         return "tgsplit mode has no LDS; the test declares LDS locations"
     for tid, th in enumerate(test.threads):
@@ -115,7 +124,7 @@ def refusal(test: Test, target: Target) -> str | None:
 
 def _prelude(test: Test, target: Target) -> list[str]:
     return [f"/* scopefuzz isa source for litmus test {test.name} (target {target.label()}).",
-            " * One kernel per workgroup; each thread is lane 0 of its own wave. */",
+            " * One kernel per workgroup; each thread is one lane (work-item id lid). */",
             "#ifdef __MEMORY_SCOPE_CLUSTR",
             "#define SF_MEMORY_SCOPE_CLUSTER __MEMORY_SCOPE_CLUSTR",
             "#else",
@@ -158,10 +167,18 @@ def generate(test: Test, target: Target) -> Source:
     outputs = tuple((t, r) for t in range(len(test.threads)) for r in test.registers(t))
     out_of = {o: j for j, o in enumerate(outputs)}
     base = max(OUT_BASE, GLOBAL_STRIDE * (len(globs) + 1))
-    # workgroups in order of their first thread; waves inside a workgroup likewise
+    # workgroups in order of their first thread; waves inside a workgroup likewise; threads of
+    # one wave are its lanes 0, 1, ...
     wgs: dict = {}
     for t in range(len(test.threads)):
         wgs.setdefault(test.instance(t, "wg"), []).append(t)
+    lane_of: dict[int, tuple[int, int]] = {}
+    for tids in wgs.values():
+        waves: dict = {}
+        for t in tids:
+            w = waves.setdefault(test.instance(t, "wave"), [len(waves), 0])
+            lane_of[t] = (w[0], w[1])
+            w[1] += 1
     lines = _prelude(test, target)
     roles: dict[int, Role] = {}
     kernels = []
@@ -174,7 +191,7 @@ def generate(test: Test, target: Target) -> Source:
         lines += [f"{inline}__kernel void {kname}({params})", "{",
                   "  const uint lid = __builtin_amdgcn_workitem_id_x();"]
         for w, tid in enumerate(tids):
-            lid = w * target.waves
+            lid = lane_of[tid][0] * target.waves + lane_of[tid][1]
             roles[tid] = Role(tid, kname, lid)
             th = test.threads[tid]
             lines.append(f"  {'if' if w == 0 else '} else if'} (lid == {lid}u) {{")
