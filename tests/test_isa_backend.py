@@ -304,3 +304,29 @@ def test_mutants_command_lists_isa_mutants(capsys):
     out = capsys.readouterr().out
     for name, m in MUTANTS.items():
         assert f"isa:TARGET:{name}" in out and m.summary in out
+
+
+# --- finding 2: docs/isa.md -------------------------------------------------------------------
+
+WRC_LDS = """AMDGPU WRC+lds.wg+rel.agent
+{ x = 0; z = 0; lds y = 0; }
+ P0@wave 0, wg 0       | P1@wave 1, wg 0        | P2@wg 1                 ;
+ st.atom.agent x, 1    | ld.atom.acq.wg r0, y   | ld.atom.acq.agent r1, z ;
+ st.atom.rel.wg y, 1   | st.atom.rel.agent z, 1 | ld.atom.agent r2, x     ;
+exists (P1:r0 == 1 /\\ P2:r1 == 1 /\\ P2:r2 == 0)
+"""
+
+
+def test_gfx9_workgroup_release_is_not_cumulative_through_another_waves_release():
+    t = litmus.parse(WRC_LDS)
+    res = oracle.check(t)
+    assert res.verdict == "No"
+    b = build(WRC_LDS, "gfx942")
+    p0 = [e.kind for e in b.threads[0].events if e.kind != "wait" or
+          any(n == "vmcnt" for n, _ in e.waits)]
+    assert p0 == ["store", "lstore"]                   # no vmcnt wait before the LDS release
+    h = hw.get_backend("isa:gfx942").run(t, 1_000_000, 1)
+    assert any(not res.allows(o) for o, _ in h.outcomes())
+    # GFX12's workgroup release waits for the store (s_wait_storecnt) and shows nothing
+    h = hw.get_backend("isa:gfx1200").run(t, 1_000_000, 1)
+    assert all(res.allows(o) for o, _ in h.outcomes())
