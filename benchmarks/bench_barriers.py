@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import litmus  # noqa: E402
-from oracle.barriers import enumerate_schedules  # noqa: E402
+from oracle.models.amdgpu.barriers import enumerate_schedules  # noqa: E402
 
 
 def barrier_tests(dirs):

@@ -3,15 +3,18 @@
 Usage: ``.venv/bin/python benchmarks/conformance.py [--shared DIR] [--suite NAME ...]
 [--reference] [--markdown]``
 
-By default the models run in the oracle engine (``oracle.check``: the model files
-``oracle/models/rc11`` and ``oracle/models/vulkan``); a program the engine refuses (more than 64
-events) is decided by the Python reference of the same model (``oracle/models/<m>.py``), and is
-counted apart. ``--reference`` runs the Python reference only. Each suite is run twice, the
-first time to warm up (numba compilation, imports) with the oracle's cache cleared after it; the
-throughput is that of the second run, in this one process.
+The suites and their models come from the model registration (each unit declares the suites it
+is measured on: ``oracle.ConformanceModel``). By default the models run in the oracle engine
+(``oracle.check``: the model files ``oracle/models/rc11/rc11.model`` and
+``oracle/models/vulkan/vulkan.model``); a program the engine refuses (more than 64 events) is
+decided by the unit's fallback, the Python version of the same model
+(``oracle/models/<m>/fallback.py``), and is counted apart. ``--reference`` runs the fallback
+only. Each suite is run twice, the first time to warm up (numba compilation, imports) with the
+oracle's cache cleared after it; the throughput is that of the second run, in this one process.
 
-For each suite it reads ``DIR/conformance/expected/<SUITE>.csv`` (``path,1|0``), parses every listed
-file under ``DIR/conformance``, runs the suite's model and compares:
+For each suite it reads ``DIR/conformance/expected/<SUITE>.csv`` (``path,1|0``, read by
+``litmus.expected``), parses every listed file under ``DIR/conformance``, runs the suite's model
+and compares:
 
 - plain suites: 1 = herd ``Ok`` (the condition holds), 0 = ``No``;
 - ``-DR`` suites: 1 = no consistent execution (among those the file's ``filter`` keeps) is racy,
@@ -24,7 +27,6 @@ per second in this one process. ``--markdown`` prints the table docs/conformance
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import pathlib
 import sys
@@ -34,23 +36,17 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from litmus import ParseError, parse_file  # noqa: E402
+from litmus.expected import read_expected  # noqa: E402
 
-#: suite -> (model module, comparison)
-SUITES = {
-    "RC11": ("rc11", "verdict"),
-    "VULKAN": ("vulkan", "verdict"),
-    "VULKAN-DR": ("vulkan", "race"),
-}
-
-
-def model_check(name: str):
-    import importlib
-    return importlib.import_module(f"oracle.models.{name}").check
-
-
-def read_expected(path: pathlib.Path) -> list[tuple[str, str]]:
-    with open(path, newline="") as f:
-        return [(row[0].strip(), row[1].strip()) for row in csv.reader(f) if row]
+def suites() -> dict:
+    """Suite name -> (model, comparison), from the registered models (oracle.ConformanceModel:
+    each declares the suites it is measured on)."""
+    from oracle import registry
+    out = {}
+    for name in registry.names():
+        unit = registry.get(name)
+        out.update({suite: (unit, how) for suite, how in unit.suites.items()})
+    return out
 
 
 def observed(result, how: str) -> str:
@@ -62,11 +58,11 @@ def observed(result, how: str) -> str:
 def run_suite(shared: pathlib.Path, suite: str, reference: bool = False):
     import oracle
     from oracle import OracleError
-    model, how = SUITES[suite]
-    ref = model_check(model)
+    unit, how = suites()[suite]
+    model, ref = unit.name, unit.fallback
     stop = "race" if how == "race" else "verdict"
-    rows = read_expected(shared / "conformance" / "expected" / f"{suite}.csv")
-    tests = [(rel, want, parse_file(shared / "conformance" / rel)) for rel, want in rows]
+    table = read_expected(unit.expected_csv(str(shared / "conformance"), suite))
+    tests = [(e.path, e.written, parse_file(shared / "conformance" / e.path)) for e in table.rows]
     result = None
     for _ in range(2):
         oracle.clear_cache()
@@ -92,20 +88,21 @@ def run_suite(shared: pathlib.Path, suite: str, reference: bool = False):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shared", default=os.environ.get("SCOPEFUZZ_SHARED", ROOT.parent / "shared"))
-    ap.add_argument("--suite", action="append", choices=sorted(SUITES))
+    ap.add_argument("--suite", action="append", choices=sorted(suites()))
     ap.add_argument("--reference", action="store_true", help="Python reference models only")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
     shared = pathlib.Path(args.shared)
     status = 0
     lines = []
-    for suite in args.suite or list(SUITES):
+    for suite in args.suite or list(suites()):
         agree, disagree, fallback, secs = run_suite(shared, suite, args.reference)
         n = len(agree) + len(disagree)
         rate = n / secs if secs else 0.0
         how = "reference" if args.reference else f"engine, {len(fallback)} by the reference"
         if args.markdown:
-            lines.append(f"| {suite} | {SUITES[suite][0]} | {n} | {len(agree)} | {len(disagree)} "
+            model = suites()[suite][0].name
+            lines.append(f"| {suite} | {model} | {n} | {len(agree)} | {len(disagree)} "
                          f"| {len(fallback)} | {rate:.0f} |")
         else:
             print(f"{suite}: {len(agree)} agree, {len(disagree)} disagree ({n} tests; {how}; "

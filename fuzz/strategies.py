@@ -62,7 +62,7 @@ ALL_SCOPE_PAIRS: tuple[tuple[str, str], ...] = tuple(
     (a, b) for i, a in enumerate(SCOPES) for b in SCOPES[i:])
 
 #: Program size limits: the oracle refuses programs over 64 events; typical programs stay small.
-MAX_EVENTS = 64
+from oracle.events import MAX_EVENTS  # noqa: E402 (the engine's limit, defined once)
 MAX_THREADS = 4
 #: Random programs stop growing here: the oracle's cost grows fast with racing accesses.
 RANDOM_MAX_SIZE = 10
@@ -731,9 +731,11 @@ def _barrier(src, features: frozenset[str], near_miss: float) -> Test:
 def _cluster_waves(src, features: frozenset[str], near_miss: float) -> Test:
     """The cluster barrier with a two-wave workgroup: one wave of it arrives, the other does not.
 
-    P0 (workgroup 1) writes, releases at cluster scope and arrives; P1 and P2 are waves of
-    workgroup 0: P1 arrives, waits, acquires and reads; P2 never touches the barrier. The cluster
-    barrier expects one arrival per workgroup, so P1's wait ends only after P0's arrival.
+    P0 (workgroup 1) writes, releases at cluster scope, arrives and waits (a workgroup drops the
+    cluster barrier when its last wave ends, and an arrive followed by that drop with no wait in
+    between is undefined); P1 and P2 are waves of workgroup 0: P1 arrives, waits, acquires and
+    reads; P2 never touches the barrier. The cluster barrier expects one arrival per workgroup,
+    so P1's wait ends only after P0's arrival.
     """
     pl = (Placement(wave=0, wg=1), Placement(wave=0, wg=0), Placement(wave=1, wg=0))
     b = _Builder(pl)
@@ -743,6 +745,7 @@ def _cluster_waves(src, features: frozenset[str], near_miss: float) -> Test:
     if fenced:
         b.emit(0, Instr("fence", order="rel", scope=widen(src, "cluster")))
     b.emit(0, Instr("bar.signal", args=(CLUSTER_BARRIER,)))
+    b.emit(0, Instr("bar.wait", args=(CLUSTER_BARRIER,)))
     b.emit(1, Instr("bar.signal", args=(CLUSTER_BARRIER,)))
     b.emit(1, Instr("bar.wait", args=(CLUSTER_BARRIER,)))
     if fenced:

@@ -1,4 +1,4 @@
-"""Control flow and register arithmetic for the C and Vulkan front ends, and their pre-executions.
+"""Control flow and register arithmetic for the C and Vulkan front ends, and their thread paths.
 
 The native AMDGPU dialect is straight-line with constant operands. The Dat3M/herd dialects are not:
 C tests compute values (``atomic_store_explicit(x, r0 - 1, ...)``) and branch on them (``if (r1)``),
@@ -25,9 +25,10 @@ value that lets it exit within the bound).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
-from .ir import Instr, Test
+from .ir import Instr, Test, prop_atoms
+from .rmw import OP_CODES, apply_rmw
 
 #: Default bound on how often one instruction may execute in a path (loop unrolling).
 UNROLL = 3
@@ -45,11 +46,6 @@ BINOPS = {
 }
 UNOPS = {"!": lambda a: int(not a), "neg": lambda a: -a}
 
-RMW_APPLY = {
-    "add": lambda old, v: old + v, "sub": lambda old, v: old - v, "xchg": lambda old, v: v,
-    "and": lambda old, v: old & v, "or": lambda old, v: old | v, "xor": lambda old, v: old ^ v,
-    "max": max, "min": min,
-}
 
 
 # --- expressions --------------------------------------------------------------------------------
@@ -97,15 +93,52 @@ def evaluate(e, regs: dict[str, int]) -> int:
     return BINOPS[op](evaluate(e[1], regs), evaluate(e[2], regs))
 
 
-def expr_registers(e) -> set[str]:
-    if isinstance(e, str):
-        return {e}
+def _leaves(e):
+    """The leaves of an expression tree: integer literals and register names."""
     if isinstance(e, tuple):
-        out: set[str] = set()
         for a in e[1:]:
-            out |= expr_registers(a)
-        return out
-    return set()
+            yield from _leaves(a)
+    else:
+        yield e
+
+
+def expr_constants(e) -> set[int]:
+    """The integer literals of an expression tree."""
+    return {x for x in _leaves(e) if isinstance(x, int)}
+
+
+def data_constants(test: Test) -> set[int]:
+    """The program's constants and the condition's constants: initial values of locations and
+    registers (0 for a register left out), the operands of stores, rmws, cas and assignments
+    and the literals of their expressions and branch conditions, and the values the final
+    condition (and a ``filter``) compare with. Models without a no-thin-air axiom take read
+    values out of thin air from this set (:func:`value_domains`)."""
+    out = {loc.init for loc in test.locations} | {v for _, _, v in test.reg_init} | {0}
+    for _, _, ins in test.instructions():
+        if ins.base in ("st", "rmw", "cas", "assign"):
+            out.update(ins.args)
+        for a in ins.attrs:
+            k, _, v = a.partition("=")
+            if k in ("val", "exp", "cond"):
+                out |= expr_constants(parse_expr_text(v))
+    for prop in (test.condition.prop, dict(test.meta).get("filter")):
+        if prop is not None:
+            out.update(a.value for a in prop_atoms(prop))
+    return out
+
+
+def thin_air_values(test: Test) -> set[int]:
+    """The values a read may take out of thin air under a model without a no-thin-air axiom:
+    :func:`data_constants`, and one value distinct from all of them (the largest magnitude
+    plus one), standing for any other value: a cycle that only copies a value justifies every
+    value alike, and a condition such as ``P0:r0 != 0`` needs one that no constant gives."""
+    consts = data_constants(test)
+    return consts | {max(abs(c) for c in consts) + 1}
+
+
+def expr_registers(e) -> set[str]:
+    """The register names of an expression tree."""
+    return {x for x in _leaves(e) if isinstance(x, str)}
 
 
 def attr(ins: Instr, key: str) -> str | None:
@@ -117,10 +150,6 @@ def attr(ins: Instr, key: str) -> str | None:
     return None
 
 
-def has_flag(ins: Instr, flag: str) -> bool:
-    return flag in ins.attrs
-
-
 def _operand(ins: Instr, key: str, default: int | None, regs: dict[str, int]) -> int:
     text = attr(ins, key)
     if text is None:
@@ -128,7 +157,7 @@ def _operand(ins: Instr, key: str, default: int | None, regs: dict[str, int]) ->
     return evaluate(parse_expr_text(text), regs)
 
 
-# --- pre-executions -----------------------------------------------------------------------------
+# --- thread paths ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Op:
@@ -305,7 +334,7 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                         operand = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                         wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                             else empty
-                        o2.append(Op("U", pc, ins, ins.loc, v, RMW_APPLY[ins.op](v, operand), wp))
+                        o2.append(Op("U", pc, ins, ins.loc, v, apply_rmw(OP_CODES[ins.op], v, operand), wp))
                     else:
                         exp = _operand(ins, "exp", ins.args[0] if ins.args else 0, regs)
                         des = _operand(ins, "val", ins.args[1] if len(ins.args) > 1 else 0, regs)
@@ -343,16 +372,28 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
 
 
 def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
-                  max_prov: int = 8, seed: bool = True) -> dict[str, set[int]]:
+                  max_prov: int = 8, seed: bool = True,
+                  thin_air: bool = False) -> dict[str, set[int]]:
     """Per location, every value a read of it can return: the fixed point of "values written".
 
     Each value keeps the sets of write instructions it can derive from (its provenance); a
     read-modify-write outside a loop never consumes a value derived from itself, since it runs once
     (so two ``fetch_add(x, 1)`` give x the values 0, 1, 2 and no more). Values needing a derivation
     longer than ``rounds`` steps (only out of thin air) are not considered.
+
+    ``thin_air`` (a model without a no-thin-air axiom, ``allow thin-air`` in its model file): a
+    value that flows around a cycle of rf and data dependencies (``r0 = x; y = r0`` against
+    ``r1 = y; x = r1``) is written by no instruction of its own, and the model does not constrain
+    it; every location's domain then starts with :func:`thin_air_values` as well, each a value
+    with no derivation. A read is still given such a value only where some write of that value
+    exists in the execution (the search's rf must justify it), i.e. on such a cycle.
     """
     prov: dict[str, dict[int, set[frozenset]]] = {
         loc.name: {loc.init: {frozenset()}} for loc in test.locations}
+    if thin_air:
+        for c in thin_air_values(test):
+            for p in prov.values():
+                p.setdefault(c, {frozenset()})
     # every constant a store can write, whether or not its branch is reachable from the values
     # found so far: a branch may be taken only thanks to a (po | rf) cycle (load buffering),
     # which models without a no-thin-air axiom (vulkan) allow; seed=False for models with one
@@ -387,11 +428,12 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
 MAX_COMBINATIONS = 200_000
 
 
-def pre_executions(test: Test, unroll: int = UNROLL, seed: bool = True) -> list[list[Path]]:
+def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
+                     thin_air: bool = False) -> list[list[Path]]:
     """Per thread, its paths with reads drawn from :func:`value_domains`.
 
     Raises ValueError when the combinations of paths exceed :data:`MAX_COMBINATIONS`."""
-    dom = value_domains(test, unroll, seed=seed)
+    dom = value_domains(test, unroll, seed=seed, thin_air=thin_air)
     out = []
     for tid, th in enumerate(test.threads):
         regs = {r: test.register_init(tid, r) for r in test.registers(tid)}
@@ -403,9 +445,3 @@ def pre_executions(test: Test, unroll: int = UNROLL, seed: bool = True) -> list[
         raise ValueError(f"{test.name}: {combos} combinations of thread paths (more than "
                          f"{MAX_COMBINATIONS}); bound the loops or the values")
     return out
-
-
-def iter_paths(test: Test) -> Iterator[tuple[int, Path]]:
-    for tid, paths in enumerate(pre_executions(test)):
-        for p in paths:
-            yield tid, p

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from .scopes import Placement, SCOPE_RANK, instance
+from .scopes import Placement, instance
 from . import scopes as _scopes
 
 #: Instruction bases (the mnemonic before its modifiers).
@@ -352,6 +352,3 @@ def _reg_number(reg: str) -> tuple[int, str]:
     digits = reg[1:]
     return (int(digits), reg) if digits.isdigit() else (1 << 30, reg)
 
-
-def scope_rank(scope: str) -> int:
-    return SCOPE_RANK[scope]

@@ -27,6 +27,23 @@ class Token:
     pos: int    # offset into the source text
 
 
+class TokenCursor:
+    """A position ``k`` in a token list ``toks`` that ends with an ``eof`` token: ``peek`` looks
+    ahead (staying on eof), ``next`` takes a token (eof is never passed)."""
+
+    toks: list
+    k: int
+
+    def peek(self, d: int = 0) -> "Token":
+        return self.toks[min(self.k + d, len(self.toks) - 1)]
+
+    def next(self) -> "Token":
+        t = self.toks[self.k]
+        if t.kind != "eof":
+            self.k += 1
+        return t
+
+
 class Source:
     """A file's text with offset → (line, column) mapping and comment-free view."""
 

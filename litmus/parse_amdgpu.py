@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import re
 
+from .condition import ConditionParser, Spelling, is_condition_start, thread_number
 from .ir import (ACCESSES, BARRIER_IDS, CAS_FAIL_ORDERS, FENCE_ORDERS, LOAD_ORDERS, NAMED_BARRIERS,
-                 ORDERS, RMW_OPS, RMW_ORDERS, STORE_ORDERS, And, Atom, Condition, Const, Instr,
-                 Location, Not, Or, Test, Thread, cas_default_fail)
+                 ORDERS, RMW_OPS, RMW_ORDERS, STORE_ORDERS, Condition, Instr, Location, Test,
+                 Thread, cas_default_fail)
 from .lexer import ParseError, Source, Token, parse_int, tokenize
 from .scopes import LEVELS, SCOPES, Placement
 
 REGISTER = re.compile(r"r[0-9]+\Z")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-THREAD = re.compile(r"P([0-9]+)\Z")
 
 #: Spellings from other tools, so the error can say which keyword was meant.
 SCOPE_ALIASES = {"workgroup": "wg", "wavefront": "wave", "system": "sys", "device": "agent",
@@ -46,6 +46,11 @@ OPERAND_NAMES = {
 
 def is_register(name: str) -> bool:
     return bool(REGISTER.match(name))
+
+
+#: the condition's spellings (litmus/condition.py): registers are rK
+SPELLING = Spelling(atom_hint="Pn:rK == v or x == v", thread_hint="Pn", register=is_register,
+                    register_hint="a register rK")
 
 
 class _Parser:
@@ -144,12 +149,8 @@ class _Parser:
         # register: Pn:rK = v   or   n:rK = v
         if len(item) >= 3 and item[1].text == ":":
             t = item[0]
-            m = THREAD.match(t.text)
-            if t.kind == "int" and int(t.text) >= 0:
-                tid = int(t.text)
-            elif m:
-                tid = int(m.group(1))
-            else:
+            tid = thread_number(t)
+            if tid is None:
                 raise self.err(t.pos, f"expected a thread name Pn before ':', got {t.text!r}")
             r = item[2]
             if not is_register(r.text):
@@ -201,7 +202,7 @@ class _Parser:
             t = toks[k]
             if t.kind == "eof":
                 raise self.err(t.pos, "missing final condition (exists, ~exists or forall)")
-            if self.is_condition_start(toks, k):
+            if is_condition_start(toks, k):
                 return
             start = t
             cells: list[list[Token]] = [[]]
@@ -215,13 +216,6 @@ class _Parser:
                 k += 1
             k += 1
             yield start, cells, k
-
-    @staticmethod
-    def is_condition_start(toks: list[Token], k: int) -> bool:
-        t = toks[k]
-        if t.text in ("exists", "forall"):
-            return True
-        return t.text == "~" and toks[k + 1].text == "exists"
 
     def parse_table(self, toks: list[Token], locations: dict[str, Location]):
         rows = self.rows(toks, 0)
@@ -241,7 +235,7 @@ class _Parser:
                     codes[tid].append(self.parse_instr(cell, locations, tid))
         # the generator stopped at the condition: find where
         k = 0
-        while not self.is_condition_start(toks, k):
+        while not is_condition_start(toks, k):
             k += 1
         return placements, codes, k
 
@@ -527,100 +521,10 @@ class _Parser:
 
     # -- condition -------------------------------------------------------------------------------
     def parse_condition(self, toks, k, regs: dict[int, set[str]], locations) -> Condition:
-        t = toks[k]
-        if t.text == "~":
-            quant = "~exists"
-            k += 2
-        else:
-            quant = t.text
-            k += 1
-        self.ctoks, self.ck, self.cregs, self.clocs = toks, k, regs, locations
-        if toks[k].kind == "eof":
-            raise self.err(toks[k].pos, f"expected a proposition after {quant!r}")
-        prop = self.c_or()
-        if self.ctoks[self.ck].kind != "eof":
-            tk = self.ctoks[self.ck]
-            raise self.err(tk.pos, f"unexpected {tk.text!r} after the final condition")
-        return Condition(quant, prop)
-
-    def c_peek(self) -> Token:
-        return self.ctoks[self.ck]
-
-    def c_next(self) -> Token:
-        t = self.ctoks[self.ck]
-        self.ck += 1
-        return t
-
-    def c_or(self):
-        args = [self.c_and()]
-        while self.c_peek().text == "\\/":
-            self.c_next()
-            args.append(self.c_and())
-        return args[0] if len(args) == 1 else Or(tuple(args))
-
-    def c_and(self):
-        args = [self.c_unary()]
-        while self.c_peek().text == "/\\":
-            self.c_next()
-            args.append(self.c_unary())
-        return args[0] if len(args) == 1 else And(tuple(args))
-
-    def c_unary(self):
-        t = self.c_peek()
-        if t.text == "~":
-            self.c_next()
-            return Not(self.c_unary())
-        if t.text == "(":
-            self.c_next()
-            p = self.c_or()
-            close = self.c_next()
-            if close.text != ")":
-                raise self.err(close.pos if close.kind != "eof" else t.pos,
-                               "unbalanced '(' in the final condition")
-            return p
-        if t.text in ("true", "false"):
-            self.c_next()
-            return Const(t.text == "true")
-        return self.c_atom()
-
-    def c_atom(self) -> Atom:
-        t = self.c_next()
-        if t.kind == "eof":
-            raise self.err(t.pos, "expected an atom (Pn:rK == v or x == v) in the final condition")
-        if self.c_peek().text == ":":
-            m = THREAD.match(t.text)
-            if t.kind == "int" and int(t.text) >= 0:
-                tid = int(t.text)
-            elif m:
-                tid = int(m.group(1))
-            else:
-                raise self.err(t.pos, f"expected a thread (Pn) before ':', got {t.text!r}")
-            self.c_next()
-            r = self.c_next()
-            if tid not in self.cregs:
-                raise self.err(t.pos, f"the condition names unknown thread P{tid}")
-            if r.kind != "id" or not is_register(r.text):
-                raise self.err(r.pos, f"expected a register rK after 'P{tid}:', got {r.text!r}")
-            if r.text not in self.cregs[tid]:
-                raise self.err(r.pos, f"the condition names unknown register P{tid}:{r.text} "
-                                      f"(P{tid} never writes it)")
-            thread, name = tid, r.text
-        elif t.kind == "id":
-            if t.text not in self.clocs:
-                if is_register(t.text):
-                    raise self.err(t.pos, f"register {t.text!r} needs a thread: write Pn:{t.text}")
-                raise self.err(t.pos, f"the condition names undeclared location {t.text!r}")
-            if self.clocs[t.text].lds:
-                raise self.err(t.pos, f"LDS location {t.text!r} is not observable in the condition")
-            thread, name = None, t.text
-        else:
-            raise self.err(t.pos, f"expected an atom (Pn:rK == v or x == v), got {t.text!r}")
-        op = self.c_next()
-        if op.text not in ("==", "!=", "="):
-            raise self.err(op.pos, f"expected '==' or '!=' in the condition, got {op.text!r}")
-        v = self.c_next()
-        value = parse_int(self.src, v, "value in the condition")
-        return Atom(thread, name, "!=" if op.text == "!=" else "==", value)
+        cp = ConditionParser(self.src, toks, k, regs, locations, SPELLING)
+        cond = cp.quantified()
+        cp.end()
+        return cond
 
 
 def parse_amdgpu(text: str, path: str = "<string>") -> Test:

@@ -30,8 +30,9 @@ from __future__ import annotations
 import re
 
 from .cfg import expr_text
-from .ir import And, Atom, Condition, Const, Instr, Location, Not, Or, Test, Thread
-from .lexer import ParseError, Source, Token, parse_int, tokenize
+from .condition import HERD, THREAD, ConditionParser
+from .ir import Instr, Location, Test, Thread
+from .lexer import ParseError, Source, Token, TokenCursor, parse_int, tokenize
 from .scopes import Placement
 
 ORDERS = {"memory_order_relaxed": "rlx", "memory_order_consume": "acq",
@@ -41,7 +42,6 @@ FETCH_OPS = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor"}
 TYPE_WORDS = {"int", "atomic_int", "volatile", "const", "unsigned", "long", "char", "short",
               "_Atomic", "intptr_t", "atomic_bool", "bool", "atomic_long", "uint32_t",
               "int32_t", "atomic_uint"}
-THREAD = re.compile(r"P([0-9]+)\Z")
 
 #: binary operator precedence (higher binds tighter)
 PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "<=": 7,
@@ -63,138 +63,7 @@ class CSource(Source):
         return clean.replace("(\x00", "(*")
 
 
-class CondParser:
-    """The final condition shared by the C and Vulkan front ends.
-
-    Atoms: ``0:r1=1``, ``P0:r1 == 1``, ``x=1``, ``!=``; connectives ``/\\``, ``\\/``, ``~``,
-    ``not``, parentheses, ``true``/``false``. An atom comparing two registers of one thread
-    (``P0:r1 == P0:r2``) is handed to ``regcmp(tid, a, op, b)``, which returns the atom to use.
-    """
-
-    def __init__(self, src: Source, toks: list[Token], k: int, regs: dict[int, set[str]],
-                 locs: dict[str, Location], regcmp=None):
-        self.src, self.toks, self.k, self.regs, self.locs = src, toks, k, regs, locs
-        self.regcmp = regcmp
-
-    def err(self, pos, reason):
-        return self.src.error(pos, reason)
-
-    def peek(self, d=0) -> Token:
-        return self.toks[min(self.k + d, len(self.toks) - 1)]
-
-    def next(self) -> Token:
-        t = self.toks[self.k]
-        if t.kind != "eof":
-            self.k += 1
-        return t
-
-    def quantified(self, stop=("eof",)) -> Condition:
-        t = self.peek()
-        if t.text == "~" and self.peek(1).text == "exists":
-            self.k += 2
-            q = "~exists"
-        elif t.text in ("exists", "forall"):
-            self.k += 1
-            q = t.text
-        else:
-            raise self.err(t.pos, f"expected a final condition (exists, ~exists or forall), "
-                                  f"got {t.text or 'end of input'!r}")
-        if self.peek().kind == "eof":
-            raise self.err(self.peek().pos, f"expected a proposition after {q!r}")
-        return Condition(q, self.prop())
-
-    def prop(self):
-        args = [self.conj()]
-        while self.peek().text == "\\/":
-            self.next()
-            args.append(self.conj())
-        return args[0] if len(args) == 1 else Or(tuple(args))
-
-    def conj(self):
-        args = [self.unary()]
-        while self.peek().text == "/\\":
-            self.next()
-            args.append(self.unary())
-        return args[0] if len(args) == 1 else And(tuple(args))
-
-    def unary(self):
-        t = self.peek()
-        if t.text in ("~", "not"):
-            self.next()
-            return Not(self.unary())
-        if t.text == "(":
-            self.next()
-            p = self.prop()
-            c = self.next()
-            if c.text != ")":
-                raise self.err(c.pos if c.kind != "eof" else t.pos,
-                               "unbalanced '(' in the final condition")
-            return p
-        if t.text in ("true", "false"):
-            self.next()
-            return Const(t.text == "true")
-        return self.atom()
-
-    def operand(self):
-        """A register ``(tid, name)`` or a location ``(None, name)`` or an int."""
-        t = self.next()
-        if t.kind == "eof":
-            raise self.err(t.pos, "expected an atom (0:r1=1, P0:r1 == 1 or x=1)")
-        if self.peek().text == ":":
-            m = THREAD.match(t.text)
-            if t.kind == "int" and int(t.text) >= 0:
-                tid = int(t.text)
-            elif m:
-                tid = int(m.group(1))
-            else:
-                raise self.err(t.pos, f"expected a thread (0 or P0) before ':', got {t.text!r}")
-            self.next()
-            r = self.next()
-            if tid not in self.regs:
-                raise self.err(t.pos, f"the condition names unknown thread P{tid}")
-            if r.kind != "id":
-                raise self.err(r.pos, f"expected a register after '{t.text}:', got {r.text!r}")
-            if r.text not in self.regs[tid]:
-                raise self.err(r.pos, f"the condition names unknown register {tid}:{r.text}")
-            return (tid, r.text), t
-        if t.kind == "int":
-            return int(t.text), t
-        if t.kind == "id":
-            name = t.text
-            if name not in self.locs:
-                raise self.err(t.pos, f"the condition names undeclared location {name!r}")
-            return (None, name), t
-        if t.text == "[":
-            n = self.next()
-            c = self.next()
-            if n.kind != "id" or c.text != "]":
-                raise self.err(t.pos, "expected [location] in the final condition")
-            if n.text not in self.locs:
-                raise self.err(n.pos, f"the condition names undeclared location {n.text!r}")
-            return (None, n.text), t
-        raise self.err(t.pos, f"expected an atom (0:r1=1, P0:r1 == 1 or x=1), got {t.text!r}")
-
-    def atom(self):
-        left, lt = self.operand()
-        op = self.next()
-        if op.text not in ("=", "==", "!="):
-            raise self.err(op.pos, f"expected '=', '==' or '!=' in the condition, got "
-                                   f"{op.text or 'end of input'!r}")
-        cmp = "!=" if op.text == "!=" else "=="
-        right, rt = self.operand()
-        if isinstance(left, int):
-            left, right, lt, rt = right, left, rt, lt
-        if isinstance(left, int):            # two constants (Dat3M's "exists 0==0")
-            return Const((left == right) == (cmp == "=="))
-        if isinstance(right, int):
-            return Atom(left[0], left[1], cmp, right)
-        if self.regcmp is None or left[0] is None or right[0] != left[0]:
-            raise self.err(rt.pos, "comparing two observables is supported only between two "
-                                   "registers of one thread")
-        return self.regcmp(left[0], left[1], cmp, right[1])
-
-
-class _CParser:
+class _CParser(TokenCursor):
     def __init__(self, text: str, path: str):
         self.src = CSource(text, path)
         self.text = self.src.clean
@@ -205,15 +74,6 @@ class _CParser:
         return self.src.error(pos, reason)
 
     # -- token stream ----------------------------------------------------------------------------
-    def peek(self, d: int = 0) -> Token:
-        return self.toks[min(self.k + d, len(self.toks) - 1)]
-
-    def next(self) -> Token:
-        t = self.toks[self.k]
-        if t.kind != "eof":
-            self.k += 1
-        return t
-
     def expect(self, text: str, what: str = "") -> Token:
         t = self.next()
         if t.text != text:
@@ -267,11 +127,9 @@ class _CParser:
             t = self.peek()
             raise self.err(t.pos, f"expected a thread 'P0 (...) {{ ... }}', got "
                                   f"{t.text or 'end of input'!r}")
-        cp = CondParser(self.src, self.toks, self.k, regsets, self.locs)
+        cp = ConditionParser(self.src, self.toks, self.k, regsets, self.locs, HERD)
         cond = cp.quantified()
-        if cp.peek().kind != "eof":
-            raise self.err(cp.peek().pos, f"unexpected {cp.peek().text!r} after the final "
-                                          "condition")
+        cp.end()
         return Test(name=name, locations=tuple(self.locs.values()), threads=tuple(threads),
                     condition=cond, doc=doc, dialect="C")
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 import re
 
 from .cfg import expr_text
+from .condition import HERD, THREAD, ConditionParser
 from .ir import Atom, Condition, Const, Instr, Location, Test, Thread
-from .lexer import ParseError, Source, Token, parse_int, tokenize
-from .parse_c import CondParser
+from .lexer import ParseError, Source, Token, TokenCursor, parse_int, tokenize
 from .printer import format_prop
 from .scopes import Placement
 
@@ -53,13 +53,13 @@ LOCAL_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "and": "&", "or": "
 BRANCHES = {"beq": "==", "bne": "!=", "blt": "<", "bgt": ">", "ble": "<=", "bge": ">="}
 REGISTER = re.compile(r"r[0-9]+\Z")
 LABEL = re.compile(r"LC[0-9]+\Z")
-THREAD = re.compile(r"P([0-9]+)\Z")
 
 
-class _VParser:
+class _VParser(TokenCursor):
     def __init__(self, text: str, path: str):
         self.src = Source(text, path)
         self.text = self.src.clean
+        self.cell_pos = 0               # where the current program cell starts (for errors)
 
     def err(self, pos, reason) -> ParseError:
         return self.src.error(pos, reason)
@@ -123,7 +123,7 @@ class _VParser:
 
         filt = None
         cond = None
-        cp = CondParser(self.src, self.toks, self.k, regs, self.locs, regcmp)
+        cp = ConditionParser(self.src, self.toks, self.k, regs, self.locs, HERD, regcmp)
         if cp.peek().text == "filter":
             cp.next()
             filt = cp.prop()
@@ -132,9 +132,7 @@ class _VParser:
         elif filt is None:
             raise self.err(cp.peek().pos, "missing final condition (exists, ~exists, forall or "
                                           "filter)")
-        if cp.peek().kind != "eof":
-            raise self.err(cp.peek().pos, f"unexpected {cp.peek().text!r} after the final "
-                                          "condition")
+        cp.end()
         meta = []
         marks = []
         if ssw:
@@ -158,15 +156,6 @@ class _VParser:
                     meta=tuple(meta))
 
     # -- tokens ----------------------------------------------------------------------------------
-    def peek(self, d=0) -> Token:
-        return self.toks[min(self.k + d, len(self.toks) - 1)]
-
-    def next(self) -> Token:
-        t = self.toks[self.k]
-        if t.kind != "eof":
-            self.k += 1
-        return t
-
     def at_condition(self) -> bool:
         t = self.peek()
         return (t.text in ("exists", "forall", "filter")
@@ -504,7 +493,7 @@ class _VParser:
             labels = [i.attrs[0][6:] for i in code if i.base == "label"]
             dup = {lab for lab in labels if labels.count(lab) > 1}
             if dup:
-                raise self.err(self.cell_pos if hasattr(self, "cell_pos") else 0,
+                raise self.err(self.cell_pos,
                                f"P{tid}: label {sorted(dup)[0]} defined twice")
             for i in code:
                 if i.base in ("goto", "branch"):

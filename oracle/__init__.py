@@ -1,20 +1,24 @@
 """oracle — allowed outcomes of litmus tests under a memory model (DESIGN.md "The oracle engine").
 
-``check(test, model=None) -> Result``; ``explain(test, outcome, model=None)``; ``OracleError``.
-Models are files in ``oracle/models`` written in the relational language of :mod:`oracle.lang`,
-evaluated by the numba engine (:mod:`oracle.engine`) over pre-executions built per dialect.
+``check(test, model=None) -> Result`` (the contract: :class:`OracleResult`);
+``explain(test, outcome, model=None)``; ``OracleError``. Each model is a unit in
+``oracle/models/<name>/`` (:mod:`oracle.registry`): a model file in the relational language of
+:mod:`oracle.lang`, evaluated by the numba engine (:mod:`oracle.engine`) over the pre-executions
+its event builder makes.
 """
 
 import os as _os
 
-from .jitcache import guard as _guard
+from litmus.jitcache import guard as _guard
 
 #: the sources the package's compiled (numba) code is built from, constants included: a change to
-#: any of them drops the on-disk numba cache (see oracle/jitcache.py)
+#: any of them drops the on-disk numba cache (see litmus/jitcache.py; a model unit with compiled
+#: code guards its own folder)
 _guard(_os.path.dirname(_os.path.abspath(__file__)),
-       ["amdgpu_static.py", "engine.py", "events.py", "lang.py", "pack.py"])
+       ["engine.py", "events.py", "lang.py", "pack.py", "../litmus/rmw.py", "../litmus/rmw_jit.py"])
 
 from .check import Result, check, clear_cache  # noqa: E402
+from .contracts import ConformanceModel, OracleResult  # noqa: E402
 from .errors import OracleError  # noqa: E402
 
 
@@ -24,4 +28,5 @@ def explain(test, outcome, model=None):
     return _explain(test, outcome, model)
 
 
-__all__ = ["OracleError", "Result", "check", "clear_cache", "explain"]
+__all__ = ["ConformanceModel", "OracleError", "OracleResult", "Result", "check", "clear_cache",
+           "explain"]

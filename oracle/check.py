@@ -1,8 +1,9 @@
 """``oracle.check``: the allowed outcomes of a test under a model, and its verdict.
 
-Pipeline: event graph builder (per dialect) -> pre-executions -> packed arrays -> the numba search
-(:func:`oracle.engine.search`) evaluating the compiled model (:func:`oracle.lang.load_model`) on
-every candidate -> union of outcomes -> verdict by LITMUS.md's rules (undef = any value).
+Pipeline: the model unit's event graph builder (:mod:`oracle.registry`) -> pre-executions ->
+packed arrays -> the numba search (:func:`oracle.engine.search`) evaluating the compiled model
+(:func:`oracle.lang.load_model`) on every candidate -> union of outcomes -> verdict by LITMUS.md's
+rules (undef = any value).
 """
 
 from __future__ import annotations
@@ -11,19 +12,15 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
-
 from litmus.dialects import DEFAULT_MODEL
 from litmus.ir import UNDEF, Test
 from litmus.outcome import matches, verdict
 
 from .errors import OracleError, TooManyEvents
-from .events import UNDEF_VAL
+from .events import UNDEF_VAL, table_of
 from .lang import load_model
 from .pack import search_pe
-
-#: dialect -> event graph builder module function; models name the builder they need
-BUILDERS = {"amdgpu": "oracle.build_amdgpu:build"}
-BUILDERS.update(rc11="oracle.models.rc11_events:build", vulkan="oracle.models.vulkan_events:build")  # conformance (issue 5)
+from .registry import ModelUnit, get as get_unit
 
 
 @dataclass
@@ -44,24 +41,28 @@ class Result:
         return any(matches(s, observed) for s in self.states)
 
 
-_RESOLVED: dict = {}
+def default_model(test: Test) -> str:
+    """The dialect's default model (:data:`litmus.dialects.DEFAULT_MODEL`)."""
+    model = DEFAULT_MODEL.get(test.dialect)
+    if model is None:
+        raise OracleError(f"{test.name}: dialect {test.dialect} has no default model")
+    return model
 
 
-def _builder(model: str):
-    fn = _RESOLVED.get(model)
-    if fn is None:
-        fn = _RESOLVED[model] = _resolve_builder(model)
-    return fn
-
-
-def _resolve_builder(model: str):
-    import importlib
-    target = BUILDERS.get(model)
-    if target is None:
-        raise OracleError(f"model {model!r} has no event graph builder (known: "
-                          f"{', '.join(sorted(BUILDERS))})")
-    mod, _, fn = target.partition(":")
-    return getattr(importlib.import_module(mod), fn)
+def pre_executions(unit: ModelUnit, test: Test) -> list:
+    """The unit's builder on ``test``, each pre-execution checked to provide the unit's declared
+    vocabulary (a declared name the builder lacks is an error, not an empty set)."""
+    if test.dialect not in unit.dialects:
+        raise OracleError(f"{test.name}: model {unit.name} reads {'/'.join(unit.dialects)} tests, "
+                          f"not {test.dialect}")
+    pes = unit.build(test)
+    for pe in pes:
+        t = table_of(pe)
+        if not (t.set_index.keys() >= unit.sets and t.rel_index.keys() >= unit.relations):
+            missing = sorted((unit.sets - t.set_index.keys()) | (unit.relations - t.rel_index.keys()))
+            raise OracleError(f"model {unit.name}: its builder does not provide declared "
+                              f"{', '.join(missing)} (oracle/models/{unit.name}/__init__.py)")
+    return pes
 
 
 class _Key:
@@ -96,7 +97,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
     check raises :class:`OracleError` instead of running on. Campaigns use it so that one program
     with a huge candidate space is recorded as an error instead of stalling the run; ``None``
     means no limit (``scopefuzz check``)."""
-    model = model or DEFAULT_MODEL.get(test.dialect, "amdgpu")
+    model = model or default_model(test)
     key = _cache_key(test, model)
     hit = _CACHE.get(key)
     if hit is not None:
@@ -104,13 +105,14 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
         res.verdict = verdict(test.condition, res.states, bool(res.ub))
         return res
     t0 = time.perf_counter()
+    unit = get_unit(model)
     prog = load_model(model)
     try:
-        pes = _builder(model)(test)
+        pes = pre_executions(unit, test)
     except TooManyEvents:
-        if model not in REFERENCE_FALLBACK:
+        if unit.fallback is None:
             raise
-        res = _reference_result(test, model, t0)
+        res = _fallback_result(test, unit, t0)
         _CACHE[key] = dataclasses.replace(res, states=list(res.states))
         return res
     keys = test.observables()
@@ -125,7 +127,8 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
         order = [k for k, _ in pe.observables]
         if order != keys and sorted(order) != sorted(keys):
             raise OracleError(f"internal: builder observables {order} differ from {keys}")
-        st, ns, cands, cons, fl, _ = search_pe(pe, prog, max_steps=-1 if budget is None else budget)
+        st, ns, cands, cons, fl, _ = search_pe(pe, prog, unit.hints,
+                                               max_steps=-1 if budget is None else budget)
         if ns < 0:
             raise OracleError(f"{test.name}: search budget of {budget:,} steps and evaluations exhausted "
                               f"({int(cands):,} candidates evaluated); check it without a budget")
@@ -153,25 +156,18 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
     return res
 
 
-#: models whose Python reference (``oracle/models/<m>.py``, same model, bit sets over Python
-#: ints) decides programs above the engine's 64 events instead of refusing them
-REFERENCE_FALLBACK = {"rc11": "oracle.models.rc11:check", "vulkan": "oracle.models.vulkan:check"}
+def _fallback_result(test: Test, unit: ModelUnit, t0: float) -> Result:
+    """Decide a program too big for the engine with the unit's fallback decider (the same model
+    in Python, for rc11 and vulkan).
 
-
-def _reference_result(test: Test, model: str, t0: float) -> Result:
-    """Decide a program too big for the engine with the model's Python reference.
-
-    The reference stops early: once for the verdict and once for the data-race flag, so the result
+    The fallback stops early: once for the verdict and once for the data-race flag, so the result
     holds the verdict, the flags and the states that decided them, not every allowed state; the
     flag ``reference-partial`` says so.
     """
-    import importlib
-    mod, _, fn = REFERENCE_FALLBACK[model].partition(":")
-    ref = getattr(importlib.import_module(mod), fn)
-    by_verdict = ref(test, stop="verdict")
-    by_race = ref(test, stop="race")
+    by_verdict = unit.fallback(test, stop="verdict")
+    by_race = unit.fallback(test, stop="race")
     flags = sorted(set(by_verdict.flags) | set(by_race.flags)) + ["reference-partial"]
-    return Result(model, by_verdict.verdict, list(by_verdict.states), flags,
+    return Result(unit.name, by_verdict.verdict, list(by_verdict.states), flags,
                   list(by_verdict.ub), by_verdict.candidates + by_race.candidates,
                   by_verdict.consistent + by_race.consistent, time.perf_counter() - t0)
 

@@ -1,80 +1,18 @@
-"""``scopefuzz check``, ``scopefuzz explain`` and ``scopefuzz bench`` (DESIGN.md command table).
-
-``bench`` is section-based: :data:`BENCH_SECTIONS` maps a section name to a module exposing
-``run(args) -> list[(label, value, unit)]``; another package adds its section with one line here.
-"""
+"""``scopefuzz check`` and ``scopefuzz explain`` (DESIGN.md command table)."""
 
 from __future__ import annotations
 
-import csv
-import importlib
 import json
 import os
 import sys
 
 from litmus.dialects import litmus_files, parse_file
+from litmus.expected import race_verdict, read_expected
 from litmus.lexer import ParseError
 from litmus.printer import format_condition
 
 from .errors import OracleError
 
-#: bench section name -> module with run(args) -> [(label, value, unit)]
-BENCH_SECTIONS: dict[str, str] = {
-    "oracle": "oracle.bench",
-    "opencl": "hw.opencl.bench",
-    "sim": "hw.sim.bench",
-}
-
-
-# --- expected verdicts -------------------------------------------------------------------------
-def read_expected(path: str) -> list[tuple[list[str], str]]:
-    """``expected.csv`` rows as (path parts, verdict); Dat3M's 1/0 become Ok/No."""
-    out = []
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            for lineno, row in enumerate(csv.reader(f), 1):
-                if not row or not row[0].strip() or row[0].lstrip().startswith("#"):
-                    continue
-                if len(row) < 2:
-                    raise OracleError(f"{path}:{lineno}:1: expected 'path,verdict'")
-                v = row[1].strip()
-                v = {"1": "Ok", "0": "No"}.get(v, v)
-                if v not in ("Ok", "No", "Undef"):
-                    if lineno == 1:          # a header line
-                        continue
-                    raise OracleError(f"{path}:{lineno}:{len(row[0]) + 2}: verdict {row[1]!r} is "
-                                      f"not Ok, No, Undef, 1 or 0")
-                parts = [p for p in row[0].strip().replace("\\", "/").split("/") if p not in ("", ".")]
-                out.append((parts, v))
-    except OSError as e:
-        raise OracleError(f"{path}:1:1: cannot read: {e.strerror or e}") from None
-    return out
-
-
-def match_expected(file: str, expected, csv_dir: str) -> str | None:
-    """The expected verdict of ``file``: a CSV path relative to the CSV's directory or its parent,
-    else the longest CSV path that is a suffix of the file's path."""
-    absf = os.path.normpath(os.path.abspath(file))
-    for parts, v in expected:
-        for base in (csv_dir, os.path.dirname(csv_dir)):
-            if os.path.normpath(os.path.join(base, *parts)) == absf:
-                return v
-    fparts = absf.split(os.sep)
-    best, blen = None, 0
-    for parts, v in expected:
-        if len(parts) <= len(fparts) and fparts[-len(parts):] == parts and len(parts) > blen:
-            best, blen = v, len(parts)
-    return best
-
-
-def is_dr_csv(path: str) -> bool:
-    """Dat3M's data-race suites (``VULKAN-DR.csv``): 1 = no consistent execution is racy."""
-    return os.path.splitext(os.path.basename(path))[0].upper().endswith("-DR")
-
-
-def race_verdict(res) -> str:
-    """The verdict a ``-DR`` suite expects: Ok when the ``racy`` flag never fires, else No."""
-    return "No" if "racy" in res.flags else "Ok"
 
 
 # --- check ---------------------------------------------------------------------------------------
@@ -84,17 +22,16 @@ def cmd_check(args) -> int:
     if not files:
         print("scopefuzz check: no *.litmus files found", file=sys.stderr)
         return 2
-    expected, csv_dir = None, None
+    expected = None
     if args.expect:
         try:
             expected = read_expected(args.expect)
-        except OracleError as e:
+        except ParseError as e:
             print(str(e), file=sys.stderr)
             return 2
-        csv_dir = os.path.dirname(os.path.abspath(args.expect))
     status = 0
     agree = disagree = missing = 0
-    dr = args.dr or bool(args.expect and is_dr_csv(args.expect))
+    dr = args.dr or bool(expected and expected.race)
     for path in files:
         try:
             test = parse_file(path)
@@ -124,10 +61,10 @@ def cmd_check(args) -> int:
                 for s in res.states:
                     print("  " + " ".join(f"{k}={v};" for k, v in s.items()))
         if expected is not None:
-            want = match_expected(path, expected, csv_dir)
+            want = expected.lookup(path)
             if want is None:
                 missing += 1
-            elif want == (got := race_verdict(res) if dr else res.verdict):
+            elif want == (got := race_verdict(res.flags) if dr else res.verdict):
                 agree += 1
             else:
                 disagree += 1
@@ -163,30 +100,6 @@ def cmd_explain(args) -> int:
     return 0
 
 
-# --- bench ---------------------------------------------------------------------------------------
-def cmd_bench(args) -> int:
-    names = list(BENCH_SECTIONS)
-    if args.only:
-        unknown = [s for s in args.only if s not in BENCH_SECTIONS]
-        if unknown:
-            print(f"scopefuzz bench: unknown section {unknown[0]!r} (sections: "
-                  f"{', '.join(names)})", file=sys.stderr)
-            return 2
-        names = args.only
-    for name in names:
-        mod = importlib.import_module(BENCH_SECTIONS[name])
-        print(f"[{name}]")
-        sys.stdout.flush()
-        for label, value, unit in mod.run(args):
-            if isinstance(value, float):
-                v = f"{value:,.1f}" if abs(value) >= 100 else f"{value:.4g}"
-            else:
-                v = f"{value}"
-            print(f"  {label:<58} {v:>12} {unit}")
-            sys.stdout.flush()
-    return 0
-
-
 def register(sub) -> None:
     p = sub.add_parser("check", help="oracle verdicts and allowed outcomes (exit 2 on bad input)",
                        description="Compute every outcome the memory model allows for each FILE "
@@ -211,10 +124,3 @@ def register(sub) -> None:
     p.add_argument("--model", default=None)
     p.add_argument("--svg", metavar="OUT", help="also draw the executions as SVG")
     p.set_defaults(func=cmd_explain)
-
-    p = sub.add_parser("bench", help="throughput figures (oracle tests/s, ...)",
-                       description="Run the benchmark sections and print figures.")
-    p.add_argument("--only", action="append", metavar="SECTION",
-                   help=f"run only this section (repeatable; sections: {', '.join(BENCH_SECTIONS)})")
-    p.add_argument("--quick", action="store_true", help="fewer repetitions")
-    p.set_defaults(func=cmd_bench)

@@ -15,9 +15,13 @@ candidate (same results as :func:`eval_ops` from scratch; ``tests/test_engine_in
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
+
+from litmus.rmw_jit import apply_rmw
 
 from .lang import (ACYCLIC, COPY, DIFF, DOM, EMPTY, FIXEND, FIXSTART, FLAG_EMPTY, FLAG_NONEMPTY,
                    ID, INTER, INV, IRREFL, OPT, PLUS, PROD, RAN, SEQ, SEQ_LD, SEQ_RD, STAR, UNION,
@@ -30,6 +34,24 @@ ZERO64 = np.uint64(0)
 
 # slots filled per candidate (lang.DYNAMIC order)
 S_RF, S_CO, S_RDEF, S_RUNDEF = 0, 1, 2, 3
+
+# --- the packed pre-execution, as the search reads it (made by oracle.pack) ----------------------
+#: per read that is a search digit: the read, its candidate writes (-1 = undef) and their count,
+#: its location's index; the independent reads (set Indep) and theirs
+Reads = namedtuple("Reads", ["reads", "cand", "ncand", "read_loc", "ind_reads", "ind_cand",
+                             "ind_ncand"])
+#: per location: the co permutations (rows ``co_start .. co_start + co_count``, ``co_len``
+#: writes each), its events, its coherence mask (CO | CohR)
+Locations = namedtuple("Locations", ["co_perm", "co_start", "co_count", "co_len", "loc_events",
+                                     "loc_nev", "coh_mask"])
+#: per event: read flag, value attributes (constant, rmw source/op/operand, required value), rmw
+#: write; the rows of cohord and incl; the CohA and CohRmw masks
+Events = namedtuple("Events", ["is_read", "val_const", "wsrc", "wop", "wopnd", "req_mode",
+                               "req_val", "rmw_w", "cohord", "incl", "coha", "cohrmw"])
+#: the compiled model: static prelude, per-candidate ops, number of checks
+Model = namedtuple("Model", ["prelude", "ops", "nchecks"])
+#: the outcome: per observable, kind (1 = an event's value, 0 = a constant) and argument
+Observables = namedtuple("Observables", ["kind", "arg"])
 
 
 @njit(cache=True)
@@ -519,36 +541,22 @@ def eval_inc(slots, ops, n, full, st):
 
 @njit(cache=True)
 def rmw_value(op, old, operand):
+    """The value an rmw write gets from its read's value ``old`` (litmus/rmw.py); an rmw that
+    read undef writes undef."""
     if old == UNDEF_VAL:
         return UNDEF_VAL
-    if op == 1:
-        return old + operand
-    if op == 2:
-        return old - operand
-    if op == 3:
-        return operand
-    if op == 4:
-        return old & operand
-    if op == 5:
-        return old | operand
-    if op == 6:
-        return old ^ operand
-    if op == 7:
-        return max(old, operand)
-    if op == 8:
-        return min(old, operand)
-    if op == 9:
-        return old
-    return operand
+    return apply_rmw(op, old, operand)
 
 
 @njit(cache=True)
-def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
-                 is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, n):
+def _location_ok(l, src, val, co_row, lc, ev):
     """Checks on one location once its co and every read of it are chosen: rmw values resolve
-    and required values hold. (Coherence is :func:`_known_rule2_ok`'s job: a plain acyclicity
+    and required values hold. (Coherence is :func:`_coherence_ok`'s job: a plain acyclicity
     check of po | rf | co | fr would be unsound where co relates writes without inclusive
     scopes, which the model's coherence ignores.)"""
+    loc_events, loc_nev = lc.loc_events, lc.loc_nev
+    is_read, val_const, wsrc, wop, wopnd = ev.is_read, ev.val_const, ev.wsrc, ev.wop, ev.wopnd
+    req_mode, req_val = ev.req_mode, ev.req_val
     m = loc_nev[l]
     # values of this location's events (rmw chains stay within a location)
     for q in range(m):
@@ -592,16 +600,22 @@ def _location_ok(l, src, val, co_row, co_perm, co_len, loc_events, loc_nev, coh_
 
 
 @njit(cache=True)
-def _known_rule2_ok(l, src, co_row, co_perm, co_len, loc_events, loc_nev, coh_mask, cohord,
-                    is_read, incl, coha, cohrmw, rmw_w, n, pos, e):
-    """Pruning with reads known to be coherent: CohR reads, and reads in CohA reading a write in
-    CohA with inclusive scopes (for AMDGPU: such a read, if defined, is defined by rule 2).
-    Sound because eco only grows with more such reads: a cycle cohord ; eco+ (cohord is part of
-    hb) or an rmw that is not co-adjacent to its source is inconsistent whatever the rest.
+def _coherence_ok(l, src, co_row, lc, ev, pos, e):
+    """Pruning by the coherence hints (:mod:`oracle.hints`): the reads the builder declares
+    coherent (``coh_mask``: set CohR; ``coha``: set CohA, for an rf edge between two of its
+    events related by ``incl``) add their rf and fr edges to co, over the pairs in ``incl``; a
+    cycle ``cohord ; eco+``, an rmw read whose write is co-before its source (coherent reads and
+    ``cohrmw``: set CohRmw) or a write co-between a coherent rmw read's source and its write
+    fails. Sound for a partial choice because eco only grows as more reads are chosen, and each
+    hint promises that what it prunes is inconsistent under the unit's model.
 
     Every event it touches (co writes, the reads, their sources and rmw writes) is one of the
     location's events ``loc_events[l]``, so only their entries of the work arrays ``pos`` and
     ``e`` are reset and the closure runs over them alone."""
+    co_perm, co_len, loc_events, loc_nev, coh_mask = lc.co_perm, lc.co_len, lc.loc_events, \
+        lc.loc_nev, lc.coh_mask
+    is_read, incl, coha, cohrmw, rmw_w, cohord = ev.is_read, ev.incl, ev.coha, ev.cohrmw, \
+        ev.rmw_w, ev.cohord
     m = loc_nev[l]
     k = co_len[l]
     lmask = ZERO64
@@ -693,10 +707,7 @@ def _add_state(states, nstates, cap, val, obs_kind, obs_arg, cur):
 
 
 @njit(cache=True)
-def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_count, co_len,
-           read_loc, loc_events, loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w,
-           is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, obs_kind, obs_arg,
-           ind_reads, ind_cand, ind_ncand, nchecks, want_state, max_steps):
+def search(slots, model, n, rd, lc, ev, obs, want_state, max_steps):
     """Backtracking search over candidates: per location (in order), its co permutation, then
     the source of each of its reads; a location whose choices fail :func:`_location_ok` is
     abandoned with everything below it. Complete candidates are evaluated by the model.
@@ -709,7 +720,18 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     Returns (states, nstates, model evaluations, consistent, flags, fail_counts): the last entry
     of ``fail_counts`` counts partial choices pruned before the model ran. With ``max_steps`` >= 0
     the search gives up once its loop steps plus model evaluations exceed it and returns
-    nstates = -1 (a campaign's budget per program; -1 means no limit)."""
+    nstates = -1 (a campaign's budget per program; -1 means no limit).
+
+    ``slots`` holds the model's base slots; ``model``, ``rd``, ``lc``, ``ev`` and ``obs`` are
+    the named tuples :class:`Model`, :class:`Reads`, :class:`Locations`, :class:`Events` and
+    :class:`Observables`."""
+    prelude, ops, nchecks = model.prelude, model.ops, model.nchecks
+    reads, cand, ncand, read_loc = rd.reads, rd.cand, rd.ncand, rd.read_loc
+    ind_reads, ind_cand, ind_ncand = rd.ind_reads, rd.ind_cand, rd.ind_ncand
+    co_perm, co_start, co_count, co_len = lc.co_perm, lc.co_start, lc.co_count, lc.co_len
+    loc_events, loc_nev = lc.loc_events, lc.loc_nev
+    val_const, wsrc, req_mode, req_val = ev.val_const, ev.wsrc, ev.req_mode, ev.req_val
+    obs_kind, obs_arg = obs.kind, obs.arg
     full = ~ZERO64 if n == 64 else (_bit(n) - ONE)
     eval_ops(slots, prelude, n, full)
     memo = inc_state(ops, slots.shape[0], slots.shape[1])
@@ -733,7 +755,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     loc_of_digit = work[5 * md:6 * md]
     src = work[6 * md:6 * md + mn]
     val = work[6 * md + mn:6 * md + 2 * mn]
-    wpos = work[6 * md + 2 * mn:6 * md + 3 * mn]     # work array of _known_rule2_ok
+    wpos = work[6 * md + 2 * mn:6 * md + 3 * mn]     # work array of _coherence_ok
     at = 6 * md + 3 * mn
     co_row = work[at:at + max(nl, 1)]
     at += max(nl, 1)
@@ -777,7 +799,7 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
     for d in range(nd):
         if radix[d] == 0:
             return states[:0], 0, 0, 0, flags_all, fail_counts
-    we = np.empty(mn, np.uint64)               # work array of _known_rule2_ok
+    we = np.empty(mn, np.uint64)               # work array of _coherence_ok
     cur_loc = 0
     for d in range(nd):
         if dig_kind[d] == 0:
@@ -839,10 +861,8 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
             if not dig_end[d]:
                 known = memo_loc[moff[d] + lidx[d]] if use_memo else np.uint8(0)
                 if known == 0:
-                    ok = _known_rule2_ok(
-                        loc_of_digit[d], src, co_row[loc_of_digit[d]], co_perm, co_len,
-                        loc_events, loc_nev, coh_mask, cohord, is_read, incl, coha, cohrmw,
-                        rmw_w, n, wpos, we)
+                    ok = _coherence_ok(loc_of_digit[d], src, co_row[loc_of_digit[d]], lc, ev,
+                                       wpos, we)
                     known = np.uint8(1) if ok else np.uint8(2)
                     if use_memo:
                         memo_loc[moff[d] + lidx[d]] = known
@@ -862,18 +882,14 @@ def search(slots, prelude, ops, n, reads, cand, ncand, co_perm, co_start, co_cou
                     for q in range(loc_nev[l]):
                         val[loc_events[l, q]] = memo_val[v0 + q]
                 else:
-                    lk = np.uint8(1) if _location_ok(
-                        l, src, val, co_row[l], co_perm, co_len, loc_events, loc_nev, coh_mask,
-                        cohord, is_read, val_const, wsrc, wop, wopnd, req_mode, req_val, n) \
+                    lk = np.uint8(1) if _location_ok(l, src, val, co_row[l], lc, ev) \
                         else np.uint8(2)
                     if lk == 1 and use_vmemo and selfc[l]:
                         v0 = voff[d] + lidx[d] * loc_nev[l]
                         for q in range(loc_nev[l]):
                             memo_val[v0 + q] = val[loc_events[l, q]]
                 if lk == 1 and r2 == 0:
-                    r2 = np.uint8(1) if _known_rule2_ok(
-                        l, src, co_row[l], co_perm, co_len, loc_events, loc_nev, coh_mask,
-                        cohord, is_read, incl, coha, cohrmw, rmw_w, n, wpos, we) \
+                    r2 = np.uint8(1) if _coherence_ok(l, src, co_row[l], lc, ev, wpos, we) \
                         else np.uint8(2)
                 if cached:
                     memo_loc[moff[d] + lidx[d]] = r2 | (lk << np.uint8(2)) if selfc[l] else r2

@@ -1,11 +1,12 @@
 """Pre-executions: the event structure of a program, before rf and co are chosen.
 
-An *event graph builder* (one per model family: :mod:`oracle.build_amdgpu`, and the rc11/vulkan
-front ends) turns a program into one or more :class:`PreExecution` s. Each one fixes the events,
-their attributes (as named *sets*, bitmasks over events) and the static base relations (``po``,
+An *event graph builder* (one per model unit: ``oracle/models/<name>/builder.py``) turns a
+program into one or more :class:`PreExecution` s. Each one fixes the events, their attributes (as named *sets*, bitmasks over events) and the static base relations (``po``,
 ``loc``, ``rmw``, scope relations ..., as bit-matrix rows), plus how values flow:
 
 - a write's value is a constant, or ``f(value of its rmw read)`` (``wsrc``/``wop``/``wopnd``);
+  the search resolves values location by location in increasing ``loc_id``, so a write whose
+  source read is at another location (an async copy) must have the higher ``loc_id``;
 - a read may carry a *required value* (``req_mode`` EQ/NE ``req_val``): the search rejects an rf
   edge whose write value breaks it. Front ends with control flow (C ``if``, Vulkan branches, cas
   success/failure) enumerate one pre-execution per path and the oracle unions the outcomes.
@@ -35,15 +36,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from litmus.rmw import RMW_CODES as _RMW_CODES
+
 from .errors import TooManyEvents
 
 MAX_EVENTS = 64
 UNDEF_VAL = -(1 << 62)          # the engine's undef value (printed "undef")
 REQ_NONE, REQ_EQ, REQ_NE = 0, 1, 2
 
-#: rmw operations, by code (``wop``): 0 = constant write
-RMW_CODES = {"const": 0, "add": 1, "sub": 2, "xchg": 3, "and": 4, "or": 5, "xor": 6, "max": 7,
-             "min": 8, "copy": 9}
+#: rmw operations, by code (``wop``; 0 = constant write): the one encoding of litmus/rmw.py
+RMW_CODES = _RMW_CODES
 
 #: columns of :attr:`Table.attrs` (one row per event). ``C_KIND`` is builder-specific (a bitmask
 #: over the builder's own set vocabulary); ``C_AUX`` is a spare builder-specific column.

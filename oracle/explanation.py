@@ -4,31 +4,149 @@ For a forbidden outcome, every candidate execution that would produce it is list
 check of the model it fails and a witness: for ``acyclic``/``irreflexive`` checks a cycle written
 with the relations that make it up (``W x=1 -po-> F rel -sw-> F acq -po-> R x=0 -fr-> W x=1``),
 for ``empty`` checks the offending pairs. For an allowed outcome, one consistent execution that
-produces it. Uses :mod:`oracle.reference`, which keeps every intermediate relation.
+produces it.
+
+Everything comes from the compiled engine: the candidates are those of the packed pre-execution
+(:func:`oracle.pack.pack`), their values are resolved by the search's own location check, and
+each candidate is evaluated by :func:`oracle.engine.eval_ops`, whose slots then hold the value of
+every expression of the model that the checks up to the failing one needed
+(:attr:`oracle.lang.Program.node_slots`); the witness path follows the model's AST over them.
+Which relations are drawn as one labelled edge is the model unit's declaration (``edges``,
+``aliases``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import html
+import itertools
 
-from litmus.dialects import DEFAULT_MODEL, parse
-from litmus.ir import UNDEF, Atom, And, Condition, Test
+import numpy as np
+
+from litmus.dialects import parse
+from litmus.ir import UNDEF, Atom, And, Test
 from litmus.lexer import ParseError
 from litmus.outcome import satisfiable
 from litmus.printer import format_prop, format_test
 
-from .check import _builder
+from .check import default_model, pre_executions
+from .engine import eval_ops
 from .errors import OracleError
-from .events import UNDEF_VAL
-from .lang import Node, load_model
-from .reference import Candidate, Evaluator, candidates
+from .events import UNDEF_VAL, PreExecution
+from .lang import DYNAMIC, Node, Program, load_model
+from .pack import pack
+from .registry import ModelUnit, get as get_unit
 
-#: relations shown as one labelled edge (not expanded into their definition)
-EDGE_NAMES = ("po", "rf", "co", "fr", "sw", "rmw", "lo", "ini", "fin", "av", "vis", "bsw", "bxb",
-              "aso")
-ALIASES = {"rf2": "rf", "co2": "co", "fr2": "fr"}
 MAX_LISTED = 12
+
+
+@dataclasses.dataclass
+class Candidate:
+    """One candidate execution, evaluated by the compiled model."""
+
+    pe: PreExecution
+    src: dict[int, int]          # read -> write (-1 undef)
+    co: list[list[int]]          # per location, the co order
+    val: list[int]
+    slots: np.ndarray            # the model's slots after evaluation (up to the failing check)
+    failed: str | None           # first failing check, None when consistent
+    witness: object              # cycle (list of events) or set of pairs
+
+    def outcome(self) -> dict:
+        return {k: (UNDEF if (self.val[a] if kind == "event" else a) == UNDEF_VAL
+                    else (self.val[a] if kind == "event" else a))
+                for k, (kind, a) in self.pe.observables}
+
+
+def _pairs(row_array, n: int) -> set:
+    return {(a, b) for a in range(n) for b in range(n) if int(row_array[a]) >> b & 1}
+
+
+def shortest_cycle(rel: set) -> list[int] | None:
+    """A shortest cycle of ``rel`` (the first found from the lowest start) as a list of events,
+    first == last; None when acyclic."""
+    succ: dict[int, list[int]] = {}
+    for a, b in rel:
+        succ.setdefault(a, []).append(b)
+    best = None
+    for start in sorted(succ):
+        prev = {start: None}
+        frontier = [start]
+        found = False
+        while frontier and not found:
+            nxt = []
+            for u in frontier:
+                for v in sorted(succ.get(u, ())):
+                    if v == start:
+                        path = [u]
+                        while prev[path[-1]] is not None:
+                            path.append(prev[path[-1]])
+                        path.reverse()
+                        cyc = path + [start]
+                        if best is None or len(cyc) < len(best):
+                            best = cyc
+                        found = True
+                        break
+                    if v not in prev:
+                        prev[v] = u
+                        nxt.append(v)
+                if found:
+                    break
+            frontier = nxt
+    return best
+
+
+def candidates(pe: PreExecution, prog: Program, hints: frozenset):
+    """Every candidate of one pre-execution, in the order of the readable derivation (per
+    location a co order, then per read in event order a source): a :class:`Candidate`, or None
+    where the values do not resolve or break a required value."""
+    p = pack(pe, prog, hints)
+    n = pe.n
+    full = np.uint64((1 << n) - 1) if n < 64 else ~np.uint64(0)
+    base = p.slots.copy()
+    eval_ops(base, prog.prelude, n, full)
+    choices = {int(r): [int(w) for w in p.reads.cand[q, :p.reads.ncand[q]]] for q, r in enumerate(p.reads.reads)}
+    choices.update({int(r): [int(w) for w in p.reads.ind_cand[q, :p.reads.ind_ncand[q]]]
+                    for q, r in enumerate(p.reads.ind_reads)})
+    reads = sorted(choices)
+    lc = p.locs
+    rows = [range(int(lc.co_start[x]), int(lc.co_start[x] + lc.co_count[x]))
+            for x in range(lc.co_start.shape[0])]
+    check_slot = {st.name: prog.node_slots[id(st.expr)] for st in prog.check_stmts}
+    kinds = {st.name: st.kind for st in prog.check_stmts}
+    for co_rows in itertools.product(*rows):
+        co = [[int(w) for w in lc.co_perm[row, :lc.co_len[x]]] for x, row in enumerate(co_rows)]
+        for choice in itertools.product(*(choices[r] for r in reads)):
+            src = dict(zip(reads, choice))
+            val = p.values(src, co_rows)
+            if val is None:
+                yield None
+                continue
+            slots = base.copy()
+            slots[:len(DYNAMIC)] = 0
+            for r, w in src.items():
+                if w >= 0:
+                    slots[0, w] |= np.uint64(1) << np.uint64(r)       # rf
+                    slots[2, r] = np.uint64(1) << np.uint64(r)        # Rdef
+                else:
+                    slots[3, r] = np.uint64(1) << np.uint64(r)        # Rundef
+            for o in co:
+                for i, a in enumerate(o):
+                    for b in o[i + 1:]:
+                        slots[1, a] |= np.uint64(1) << np.uint64(b)   # co
+            failed, _ = eval_ops(slots, prog.ops, n, full)
+            if failed < 0:
+                yield Candidate(pe, src, co, val, slots, None, None)
+                continue
+            name = prog.checks[failed]
+            rel = _pairs(slots[check_slot[name]], n)
+            if kinds[name] == "acyclic":
+                witness = shortest_cycle(rel)
+            elif kinds[name] == "irreflexive":
+                witness = {(a, b) for (a, b) in rel if a == b}
+            else:
+                witness = rel
+            yield Candidate(pe, src, co, val, slots, name, witness)
 
 
 def _outcome_prop(test: Test, outcome):
@@ -42,16 +160,36 @@ def _outcome_prop(test: Test, outcome):
     try:
         return parse("\n".join(text), "<outcome>").condition.prop
     except ParseError as e:
-        raise OracleError(f"--outcome {outcome!r}: {e.reason if hasattr(e, 'reason') else e}")
+        raise OracleError(f"--outcome {outcome!r}: {e.reason}")
+
+
+class _Relations:
+    """The value of a node of the model's AST in one evaluated candidate, as a set of pairs."""
+
+    def __init__(self, prog: Program, cand: Candidate):
+        self.prog = prog
+        self.cand = cand
+        self.cache: dict[int, set] = {}
+
+    def ev(self, node: Node) -> set:
+        s = self.prog.node_slots.get(id(node))
+        if s is None and node.op == "name":
+            s = self.prog.slots.get(node.name)
+        if s is None:
+            raise OracleError(f"internal: no slot holds {node.op} {node.name or ''}")
+        if s not in self.cache:
+            self.cache[s] = _pairs(self.cand.slots[s], self.cand.pe.n)
+        return self.cache[s]
 
 
 class _Paths:
     """Decompose a pair of a relation into a path of labelled edges, following the model's AST."""
 
-    def __init__(self, prog, cand: Candidate):
+    def __init__(self, prog, cand: Candidate, unit: ModelUnit):
         self.defs = {st.name: st.expr for st in prog.stmts if st.kind in ("let", "fix")}
-        self.ev = Evaluator(cand.pe, cand.env)
-        self.env = cand.env
+        self.ev = _Relations(prog, cand)
+        self.edges = unit.edges
+        self.aliases = unit.aliases
 
     def path(self, node: Node, x: int, y: int, depth: int = 0) -> list[tuple[int, str, int]]:
         if depth > 40:
@@ -59,8 +197,8 @@ class _Paths:
         op, a = node.op, node.args
         if op == "name":
             name = node.name
-            if name in EDGE_NAMES or name in ALIASES or name not in self.defs:
-                return [(x, ALIASES.get(name, name), y)]
+            if name in self.edges or name in self.aliases or name not in self.defs:
+                return [(x, self.aliases.get(name, name), y)]
             return self.path(self.defs[name], x, y, depth + 1)
         if op in ("id", "restrict", "dom", "ran") or (op == "opt" and x == y) or \
                 (op == "star" and x == y):
@@ -205,11 +343,11 @@ class Explanation:
         return _svg(self)
 
 
-def _witness(prog, cand: Candidate):
+def _witness(prog, cand: Candidate, unit: ModelUnit):
     if cand.failed is None:
         return "consistent", []
     st = next(s for s in prog.check_stmts if s.name == cand.failed)
-    paths = _Paths(prog, cand)
+    paths = _Paths(prog, cand, unit)
     if st.kind == "acyclic":
         cyc = cand.witness
         edges = []
@@ -264,14 +402,15 @@ def _why_not(paths: _Paths, cand, node: Node, a: int, b: int, depth: int = 0) ->
 
 
 def explain(test: Test, outcome, model: str | None = None) -> Explanation:
-    model = model or DEFAULT_MODEL.get(test.dialect, "amdgpu")
+    model = model or default_model(test)
     prop = _outcome_prop(test, outcome)
     otext = outcome if isinstance(outcome, str) else format_prop(prop, "top")
     prog = load_model(model)
+    unit = get_unit(model)
     keys = test.observables()
     producing: list[Candidate] = []
-    for pe in _builder(model)(test):
-        for c in candidates(pe, prog):
+    for pe in pre_executions(unit, test):
+        for c in candidates(pe, prog, unit.hints):
             if c is None:
                 continue
             o = c.outcome()
@@ -293,7 +432,7 @@ def explain(test: Test, outcome, model: str | None = None) -> Explanation:
     producing = list(best.values())
     items = []
     for c in producing[:MAX_LISTED]:
-        txt, edges = _witness(prog, c)
+        txt, edges = _witness(prog, c, unit)
         items.append(Item(c, txt, edges))
     return Explanation(test, model, otext, False, items, len(producing))
 

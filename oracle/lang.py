@@ -5,12 +5,16 @@ A model is data. Everything is a binary relation over the events of one candidat
 intersection). Syntax (our own, in the spirit of herd's cat)::
 
     # comment to end of line
+    include "FILE"                   the statements of another model file, in place
     let NAME = EXPR                  definition
+    let NAME(P1, P2, ...) = EXPR     parameterised definition, used as NAME(E1, E2, ...)
     fix NAME = EXPR                  least fixpoint: NAME may occur in EXPR (must be monotone)
     acyclic EXPR as NAME             checks: the candidate is inconsistent when one fails
     irreflexive EXPR as NAME
     empty EXPR as NAME
     flag empty|nonempty EXPR as NAME a flag (e.g. racy) raised when the condition holds
+    allow PROPERTY                   a declared property of the model, for the event builder
+                                     (PROPERTIES: ``thin-air``)
 
     EXPR, loosest first:  a | b   union;   a \\ b  difference;   a & b  intersection;
                           a ; b   sequence;  ~a  complement (univ \\ a);
@@ -19,12 +23,20 @@ intersection). Syntax (our own, in the spirit of herd's cat)::
                           id univ 0 and names (base relations/sets from the event builder,
                           dynamic ones from the search: rf co Rdef Rundef, or earlier lets).
 
+``include`` looks for FILE next to the including file, then in the shared library directory
+``oracle/models/`` (where ``prelude.model`` holds definitions several models use); a file that
+includes itself, directly or not, or a file that is not there is an error at the ``include``.
+A parameterised definition is expanded where it is called, at compile time (its parameters are
+replaced by the argument expressions; hash-consing then shares what the expansions have in
+common); its body sees the parameters and the names defined before it.
+
 :func:`compile_model` turns the statements into a :class:`Program`: ``ops`` is an ``int32[k, 4]``
 array ``(opcode, dst, a, b)`` over numbered slots, evaluated by :mod:`oracle.engine` for every
 candidate execution without recompiling anything (``prelude``: the ops that depend on static
 relations only, run once per pre-execution; the per-candidate ops ordered by the checks' demand,
-dead ones dropped, see :func:`_schedule`); the AST is kept for the pure-Python reference
-evaluator (:mod:`oracle.reference`) and explanations.
+dead ones dropped, see :func:`_schedule`); the AST is kept for explanations
+(:mod:`oracle.explanation`, which reads every node's value from its slot: ``node_slots``) and
+the pure-Python reference evaluator of the tests (``tests/reference.py``).
 """
 
 from __future__ import annotations
@@ -52,15 +64,18 @@ DYNAMIC = ("rf", "co", "Rdef", "Rundef")
 
 MODELS_DIR = os.path.join(os.path.dirname(__file__), "models")
 
-_TOKEN = re.compile(r"\s*(?:(#[^\n]*)|(\^-1)|([A-Za-z_][A-Za-z0-9_\-']*)|(0)|(.))", re.S)
+_TOKEN = re.compile(r"\s*(?:(#[^\n]*)|(\^-1)|([A-Za-z_][A-Za-z0-9_\-']*)|(0)|(\"[^\"\n]*\")|(.))",
+                    re.S)
 
 
 # --- AST -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Node:
     op: str                     # name, union, diff, inter, seq, compl, plus, star, opt, inv,
-    args: tuple = ()            # restrict, dom, ran, prod, id, univ, zero
+    args: tuple = ()            # restrict, dom, ran, prod, id, univ, zero, call (name: callee)
     name: str | None = None
+    #: (path, line, col) of the node's first token, for errors; not part of its value
+    at: tuple | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -70,6 +85,13 @@ class Stmt:
     expr: Node
     line: int
     negate: bool = False        # flag nonempty
+    params: tuple = ()          # a parameterised let: its parameter names
+    path: str = "<model>"       # the file the statement comes from (includes keep their own)
+    col: int = 1
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
 
 
 @dataclass
@@ -86,6 +108,11 @@ class Program:
     nslots: int = 0
     check_stmts: list[Stmt] = field(default_factory=list)
     prelude: np.ndarray | None = None   # ops over static slots only, run once per pre-execution
+    base_at: dict = field(default_factory=dict)   # base name -> file:line:col of its first use
+    #: id of each AST node of ``stmts`` -> the slot holding its value (after evaluation, for the
+    #: nodes the checks need up to the one that failed): what explanations decompose
+    node_slots: dict = field(default_factory=dict)
+    allow: frozenset = frozenset()      # declared properties (``allow``), see PROPERTIES
 
 
 # --- parsing -------------------------------------------------------------------------------------
@@ -103,11 +130,10 @@ class _Lexer:
             pos = m.end()
             if m.group(1) is not None:
                 continue
-            tok = m.group(2) or m.group(3) or m.group(4) or m.group(5)
-            if tok is None or tok.isspace():
+            g = next((k for k in range(2, 7) if m.group(k) is not None), None)
+            if g is None or m.group(g).isspace():
                 continue
-            start = m.start(2) if m.group(2) else m.start(3) if m.group(3) else \
-                m.start(4) if m.group(4) else m.start(5)
+            tok, start = m.group(g), m.start(g)
             ln = bisect.bisect_right(line_starts, start)
             self.toks.append((tok, ln, start - line_starts[ln - 1] + 1))
         self.i = 0
@@ -124,6 +150,12 @@ class _Lexer:
         ln, col = self.where()
         return OracleError(f"{self.path}:{ln}:{col}: {reason}")
 
+    def at(self) -> tuple:
+        return (self.path, *self.where())
+
+    def next_is(self, tok: str) -> bool:
+        return self.i + 1 < len(self.toks) and self.toks[self.i + 1][0] == tok
+
     def take(self, expect: str | None = None) -> str:
         tok = self.peek()
         if tok is None:
@@ -135,26 +167,49 @@ class _Lexer:
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-']*\Z")
-KEYWORDS = {"let", "fix", "acyclic", "irreflexive", "empty", "flag", "as", "nonempty"}
+KEYWORDS = {"let", "fix", "acyclic", "irreflexive", "empty", "flag", "as", "nonempty", "include",
+            "allow"}
+#: names with a meaning of their own in expressions: not usable as parameter names
+BUILTINS = {"dom", "ran", "prod", "id", "univ"}
+
+#: Properties a model may declare with ``allow``, read by the event builders.
+PROPERTIES = {
+    # The model has no no-thin-air axiom: a value that flows around a cycle of rf and data
+    # dependencies is not constrained by it, so the builder enumerates such read values over the
+    # program's constants and the condition's constants (litmus/cfg.py: value_domains).
+    "thin-air": "read values out of thin air",
+}
 
 
-def parse_model(text: str, path: str = "<model>") -> list[Stmt]:
+def parse_model(text: str, path: str = "<model>", _including: tuple = ()) -> list[Stmt]:
+    """The statements of a model file, with every ``include`` replaced by the included file's
+    statements (see the module docstring for where files are looked up)."""
     lx = _Lexer(text, path)
     stmts = []
     while lx.peek() is not None:
-        ln, _ = lx.where()
+        ln, col = lx.where()
         kw = lx.take()
-        if kw in ("let", "fix"):
+        if kw == "include":
+            stmts.extend(_include(lx, path, _including))
+        elif kw in ("let", "fix"):
             name = lx.take()
             if not _NAME.match(name) or name in KEYWORDS:
                 lx.i -= 1
                 raise lx.error(f"expected a name after {kw!r}, found {name!r}")
+            params = _params(lx, name) if kw == "let" and lx.peek() == "(" else ()
             lx.take("=")
-            stmts.append(Stmt(kw, name, _expr(lx), ln))
+            stmts.append(Stmt(kw, name, _expr(lx), ln, params=params, path=path, col=col))
         elif kw in CHECK_KINDS:
             e = _expr(lx)
             lx.take("as")
-            stmts.append(Stmt(kw, lx.take(), e, ln))
+            stmts.append(Stmt(kw, lx.take(), e, ln, path=path, col=col))
+        elif kw == "allow":
+            name = lx.take()
+            if name not in PROPERTIES:
+                lx.i -= 1
+                raise lx.error(f"unknown property {name!r} after 'allow' (known: "
+                               f"{', '.join(sorted(PROPERTIES))})")
+            stmts.append(Stmt("allow", name, Node("zero"), ln, path=path, col=col))
         elif kw == "flag":
             mode = lx.take()
             if mode not in ("empty", "nonempty"):
@@ -162,11 +217,61 @@ def parse_model(text: str, path: str = "<model>") -> list[Stmt]:
                 raise lx.error(f"expected 'empty' or 'nonempty' after 'flag', found {mode!r}")
             e = _expr(lx)
             lx.take("as")
-            stmts.append(Stmt("flag", lx.take(), e, ln, negate=(mode == "nonempty")))
+            stmts.append(Stmt("flag", lx.take(), e, ln, negate=(mode == "nonempty"), path=path,
+                              col=col))
         else:
             lx.i -= 1
-            raise lx.error(f"expected let, fix, acyclic, irreflexive, empty or flag, found {kw!r}")
+            raise lx.error(f"expected include, let, fix, acyclic, irreflexive, empty, flag or allow, "
+                           f"found {kw!r}")
     return stmts
+
+
+def _params(lx, name: str) -> tuple:
+    """``(P1, P2, ...)`` after ``let NAME``: distinct names, at least one."""
+    lx.take("(")
+    params: list[str] = []
+    while True:
+        p = lx.peek()
+        if p is None or not _NAME.match(p) or p in KEYWORDS or p in BUILTINS:
+            raise lx.error(f"expected a parameter name of {name!r}, found {p!r}" if p else
+                           f"expected a parameter name of {name!r}")
+        if p in params:
+            raise lx.error(f"parameter {p!r} of {name!r} is named twice")
+        params.append(lx.take())
+        if lx.peek() != ",":
+            break
+        lx.take(",")
+    lx.take(")")
+    return tuple(params)
+
+
+def _include(lx, path: str, including: tuple) -> list[Stmt]:
+    """The statements of the file named after ``include`` (the lexer is past the keyword)."""
+    where = lx.error
+    tok = lx.peek()
+    if tok is None or not (tok.startswith('"') and tok.endswith('"') and len(tok) >= 2):
+        raise where(f"expected a file name in double quotes after 'include', found {tok!r}"
+                    if tok else "expected a file name in double quotes after 'include'")
+    name = tok[1:-1]
+    here = os.path.dirname(os.path.abspath(path)) if path != "<model>" else None
+    dirs = [d for d in (here, MODELS_DIR) if d is not None]
+    found = next((os.path.join(d, name) for d in dirs if name and
+                  os.path.isfile(os.path.join(d, name))), None)
+    if found is None:
+        raise where(f"included file {name!r} not found (looked in "
+                    f"{', '.join(dict.fromkeys(dirs))})")
+    real = os.path.realpath(found)
+    chain = including + (os.path.realpath(path),) if path != "<model>" else including
+    if real in chain:
+        cycle = " -> ".join(os.path.basename(p) for p in chain[chain.index(real):] + (real,))
+        raise where(f"include cycle: {cycle}")
+    lx.take()
+    try:
+        with open(found, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise where(f"cannot read included file {found}: {e}") from None
+    return parse_model(text, found, chain)
 
 
 def _expr(lx) -> Node:          # union (loosest)
@@ -242,8 +347,17 @@ def _atom(lx) -> Node:
         lx.take()
         return Node(t)
     if t is not None and _NAME.match(t) and t not in KEYWORDS:
+        at = lx.at()
         lx.take()
-        return Node("name", name=t)
+        if lx.peek() != "(":
+            return Node("name", name=t, at=at)
+        lx.take("(")                        # a call of a parameterised definition
+        args = [_expr(lx)]
+        while lx.peek() == ",":
+            lx.take()
+            args.append(_expr(lx))
+        lx.take(")")
+        return Node("call", tuple(args), name=t, at=at)
     raise lx.error(f"expected a relation, found {t!r}" if t else "expected a relation")
 
 
@@ -253,7 +367,82 @@ _UNARY = {"plus": PLUS, "star": STAR, "opt": OPT, "inv": INV, "dom": DOM, "ran":
 _BINARY = {"union": UNION, "diff": DIFF, "inter": INTER, "seq": SEQ, "prod": PROD}
 
 
+def _err(at, default: str, reason: str) -> OracleError:
+    where = f"{at[0]}:{at[1]}:{at[2]}" if at else default
+    return OracleError(f"{where}: {reason}")
+
+
+def expand(stmts: list[Stmt]) -> list[Stmt]:
+    """The statements with every call of a parameterised definition replaced by its body (the
+    parameters bound to the argument expressions) and the parameterised definitions dropped.
+
+    A body sees its parameters and the names defined before it: a name it uses that is defined
+    (again) between the definition and a call would make the call mean something else than the
+    definition says, and is an error, as are calls with the wrong number of arguments, calls of
+    names that take no parameters, and parameterised definitions used without arguments."""
+    funcs: dict[str, tuple[Stmt, dict]] = {}
+    version: dict[str, int] = {}
+
+    def free(node: Node, bound: tuple, acc: set) -> set:
+        """The names a body uses but does not bind, called definitions included."""
+        if (node.op == "name" and node.name not in bound) or node.op == "call":
+            acc.add(node.name)
+        for x in node.args:
+            free(x, bound, acc)
+        return acc
+
+    def sub(node: Node, env: dict, st: Stmt) -> Node:
+        if node.op == "name":
+            if node.name in env:
+                return env[node.name]
+            if node.name in funcs:
+                f = funcs[node.name][0]
+                raise _err(node.at, st.where, f"{node.name!r} takes {len(f.params)} "
+                           f"argument(s): call it as {node.name}({', '.join(f.params)})")
+            return node
+        args = tuple(sub(x, env, st) for x in node.args)
+        if node.op != "call":
+            return Node(node.op, args, node.name, node.at)
+        hit = funcs.get(node.name)
+        if hit is None and node.name == st.name and st.params:
+            raise _err(node.at, st.where, f"{node.name!r} calls itself: a parameterised "
+                       f"definition cannot be recursive (use fix)")
+        if hit is None:
+            raise _err(node.at, st.where, f"{node.name!r} is not a parameterised definition "
+                       f"(define it with 'let {node.name}(...) = ...' before calling it)")
+        f, captured = hit
+        if len(args) != len(f.params):
+            raise _err(node.at, st.where, f"{node.name!r} takes {len(f.params)} argument(s) "
+                       f"({', '.join(f.params)}), given {len(args)}")
+        for x, v in captured.items():
+            if version.get(x, 0) != v:
+                raise _err(node.at, st.where, f"{node.name!r} (defined at {f.where}) uses "
+                           f"{x!r}, which is defined again after it")
+        return sub(f.expr, dict(zip(f.params, args)), f)
+
+    out = []
+    for st in stmts:
+        if st.params:
+            if st.name in DYNAMIC:
+                raise OracleError(f"{st.where}: cannot redefine {st.name!r}")
+            # check the body now (calls, arities), whatever the arguments will be; the
+            # definition is not visible in its own body
+            funcs.pop(st.name, None)
+            sub(st.expr, {p: Node("name", name=p) for p in st.params}, st)
+            body_names = free(st.expr, st.params, set())
+            funcs[st.name] = (st, {x: version.get(x, 0) for x in body_names})
+            version[st.name] = version.get(st.name, 0) + 1
+            continue
+        e = sub(st.expr, {}, st)
+        out.append(Stmt(st.kind, st.name, e, st.line, st.negate, (), st.path, st.col))
+        if st.kind in ("let", "fix"):
+            funcs.pop(st.name, None)
+            version[st.name] = version.get(st.name, 0) + 1
+    return out
+
+
 def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>") -> Program:
+    stmts = expand(stmts)
     slots: dict[str, int] = {n: i for i, n in enumerate(DYNAMIC)}
     base: list[str] = list(DYNAMIC)
     ops: list[tuple[int, int, int, int]] = []
@@ -268,13 +457,16 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
         nslots[0] += 1
         return nslots[0] - 1
 
-    def ref(n: str, line: int) -> int:
+    base_at: dict[str, str] = {}
+
+    def ref(n: str, where: str) -> int:
         if n in slots:
             return slots[n]
         # an undefined name is a base relation/set the event builder must provide
         s = new()
         slots[n] = s
         base.append(n)
+        base_at[n] = where
         defined.add(n)
         return s
 
@@ -292,32 +484,70 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
         memo[key] = d
         return d
 
+    def const(code: int) -> int | None:
+        """The slot of constant 0/id/univ if it was emitted already."""
+        return memo.get((code, 0, 0))
+
+    def fold(code: int, a: int, b: int) -> int | None:
+        """Identities with the constants 0, id and univ (what parameterised definitions leave
+        when an argument is one of them): the slot that the op would equal, or None."""
+        zero, ident, univ = const(ZERO), const(ID), const(UNIV)
+        if code == UNION:
+            return b if a == zero else a if b == zero else None
+        if code == INTER:
+            if zero is not None and zero in (a, b):
+                return zero
+            return b if a == univ else a if b == univ else None
+        if code == SEQ:
+            if zero is not None and zero in (a, b):
+                return zero
+            return b if a == ident else a if b == ident else None
+        if code == DIFF:
+            return a if b == zero else None
+        if code == DOM and a == univ:
+            return op(ID)
+        return None
+
+    node_slots: dict[int, int] = {}
+
     def emit(node: Node, line: int) -> int:
+        s = _emit(node, line)
+        node_slots[id(node)] = s
+        return s
+
+    def _emit(node: Node, line: int) -> int:
         if node.op == "name":
-            return ref(node.name, line)
+            return ref(node.name, f"{node.at[0]}:{node.at[1]}:{node.at[2]}" if node.at
+                       else f"{path}:{line}:1")
         if node.op in ("zero", "id", "univ"):
             return op({"zero": ZERO, "id": ID, "univ": UNIV}[node.op])
         if node.op == "compl":
             return op(DIFF, emit(Node("univ"), line), emit(node.args[0], line))
         if node.op in _UNARY:
-            return op(_UNARY[node.op], emit(node.args[0], line))
+            a = emit(node.args[0], line)
+            hit = fold(_UNARY[node.op], a, 0)
+            return hit if hit is not None else op(_UNARY[node.op], a)
         if node.op in _BINARY:
             a = emit(node.args[0], line)
             b = emit(node.args[1], line)
             if node.op == "prod":
                 return op(PROD, op(DOM, a), op(DOM, b))
-            return op(_BINARY[node.op], a, b)
-        raise OracleError(f"{path}:{line}:1: unknown expression {node.op}")
+            hit = fold(_BINARY[node.op], a, b)
+            return hit if hit is not None else op(_BINARY[node.op], a, b)
+        raise _err(node.at, f"{path}:{line}:1", f"unknown expression {node.op}")
 
+    allow = frozenset(st.name for st in stmts if st.kind == "allow")
     for st in stmts:
+        if st.kind == "allow":
+            continue
         if st.kind == "let":
             if st.name in slots and st.name in DYNAMIC:
-                raise OracleError(f"{path}:{st.line}:1: cannot redefine {st.name!r}")
+                raise OracleError(f"{st.where}: cannot redefine {st.name!r}")
             s = emit(st.expr, st.line)
             slots[st.name] = s
         elif st.kind == "fix":
             if st.name in slots:
-                raise OracleError(f"{path}:{st.line}:1: {st.name!r} is already defined")
+                raise OracleError(f"{st.where}: {st.name!r} is already defined")
             target = new()
             slots[st.name] = target
             start = len(ops)
@@ -337,7 +567,8 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
     prelude, main = _specialize(*_schedule(*_hoist(_licm(ops))))
     arr = np.array(main, dtype=np.int32).reshape(-1, 4)
     pre = np.array(prelude, dtype=np.int32).reshape(-1, 4)
-    return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre)
+    return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre,
+                   base_at, node_slots, allow)
 
 
 def _licm(ops):
@@ -505,14 +736,28 @@ def _specialize(prelude, main):
 
 @lru_cache(maxsize=None)
 def load_model(name: str) -> Program:
-    """Load ``oracle/models/NAME`` (or a path to a model file), parse and compile it once."""
-    path = name if os.sep in name or os.path.exists(name) and os.path.isfile(name) \
-        else os.path.join(MODELS_DIR, name)
-    if not os.path.isfile(path):
-        known = sorted(f for f in os.listdir(MODELS_DIR)
-                       if not f.startswith((".", "_")) and "." not in f
-                       and os.path.isfile(os.path.join(MODELS_DIR, f)))
-        raise OracleError(f"unknown model {name!r} (available: {', '.join(known)})")
+    """The compiled model of a registered unit (``oracle/models/NAME/NAME.model``, checked
+    against the unit's declared vocabulary: :mod:`oracle.registry`) or of a model file given by
+    its path (a name with a directory separator or ending in ``.model``; no vocabulary to
+    check), parsed and compiled once."""
+    if os.sep not in name and not name.endswith(".model"):
+        from .registry import get
+        unit = get(name)
+        prog = _load_file(unit.model_file)
+        undeclared = [n for n in prog.base[len(DYNAMIC):] if n not in unit.vocabulary]
+        if undeclared:
+            n = undeclared[0]
+            raise OracleError(f"{prog.base_at[n]}: {n!r} is not in the vocabulary of model "
+                              f"{unit.name} (declared in oracle/models/{unit.name}/__init__.py)")
+        return prog
+    if not os.path.isfile(name):
+        raise OracleError(f"model file {name} not found")
+    return _load_file(name)
+
+
+def _load_file(path: str) -> Program:
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    return compile_model(parse_model(text, path), os.path.basename(path), path)
+    name = os.path.basename(path)
+    return compile_model(parse_model(text, path), name[:-len(".model")] if
+                         name.endswith(".model") else name, path)

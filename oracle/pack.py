@@ -14,9 +14,9 @@ masks, relation matrix) one compiled pass (:func:`_prepare`) produces
   in ``IW`` first), its events, its coherence mask;
 - per event: rmw write, read flag, value attributes; the rows of ``cohord`` and ``incl``.
 
-The readable derivation of the same candidates (:func:`oracle.reference.rf_candidates`,
-``co_groups``) is what the pure-Python reference evaluator enumerates; the property tests compare
-the two engines on generated programs.
+The readable derivation of the same candidates (``tests/reference.py``: ``rf_candidates``,
+``co_groups``) is what the pure-Python reference evaluator of the tests enumerates; the property
+tests compare the two on generated programs.
 """
 
 from __future__ import annotations
@@ -29,48 +29,44 @@ from numba import njit
 from .errors import OracleError
 from .events import C_LOC, C_REQ_MODE, C_REQ_VAL, C_VALUE, C_WOP, C_WOPND, C_WSRC, PreExecution, \
     table_of
-from .engine import ONE, ZERO64, _bit, search
+from .engine import (ONE, ZERO64, Events, Locations, Model, Observables, Reads, _bit, _location_ok,
+                     search)
 from .lang import DYNAMIC, Program
 
-#: sets and relations the search itself reads (index into :data:`_SPECIAL`)
+#: sets and relations the search itself reads (index into ``special``): R, W and rmw always,
+#: the others (search hints, :mod:`oracle.hints`) where the model unit declares them
 _SPECIAL_SETS = ("R", "W", "CO", "IW", "UndefOK", "Indep", "CohR", "CohA", "CohRmw")
 _SPECIAL_RELS = ("nrf", "rmw", "cohord", "incl")
+_ALWAYS = frozenset({"R", "W", "rmw"})
 
 
 @dataclass
 class Packed:
-    """A pre-execution packed into the engine's arrays."""
+    """A pre-execution packed into the engine's arrays: its base slots and the named tuples
+    :class:`oracle.engine.Reads`, :class:`~oracle.engine.Locations`,
+    :class:`~oracle.engine.Events` and :class:`~oracle.engine.Observables`."""
 
     pe: PreExecution
     slots: np.ndarray
-    reads: np.ndarray
-    cand: np.ndarray
-    ncand: np.ndarray
-    co_perm: np.ndarray
-    read_loc: np.ndarray
-    loc_events: np.ndarray
-    loc_nev: np.ndarray
-    coh_mask: np.ndarray
-    cohord: np.ndarray
-    incl: np.ndarray
-    coha: np.uint64
-    cohrmw: np.uint64
-    rmw_w: np.ndarray
-    co_start: np.ndarray
-    co_count: np.ndarray
-    co_len: np.ndarray
-    is_read: np.ndarray
-    val_const: np.ndarray
-    wsrc: np.ndarray
-    wop: np.ndarray
-    wopnd: np.ndarray
-    req_mode: np.ndarray
-    req_val: np.ndarray
-    obs_kind: np.ndarray
-    obs_arg: np.ndarray
-    ind_reads: np.ndarray
-    ind_cand: np.ndarray
-    ind_ncand: np.ndarray
+    reads: Reads
+    locs: Locations
+    events: Events
+    obs: Observables
+
+    def values(self, src: dict[int, int], co_rows) -> list[int] | None:
+        """Every event's value for one candidate (``src``: read -> write or -1 for undef;
+        ``co_rows``: per location its row of ``co_perm``), resolved by the search's own location
+        check; None where an rmw value does not resolve or a required value breaks. Events at
+        no location get 0."""
+        n = self.pe.n
+        s = np.full(max(n, 1), -2, np.int64)
+        for r, w in src.items():
+            s[r] = w
+        val = np.zeros(max(n, 1), np.int64)
+        for x in range(self.locs.co_start.shape[0]):
+            if not _location_ok(x, s, val, co_rows[x], self.locs, self.events):
+                return None
+        return val[:n].tolist()
 
 
 #: (model, set vocabulary, relation vocabulary) -> slot maps; the vocabularies are kept in the
@@ -78,8 +74,8 @@ class Packed:
 _MAPS: dict = {}
 
 
-def _slot_maps(prog: Program, set_index: dict, rel_index: dict):
-    key = (id(prog), id(set_index), id(rel_index))
+def _slot_maps(prog: Program, set_index: dict, rel_index: dict, hints: frozenset):
+    key = (id(prog), id(set_index), id(rel_index), hints)
     hit = _MAPS.get(key)
     if hit is not None and hit[0] is prog and hit[1] is set_index and hit[2] is rel_index:
         return hit[3]
@@ -94,8 +90,10 @@ def _slot_maps(prog: Program, set_index: dict, rel_index: dict):
         else:
             raise OracleError(f"model {prog.name} uses {name!r}, which the event builder does "
                               f"not provide")
-    special = np.array([set_index.get(s, -1) for s in _SPECIAL_SETS]
-                       + [rel_index.get(r, -1) for r in _SPECIAL_RELS], np.int64)
+    use = hints | _ALWAYS
+    special = np.array([set_index.get(s, -1) if s in use else -1 for s in _SPECIAL_SETS]
+                       + [rel_index.get(r, -1) if r in use else -1 for r in _SPECIAL_RELS],
+                       np.int64)
     maps = tuple(np.array(x, np.int64) for x in (set_slot, set_src, rel_slot, rel_src)) + (special,)
     if len(_MAPS) > 64:
         _MAPS.clear()
@@ -103,11 +101,12 @@ def _slot_maps(prog: Program, set_index: dict, rel_index: dict):
     return maps
 
 
-def _inputs(pe: PreExecution, prog: Program):
+def _inputs(pe: PreExecution, prog: Program, hints: frozenset):
     """What the compiled pass takes besides the model: the table, the slot maps of ``prog`` for
-    its vocabulary, and the observables as (kind, argument) arrays (kind 1 = an event's value)."""
+    its vocabulary (and the search hints used), and the observables as (kind, argument) arrays
+    (kind 1 = an event's value)."""
     t = table_of(pe)
-    maps = _slot_maps(prog, t.set_index, t.rel_index)
+    maps = _slot_maps(prog, t.set_index, t.rel_index, hints)
     obs = pe.observables
     if obs:
         obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs], np.int64).T.copy()
@@ -116,25 +115,22 @@ def _inputs(pe: PreExecution, prog: Program):
     return t, maps, obs_ka[0], obs_ka[1]
 
 
-def pack(pe: PreExecution, prog: Program) -> Packed:
-    """The search's arrays of a pre-execution as a :class:`Packed` (for inspection and tests;
-    :func:`search_pe` does the same work inside its one compiled call)."""
-    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog)
-    (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc, loc_events,
-     loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, attrs, ind_reads, ind_cand,
-     ind_ncand) = _prepare(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src,
-                           special, prog.nslots)
-    return Packed(pe, slots, reads, cand, ncand, co_perm, read_loc, loc_events, loc_nev,
-                  coh_mask, cohord, incl, np.uint64(coha), np.uint64(cohrmw), rmw_w, co_start,
-                  co_count, co_len, is_read, attrs[0], attrs[1], attrs[2], attrs[3], attrs[4],
-                  attrs[5], obs_kind, obs_arg, ind_reads, ind_cand, ind_ncand)
+def pack(pe: PreExecution, prog: Program, hints: frozenset) -> Packed:
+    """The search's arrays of a pre-execution as a :class:`Packed` (for inspection, tests and
+    explanations; :func:`search_pe` does the same work inside its one compiled call). ``hints``:
+    the search hints the model unit declares (:mod:`oracle.hints`)."""
+    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog, hints)
+    slots, rd, lc, ev = _prepare(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src,
+                                 special, prog.nslots)
+    return Packed(pe, slots, rd, lc, ev, Observables(obs_kind, obs_arg))
 
 
-def search_pe(pe: PreExecution, prog: Program, want_state: bool = True, max_steps: int = -1):
+def search_pe(pe: PreExecution, prog: Program, hints: frozenset, want_state: bool = True,
+              max_steps: int = -1):
     """Pack and search in one compiled call (no intermediate arrays cross into Python):
     (states, nstates, candidates, consistent, flags, fail_counts), see
     :func:`oracle.engine.search`."""
-    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog)
+    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog, hints)
     return _search_table(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src, special,
                          prog.nslots, prog.prelude, prog.ops, obs_kind, obs_arg,
                          len(prog.checks), want_state, max_steps)
@@ -359,20 +355,16 @@ def _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, 
             if lids[x] == loc[reads[q]]:
                 read_loc[q] = x
                 break
-    return (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc,
-            loc_events, loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, vattrs,
-            ind_reads, ind_cand, ind_ncand)
+    return (slots, Reads(reads, cand, ncand, read_loc, ind_reads, ind_cand, ind_ncand),
+            Locations(co_perm, co_start, co_count, co_len, loc_events, loc_nev, coh_mask),
+            Events(is_read, vattrs[0], vattrs[1], vattrs[2], vattrs[3], vattrs[4], vattrs[5],
+                   rmw_w, cohord, incl, coha, cohrmw))
 
 
 @njit(cache=True)
 def _search_table(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, nslots,
                   prelude, ops, obs_kind, obs_arg, nchecks, want_state, max_steps):
-    (slots, reads, cand, ncand, co_perm, co_start, co_count, co_len, read_loc, loc_events,
-     loc_nev, coh_mask, cohord, incl, coha, cohrmw, rmw_w, is_read, va, ind_reads, ind_cand,
-     ind_ncand) = _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special,
-                           nslots)
-    return search(slots, prelude, ops, attrs.shape[0], reads, cand, ncand, co_perm, co_start,
-                  co_count, co_len, read_loc, loc_events, loc_nev, coh_mask, cohord, incl,
-                  np.uint64(coha), np.uint64(cohrmw), rmw_w, is_read, va[0], va[1], va[2], va[3],
-                  va[4], va[5], obs_kind, obs_arg, ind_reads, ind_cand, ind_ncand, nchecks,
-                  want_state, max_steps)
+    slots, rd, lc, ev = _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src,
+                                 special, nslots)
+    return search(slots, Model(prelude, ops, nchecks), attrs.shape[0], rd, lc, ev,
+                  Observables(obs_kind, obs_arg), want_state, max_steps)

@@ -13,6 +13,9 @@ CORPORA = ROOT / "corpora"
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))   # tests/ helpers (strategies)
 
+# Health checks stay on (filter_too_much included: a strategy whose draws are mostly rejected by
+# assume() fails loudly) but too_slow, which times data generation: tests run in parallel workers on
+# a shared 2-core machine, where that time measures the load, not the strategy.
 settings.register_profile("ci", max_examples=100, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=50, deadline=None,

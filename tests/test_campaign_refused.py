@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from fuzz.campaign import Campaign, Config
-from fuzz.fakes import StaleReadBackend, sc_check
+from fakes import StaleReadBackend, sc_check
 from fuzz.findings import load_findings
 from fuzz.report import build_report
 from hw.backend import BackendRefused

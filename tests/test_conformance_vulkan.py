@@ -1,13 +1,15 @@
 """The vulkan model against the Dat3M VULKAN suites: verdicts (VULKAN.csv) and data races
-(VULKAN-DR.csv, 1 = no execution is racy), through the oracle engine (``oracle/models/vulkan``)
+(VULKAN-DR.csv, 1 = no execution is racy), through the oracle engine (``oracle/models/vulkan/vulkan.model``)
 and, where the engine refuses a program (more than 64 events), through the Python reference
-(``oracle/models/vulkan.py``, which ``oracle.check`` uses itself there); and the two evaluations agree with each other."""
-
-import csv
+(``oracle/models/vulkan/fallback.py``, which ``oracle.check`` uses itself there); and the two evaluations agree with each other."""
 
 import oracle
 from litmus import parse, parse_file
-from oracle.models import vulkan as vk_ref
+from litmus.expected import read_expected
+from oracle import registry
+
+#: the unit's fallback decider, the same model in Python (oracle.ConformanceModel.fallback)
+vk_ref = registry.get("vulkan").fallback
 
 #: Tests where the model and the expected verdict are allowed to differ, with the reason
 #: (docs/conformance.md). Empty: the model agrees on every test.
@@ -20,8 +22,9 @@ ENGINE_TOO_BIG = {f"VULKAN/Manual/xf-barrier{s}.litmus" for s in
 
 
 def expected(shared, suite):
-    with open(shared / "conformance" / "expected" / f"{suite}.csv", newline="") as f:
-        return [(r[0], r[1]) for r in csv.reader(f) if r]
+    """(listed path, 1|0 as written) of a suite's expected verdicts (litmus.expected)."""
+    csv_path = registry.get("vulkan").expected_csv(str(shared / "conformance"), suite)
+    return [(e.path, e.written) for e in read_expected(csv_path).rows]
 
 
 def observed(res, race):
@@ -66,7 +69,7 @@ def test_engine_and_reference_give_the_same_states(shared):
         seen.add(rel)
         t = parse_file(shared / "conformance" / rel)
         eng = oracle.check(t, "vulkan")
-        ref = vk_ref.check(t)
+        ref = vk_ref(t)
         assert sorted(set(map(key, eng.states))) == sorted(set(map(key, ref.states))), rel
         assert eng.verdict == ref.verdict, rel
         assert ("racy" in eng.flags) == ("racy" in ref.flags), rel
@@ -169,7 +172,7 @@ def vulkan_programs(draw):
 def test_engine_and_reference_agree_on_random_programs(text):
     t = parse(text)
     eng = oracle.check(t, "vulkan")
-    ref = vk_ref.check(t)
+    ref = vk_ref(t)
     key = lambda s: tuple(sorted((k, v) for k, v in s.items() if ":" in k))  # noqa: E731
     assert sorted(set(map(key, eng.states))) == sorted(set(map(key, ref.states)))
     assert eng.verdict == ref.verdict
@@ -189,4 +192,4 @@ def test_load_buffering_through_branches_is_allowed():
 exists (P0:r0 == 1 /\\ P1:r1 == 1)
 """)
     assert oracle.check(t, "vulkan").verdict == "Ok"
-    assert vk_ref.check(t).verdict == "Ok"
+    assert vk_ref(t).verdict == "Ok"

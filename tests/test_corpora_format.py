@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+import litmus.expected
 from litmus import ParseError, format_test, parse, parse_file
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -29,18 +30,20 @@ DOC_LINE = re.compile(r"(Allowed|Forbidden|Ok|No|Undef): (.{20,})\Z")
 
 
 def read_expected(directory: pathlib.Path) -> dict[str, str]:
-    """Parse ``expected.csv``: ``relative/path.litmus,VERDICT`` per line, nothing else."""
+    """``expected.csv`` through litmus.expected, plus the corpora's stricter rules: LITMUS.md's
+    verdict words (not Dat3M's 1/0), relative ``.litmus`` paths, each listed once, no header."""
     path = directory / "expected.csv"
+    table = litmus.expected.read_expected(path)
     out: dict[str, str] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        fields = line.split(",")
-        assert len(fields) == 2, f"{path}:{n}: expected 'path,VERDICT', got {line!r}"
-        rel, verdict = fields
-        assert verdict in VERDICTS, f"{path}:{n}: verdict {verdict!r} is not one of {VERDICTS}"
-        assert rel.endswith(".litmus"), f"{path}:{n}: {rel!r} is not a .litmus path"
-        assert not rel.startswith("/") and ".." not in rel.split("/"), f"{path}:{n}: {rel!r}"
-        assert rel not in out, f"{path}:{n}: {rel} listed twice"
-        out[rel] = verdict
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(table.rows) == len([ln for ln in lines if ln.strip()]), f"{path}: a header line"
+    for e in table.rows:
+        assert e.written in VERDICTS, f"{path}:{e.line}: verdict {e.written!r} is not one of {VERDICTS}"
+        assert lines[e.line - 1].count(",") == 1, f"{path}:{e.line}: expected 'path,VERDICT'"
+        assert e.path.endswith(".litmus"), f"{path}:{e.line}: {e.path!r} is not a .litmus path"
+        assert not lines[e.line - 1].startswith("/") and ".." not in e.parts, f"{path}:{e.line}"
+        assert e.path not in out, f"{path}:{e.line}: {e.path} listed twice"
+        out[e.path] = e.verdict
     return out
 
 

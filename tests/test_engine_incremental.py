@@ -36,7 +36,7 @@ def _as_flag(m) -> str:
 
 
 def _model_text(name: str) -> str:
-    with open(f"{MODELS_DIR}/{name}", encoding="utf-8") as f:
+    with open(f"{MODELS_DIR}/{name}/{name}.model", encoding="utf-8") as f:
         return f.read()
 
 

@@ -10,7 +10,7 @@ from oracle.engine import eval_ops
 from oracle.errors import OracleError
 from oracle.events import Event, PreExecution
 from oracle.lang import compile_model, parse_model
-from oracle.reference import Evaluator
+from reference import Evaluator
 
 UNARY = ("+", "*", "?", "^-1")
 

@@ -1,10 +1,10 @@
-"""oracle.jitcache: numba cache files are dropped exactly when the sources they depend on change."""
+"""litmus.jitcache: numba cache files are dropped exactly when the sources they depend on change."""
 
 from __future__ import annotations
 
 import os
 
-from oracle.jitcache import STAMP, guard
+from litmus.jitcache import STAMP, guard
 
 
 def _cache_files(pkg):
@@ -37,6 +37,7 @@ def test_cache_kept_while_sources_unchanged_and_dropped_when_one_changes(tmp_pat
 def test_packages_with_compiled_code_are_guarded():
     import hw.sim
     import oracle
-    for pkg in (oracle, hw.sim):
+    import oracle.models.amdgpu
+    for pkg in (oracle, oracle.models.amdgpu, hw.sim):
         stamp = os.path.join(os.path.dirname(pkg.__file__), "__pycache__", STAMP)
         assert os.path.exists(stamp)

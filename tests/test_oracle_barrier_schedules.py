@@ -1,4 +1,4 @@
-"""Barrier schedule enumeration (oracle/barriers.py): hand-derived cases and metamorphic properties.
+"""Barrier schedule enumeration (oracle/models/amdgpu/barriers.py): hand-derived cases and metamorphic properties.
 
 Derivations follow seeds/amdgpu-execution-synchronization.txt with DESIGN.md "Barriers": the
 workgroup barrier expects one arrive per wave of the workgroup and is dropped at each wave's end;
@@ -18,8 +18,8 @@ from hypothesis import given, settings, strategies as st
 import litmus
 from litmus.ir import Condition, Const, Instr, Location, Test, Thread
 from litmus.scopes import Placement
-from oracle import barriers
-from oracle.barriers import enumerate_schedules
+from oracle.models.amdgpu import barriers
+from oracle.models.amdgpu.barriers import enumerate_schedules
 
 
 def program(*columns: list[str], placements=None) -> Test:
@@ -163,10 +163,13 @@ def test_non_positive_init_count():
 
 def test_init_race_first_modification_not_init():
     # P1 may arrive before P0's init (UB); the init then abandons that phase and P1's wait
-    # passes with no participant. After the init, P1's arrive completes its phase alone.
+    # passes with no participant, so no operation its join reaches participates in it (the join
+    # rule, UB too). After the init, P1's arrive completes its phase alone.
     s = enumerate_schedules(program(["bar.init 1, 1"],
                                     ["bar.join 1", "bar.signal 1", "bar.wait 1"]))
-    assert s.ub == ["barrier 1: first modification is not an init"]
+    assert s.ub == ["P1: the wait on barrier 1 has no join that barrier-executes-before an "
+                    "operation participating in it",
+                    "barrier 1: first modification is not an init"]
     assert set(s.participates) == {frozenset(), frozenset({(1, 1, 1, 2)})}
 
 
@@ -200,6 +203,54 @@ def test_cluster_barrier_one_wave_per_workgroup():
                                     placements=["P0@wave 0, wg 0", "P1@wave 0, wg 1"]))
     assert s.ub == []
     assert s.participates == [frozenset(full([(0, 0), (1, 0)], [(0, 1), (1, 1)]))]
+
+
+def test_cluster_barrier_dropped_when_the_other_workgroup_ends():
+    # workgroup 1 never uses -3 and ends: a thread that ends drops -3 (it joined it at launch),
+    # so the expected count falls from 2 to 1 and P0's arrive completes the barrier alone (the
+    # drop participates too, but end-of-wave drops are not reported). Before issue 13: deadlock.
+    s = enumerate_schedules(program(["bar.signal -3", "bar.wait -3"], ["st x, 1"],
+                                    placements=["P0@wave 0, wg 0", "P1@wave 0, wg 1"]))
+    assert s.ub == []
+    assert s.participates == [frozenset({(0, 0, 0, 1)})]
+
+
+def test_cluster_barrier_drop_counted_once_per_workgroup():
+    # three waves of workgroup 1 end: one drop (2 -> 1), not three (2 -> -1)
+    s = enumerate_schedules(program(["bar.signal -3", "bar.wait -3"], ["st x, 1"], ["st x, 1"],
+                                    ["st x, 1"],
+                                    placements=["P0@wave 0, wg 0", "P1@wave 0, wg 1",
+                                                "P2@wave 1, wg 1", "P3@wave 2, wg 1"]))
+    assert s.ub == []
+    assert s.participates == [frozenset({(0, 0, 0, 1)})]
+
+
+def test_cluster_arrive_then_end_breaks_the_arrive_drop_rule():
+    # P1 arrives for workgroup 1 and ends at once; P0 arrives for workgroup 0: one phase, in
+    # which P1's arrive participates in P0's wait. If P1's end drops -3 (it is its workgroup's
+    # last wave), the wait does not barrier-execute-before the drop: UB (the arrive/drop rule)
+    s = enumerate_schedules(program(["bar.signal -3", "bar.wait -3"], ["bar.signal -3"],
+                                    placements=["P0@wave 0, wg 0", "P1@wave 0, wg 1"]))
+    assert s.ub == ["P1 arrives at barrier -3 and then drops it, but no wait its arrive "
+                    "completes barrier-executes-before the drop"]
+    # a second wave P2 of workgroup 1 (the workgroup barrier first, so that its cluster wait
+    # takes the phase P1 arrives in): P1 or P2 may end last, and if P1 does, its end drops -3
+    # with no wait of its arrive barrier-executing-before it: still UB
+    cols = [["bar.signal -3", "bar.wait -3"], ["barrier", "bar.signal -3"],
+            ["barrier", "bar.wait -3"]]
+    heads = ["P0@wave 0, wg 0", "P1@wave 0, wg 1", "P2@wave 1, wg 1"]
+    s = enumerate_schedules(program(*cols, placements=heads))
+    assert s.ub == ["P1 arrives at barrier -3 and then drops it, but no wait its arrive "
+                    "completes barrier-executes-before the drop"]
+    # a second workgroup barrier after the cluster operations: P2's cluster wait
+    # barrier-executes-before P1's end (P2's wait -po-> P2's arrive -participates-> P1's wait
+    # -po-> P1's end), whichever of them drops -3: no UB
+    cols[1].append("barrier")
+    cols[2].append("barrier")
+    s = enumerate_schedules(program(*cols, placements=heads))
+    assert s.ub == []
+    wg1 = full([(1, 0), (2, 0)], [(1, 1), (2, 1)]) | full([(1, 3), (2, 3)], [(1, 4), (2, 4)])
+    assert s.participates == [frozenset(wg1 | full([(0, 0), (1, 2)], [(0, 1), (2, 2)]))]
 
 
 def test_barrier_objects_are_per_cluster_and_per_workgroup():
@@ -248,7 +299,7 @@ def test_search_bound_reported(monkeypatch):
 # -- a wait with no arrive of its own wave pending waits on the open phase ---------------------
 # DESIGN.md: "A wait waits on the phase its wave last arrived in (if not yet waited for), else on
 # the open phase". The open phase is the one open when the wait executes, i.e. when its wave's
-# preceding barrier operation is done (at launch if there is none): see oracle/barriers.py.
+# preceding barrier operation is done (at launch if there is none): see oracle/models/amdgpu/barriers.py.
 
 def named_waiter(arrivers: int) -> Test:
     # barrier 1 expects 2; init and joins are ordered before every arrive by the workgroup
@@ -283,10 +334,14 @@ def test_wait_without_arrive_then_the_other_wave_signals_and_ends():
     # arrives (1 of 2) and ends: its drop makes expected 1 = arrived, the phase completes and
     # P0's wait passes with P1's arrive participating. P1 dropped after arriving while a wait
     # depends on its arrive and that wait is not barrier-executes-before the drop: the seed's
-    # arrive/drop rule. No schedule deadlocks (P0 is waiting before P1 can arrive).
+    # arrive/drop rule. No schedule deadlocks (P0 is waiting before P1 can arrive). The join
+    # rule is broken too: P0's join (at launch) reaches only P0's own wait and end by
+    # barrier-executes-before, and P0 has no operation participating in its wait.
     s = enumerate_schedules(program(["bar.wait -1"], ["bar.signal -1"]))
     assert s.participates == [frozenset({(1, 0, 0, 0)})]
-    assert s.ub == ["P1 arrives at barrier -1 and then drops it, but no wait its arrive "
+    assert s.ub == ["P0: the wait on barrier -1 has no join that barrier-executes-before an "
+                    "operation participating in it",
+                    "P1 arrives at barrier -1 and then drops it, but no wait its arrive "
                     "completes barrier-executes-before the drop"]
 
 
@@ -333,11 +388,20 @@ def test_arrive_before_the_wait_executes_participates():
 def test_init_after_the_wait_executes_opens_the_phase_it_waits_for():
     # P0 waits on barrier 1 at launch (uninitialized, no arrive yet). P1's init resets counts,
     # abandoning nothing (no arrive), and its arrive completes the phase (count 1): P0's wait
-    # gets that arrive. The init is the first modification: no UB.
+    # gets that arrive. The init is the first modification. But P0's join reaches only P0's
+    # own wait and end by barrier-executes-before, not P1's arrive: the join rule makes it UB.
     s = enumerate_schedules(program(["bar.join 1", "bar.wait 1"],
                                     ["bar.init 1, 1", "bar.signal 1"]))
-    assert s.ub == []
+    assert s.ub == ["P0: the wait on barrier 1 has no join that barrier-executes-before an "
+                    "operation participating in it"]
     assert s.participates == [frozenset({(1, 1, 0, 1)})]
+    # once P0's join barrier-executes-before P1's arrive (a joint workgroup barrier in
+    # between), the wait is defined
+    s = enumerate_schedules(program(["bar.join 1", "barrier", "bar.wait 1"],
+                                    ["bar.init 1, 1", "barrier", "bar.signal 1"]))
+    assert s.ub == []
+    wg = full([(0, 1), (1, 1)], [(0, 2), (1, 2)])
+    assert s.participates == [frozenset(wg | {(1, 3, 0, 3)})]
 
 
 def test_cluster_wait_without_arrive_hip_idiom():
@@ -396,7 +460,7 @@ def test_corpus_barrier_programs_agree_with_their_names_and_verdicts():
     root = CORPORA / "barrier"
     lines = (root / "expected.csv").read_text().split()
     expected = dict(line.split(",") for line in lines)
-    assert len(expected) == 34
+    assert len(expected) == 42
     for rel, verdict in expected.items():
         s = enumerate_schedules(litmus.parse_file(str(root / rel)))
         if ".deadlock" in rel:
@@ -416,7 +480,9 @@ def test_corpus_files_with_a_wait_without_arrive():
     # the wait completes (no deadlock); the UB is the arrive/drop rule alone
     s = enumerate_schedules(litmus.parse_file(
         str(root / "ub/BAR-UB+waitnoarrive+signal+exit.xwave.litmus")))
-    assert s.ub == ["P1 arrives at barrier -1 and then drops it, but no wait its arrive "
+    assert s.ub == ["P0: the wait on barrier -1 has no join that barrier-executes-before an "
+                    "operation participating in it",
+                    "P1 arrives at barrier -1 and then drops it, but no wait its arrive "
                     "completes barrier-executes-before the drop"]
 
 
@@ -491,13 +557,16 @@ def test_relations_are_well_formed(cols):
 
 # -- the reduced search against a plain interleaving search -----------------------------------
 
-def plain_search(cols: list[list[str]]):
-    """Every interleaving of the object steps of one-thread-per-wave programs in workgroup 0
-    using BAR_OPS, without the module's reductions or state abstractions: explicit phase ids,
+def plain_search(cols: list[list[str]], wgs: list[int] | None = None):
+    """Every interleaving of the object steps of one-thread-per-wave programs (wave w in
+    workgroup ``wgs[w]``, default 0; all workgroups in cluster 0) using BAR_OPS and the cluster
+    barrier, without the module's reductions or state abstractions: explicit phase ids,
     explicit participant sets. After each step, what needs no scheduling happens at once: joins,
     a wait without a joined named barrier (UB, the wave stops), a wait whose phase completed
     (it passes), and a wait with no arrive of its wave pending binding the open phase (the
-    reading DESIGN.md's "else on the open phase" is given). Returns (relations, ub)."""
+    reading DESIGN.md's "else on the open phase" is given). A wave's end drops its workgroup
+    barrier, and the workgroup's last wave to end drops the cluster barrier (DESIGN.md). Returns
+    (relations, ub)."""
     ops = []
     for c in cols:
         seq = []
@@ -511,19 +580,29 @@ def plain_search(cols: list[list[str]]):
                 seq.append((kind, args if kind == "init" else args[0]))
         ops.append(seq)
     n = len(ops)
+    wgs = wgs or [0] * n
+    groups = sorted(set(wgs))
     ub, finals = set(), set()
+
+    def obj_of(w, bid):                     # objects: (id, workgroup); the cluster's is (-3, 0)
+        return (-3, 0) if bid == -3 else (bid, wgs[w])
+
     # state: pcs, joined, waitfor[(w, obj)] -> phase id, done waits {(w, i): parts}, per object
-    # [inited, expected, arrived, phase id, parts], completed {(obj, phase id): parts}
-    start = ([0] * n, [0] * n, {}, {}, {-1: [1, n, 0, 0, frozenset()],
-                                       1: [0, 0, 0, 0, frozenset()]}, {}, [False] * n)
+    # [inited, expected, arrived, phase id, parts, workgroups arrived], completed
+    # {(obj, phase id): parts}, ended, the waves whose end dropped the cluster barrier
+    objs0 = {(-3, 0): [1, len(groups), 0, 0, frozenset(), frozenset()]}
+    for g in groups:
+        objs0[(-1, g)] = [1, wgs.count(g), 0, 0, frozenset(), frozenset()]
+        objs0[(1, g)] = [0, 0, 0, 0, frozenset(), frozenset()]
+    start = ([0] * n, [0] * n, {}, {}, objs0, {}, [False] * n, set())
 
     def complete(objs, completed, o):
         st_ = objs[o]
         completed[(o, st_[3])] = st_[4]
-        st_[2], st_[3], st_[4] = 0, st_[3] + 1, frozenset()
+        st_[2], st_[3], st_[4], st_[5] = 0, st_[3] + 1, frozenset(), frozenset()
 
     def settle(S):
-        pcs, joined, waitfor, waits, objs, completed, ended = S
+        pcs, joined, waitfor, waits, objs, completed, ended, _ = S
         moved = True
         while moved:
             moved = False
@@ -532,13 +611,13 @@ def plain_search(cols: list[list[str]]):
                     kind, arg = ops[w][pcs[w]]
                     if kind == "join":
                         joined[w] = arg
-                    elif kind in ("wait", "drop") and arg != -1 and not joined[w]:
+                    elif kind in ("wait", "drop") and arg not in (-1, -3) and not joined[w]:
                         ub.add(f"P{w}: bar.{'wait' if kind == 'wait' else 'leave'} without "
                                f"a joined named barrier")
                         ended[w] = True             # the wave stops (no end drop either)
                         break
                     elif kind == "wait":
-                        o = -1 if arg == -1 else joined[w]
+                        o = obj_of(w, arg if arg in (-1, -3) else joined[w])
                         if (w, o) not in waitfor:
                             waitfor[(w, o)] = objs[o][3]        # bind: the open phase
                         if (o, waitfor[(w, o)]) not in completed:
@@ -550,51 +629,65 @@ def plain_search(cols: list[list[str]]):
                     moved = True
 
     def copy(S):
-        pcs, joined, waitfor, waits, objs, completed, ended = S
+        pcs, joined, waitfor, waits, objs, completed, ended, dropper = S
         return (list(pcs), list(joined), dict(waitfor), dict(waits),
-                {o: list(v) for o, v in objs.items()}, dict(completed), list(ended))
+                {o: list(v) for o, v in objs.items()}, dict(completed), list(ended),
+                set(dropper))
 
     def key(S):
-        pcs, joined, waitfor, waits, objs, completed, ended = S
+        pcs, joined, waitfor, waits, objs, completed, ended, dropper = S
         return (tuple(pcs), tuple(joined), tuple(sorted(waitfor.items())),
                 tuple(sorted(waits.items())), tuple((o, tuple(v)) for o, v in sorted(objs.items())),
-                tuple(sorted(completed.items())), tuple(ended))
+                tuple(sorted(completed.items())), tuple(ended), tuple(sorted(dropper)))
+
+    def drop(objs, completed, o, node, reason):
+        st_ = objs[o]
+        st_[1] -= 1
+        if st_[1] < 0:
+            ub.add(reason)
+        old = st_[4]
+        st_[4] = old | {node}
+        if st_[2] == st_[1] and (st_[2] > 0 or old):
+            complete(objs, completed, o)
 
     def step(S, w):
-        pcs, joined, waitfor, waits, objs, completed, ended = S
+        pcs, joined, waitfor, waits, objs, completed, ended, dropper = S
         if pcs[w] == len(ops[w]):                       # the wave ends: drops barrier -1
-            st_ = objs[-1]
-            st_[1] -= 1
-            if st_[1] < 0:
-                ub.add("workgroup barrier dropped below zero")
-            old = st_[4]
-            st_[4] = old | {(w, len(ops[w]))}
-            if st_[2] == st_[1] and (st_[2] > 0 or old):
-                complete(objs, completed, -1)
+            node = (w, len(ops[w]))
+            drop(objs, completed, (-1, wgs[w]), node, "workgroup barrier dropped below zero")
             ended[w] = True
+            if all(ended[v] for v in range(n) if wgs[v] == wgs[w]):
+                drop(objs, completed, (-3, 0), node, "cluster barrier dropped below zero")
+                dropper.add(w)
             return
         kind, arg = ops[w][pcs[w]]
         node = (w, pcs[w])
         if kind == "init":
             bid, count = arg
-            st_ = objs[bid]
+            st_ = objs[obj_of(w, bid)]
             if st_[2]:                                  # abandon a phase with arrives
-                completed[(bid, st_[3])] = frozenset()
+                completed[(obj_of(w, bid), st_[3])] = frozenset()
                 st_[3] += 1
             st_[:3] = [1, count, 0]
-            st_[4] = frozenset()
+            st_[4] = st_[5] = frozenset()
         else:
-            o = arg if kind == "arrive" else joined[w]
+            bid = arg if kind == "arrive" else joined[w]
+            o = obj_of(w, bid)
             st_ = objs[o]
             if not st_[0]:
-                ub.add(f"barrier {o}: first modification is not an init")
+                ub.add(f"barrier {bid}: first modification is not an init")
             if kind == "arrive":
+                if bid == -3:
+                    if wgs[w] in st_[5]:
+                        ub.add("cluster barrier: two waves of one workgroup arrived in one "
+                               "phase")
+                    st_[5] = st_[5] | {wgs[w]}
                 st_[2] += 1
                 waitfor[(w, o)] = st_[3]
             else:
                 st_[1] -= 1
                 if st_[1] < 0:
-                    ub.add(f"bar.leave makes the expected count of barrier {o} negative")
+                    ub.add(f"bar.leave makes the expected count of barrier {bid} negative")
                 joined[w] = 0
             st_[4] = st_[4] | {node}
             if st_[0] and st_[2] == st_[1]:
@@ -613,7 +706,7 @@ def plain_search(cols: list[list[str]]):
                 stuck = ", ".join(f"P{w}" for w in range(n) if not S[6][w])
                 ub.add(f"deadlock: a barrier wait can never complete ({stuck} blocked)")
             else:
-                finals.add(frozenset(S[3].items()))
+                finals.add((frozenset(S[3].items()), frozenset(S[7])))
             continue
         for w in movable:
             T = copy(S)
@@ -623,7 +716,7 @@ def plain_search(cols: list[list[str]]):
                 seen.add(key(T))
                 stack.append(T)
     relations = set()
-    for waits in finals:
+    for waits, droppers in finals:
         rel = frozenset((a, i, b, j) for (b, j), parts in waits for (a, i) in parts
                         if i < len(ops[a]))
         relations.add(rel)
@@ -646,13 +739,15 @@ def plain_search(cols: list[list[str]]):
             for k, (kind, arg) in enumerate(ops[w]):
                 if kind == "join":
                     joined_ = arg
-                elif kind in ("wait", "drop") and not joined_ and arg != -1:
+                elif kind in ("wait", "drop") and not joined_ and arg not in (-1, -3):
                     break
                 elif kind == "drop":
                     drops.append((joined_, k))
                     joined_ = 0
             else:
                 drops.append((-1, len(ops[w])))
+                if w in droppers:
+                    drops.append((-3, len(ops[w])))
             for (o, d) in drops:
                 for k in range(d):
                     if ops[w][k] != ("arrive", o):
@@ -661,6 +756,20 @@ def plain_search(cols: list[list[str]]):
                     if ws and not any((w, d) in after(W) for W in ws):
                         ub.add(f"P{w} arrives at barrier {o} and then drops it, but no wait "
                                f"its arrive completes barrier-executes-before the drop")
+        # the join rule: each wait's join J (the last join of a named barrier before it, or the
+        # join at launch for -1 and -3) barrier-executes-before some participant of the wait
+        for (w, j), parts in waits:
+            kind, arg = ops[w][j]
+            if arg in (-1, -3):
+                reach = {(w, 0)} | after((w, 0))
+                bid = arg
+            else:
+                ji = max(k for k in range(j) if ops[w][k][0] == "join")
+                reach = after((w, ji))
+                bid = ops[w][ji][1]
+            if not reach & parts:
+                ub.add(f"P{w}: the wait on barrier {bid} has no join that "
+                       f"barrier-executes-before an operation participating in it")
     return relations, sorted(ub)
 
 
@@ -677,5 +786,26 @@ def test_reduced_search_equals_the_plain_interleaving_search(cols):
     cols = [c or ["st x, 1"] for c in cols]
     s = enumerate_schedules(program(*cols))
     relations, ub = plain_search(cols)
+    assert set(s.participates) == relations
+    assert s.ub == ub
+
+
+CLUSTER_OPS = ["barrier", "bar.signal -1", "bar.wait -1", "bar.signal -3", "bar.wait -3",
+               "st x, 1"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.lists(st.sampled_from(CLUSTER_OPS),
+                                                        max_size=4)),
+                min_size=1, max_size=4))
+def test_reduced_search_equals_the_plain_search_on_cluster_barriers(waves):
+    # waves in up to three workgroups of one cluster, using the workgroup and cluster barriers:
+    # the cluster barrier's drop when a workgroup's last wave ends, and the arrive/drop rule
+    # for the wave that dropped it, against the plain search
+    wgs = [g for g, _ in waves]
+    cols = [c or ["st x, 1"] for _, c in waves]
+    heads = [f"P{t}@wave {t}, wg {g}" for t, g in enumerate(wgs)]
+    s = enumerate_schedules(program(*cols, placements=heads))
+    relations, ub = plain_search(cols, wgs)
     assert set(s.participates) == relations
     assert s.ub == ub

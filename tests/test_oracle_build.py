@@ -1,7 +1,7 @@
 """The AMDGPU event builder and the packing of pre-executions.
 
 - One small program's events, sets and static relations, worked out by hand from the builder's
-  documented vocabulary (oracle/build_amdgpu.py) and the seed's scope rules.
+  documented vocabulary (oracle/models/amdgpu/builder.py) and the seed's scope rules.
 - The packed form (oracle.events.Table, emitted directly by the builder) and the readable form
   (events, sets, rels) describe the same pre-execution: packing either gives the same arrays.
 - The compiled packing (oracle/pack.py) gives every read the candidate writes, and every location
@@ -17,11 +17,12 @@ from hypothesis import given
 
 import litmus
 from litmus_strategies import litmus_tests
-from oracle.build_amdgpu import build
+from oracle.models.amdgpu import UNIT
+from oracle.models.amdgpu.builder import build
 from oracle.events import PreExecution
 from oracle.lang import load_model
 from oracle.pack import pack
-from oracle.reference import co_groups, rf_candidates
+from reference import co_groups, rf_candidates
 
 PROGRAM = """AMDGPU builder
 { x = 0; y = 0; lds a = 0; }
@@ -95,28 +96,100 @@ def readable_copy(pe: PreExecution) -> PreExecution:
 def test_packed_and_readable_forms_pack_alike(test):
     prog = load_model("amdgpu")
     for pe in build(test):
-        a, b = pack(pe, prog), pack(readable_copy(pe), prog)
-        for f in a.__dataclass_fields__:
-            if f == "pe":
-                continue
-            x, y = getattr(a, f), getattr(b, f)
-            assert np.array_equal(x, y), f
+        a, b = pack(pe, prog, UNIT.hints), pack(readable_copy(pe), prog, UNIT.hints)
+        assert np.array_equal(a.slots, b.slots)
+        for part in ("reads", "locs", "events", "obs"):
+            x, y = getattr(a, part), getattr(b, part)
+            for f in x._fields:
+                assert np.array_equal(getattr(x, f), getattr(y, f)), (part, f)
 
 
 @given(litmus_tests())
 def test_compiled_candidates_equal_the_readable_derivation(test):
     prog = load_model("amdgpu")
     for pe in build(test):
-        p = pack(pe, prog)
-        got = {int(r): [int(w) for w in p.cand[q, :p.ncand[q]]] for q, r in enumerate(p.reads)}
-        got.update({int(r): [int(w) for w in p.ind_cand[q, :p.ind_ncand[q]]]
-                    for q, r in enumerate(p.ind_reads)})
+        p = pack(pe, prog, UNIT.hints)
+        rd = p.reads
+        got = {int(r): [int(w) for w in rd.cand[q, :rd.ncand[q]]] for q, r in enumerate(rd.reads)}
+        got.update({int(r): [int(w) for w in rd.ind_cand[q, :rd.ind_ncand[q]]]
+                    for q, r in enumerate(rd.ind_reads)})
         assert got == rf_candidates(pe)
         groups = co_groups(pe)
-        assert len(groups) == len(p.co_start)
+        assert len(groups) == len(p.locs.co_start)
         for lid, (init, rest) in enumerate(groups):
             want = [([init] if init >= 0 else []) + list(perm)
                     for perm in itertools.permutations(rest)]
-            start, count, length = p.co_start[lid], p.co_count[lid], p.co_len[lid]
-            have = [[int(w) for w in row[:length]] for row in p.co_perm[start:start + count]]
+            start, count, length = p.locs.co_start[lid], p.locs.co_count[lid], p.locs.co_len[lid]
+            have = [[int(w) for w in row[:length]] for row in p.locs.co_perm[start:start + count]]
             assert have == want
+
+
+ASYNC_PROGRAM = """AMDGPU async-order
+{ lds a = 0; x = 0; y = 0; }
+ P0            ;
+ st x, 1       ;
+ fence.rel.wg  ;
+ async.ld a, x ;
+ ld r0, y      ;
+ async.mark    ;
+ async.wait 0  ;
+ ld r1, a      ;
+exists (P0:r1 == 1)
+"""
+# events, by hand: initial writes of the globals first (0: x, 1: y), then the LDS copy (2: a);
+# P0 3: W x=1, 4: F.rel.wg, 5: R.async x, 6: W.async a, 7: R y, 8: async.wait 0, 9: R a;
+# final reads 10: x, 11: y.
+
+
+def test_program_order_into_and_out_of_an_async_op():
+    (pe,) = build(litmus.parse(ASYNC_PROGRAM))
+    assert pe.loc_names == ["x", "y", "a@wg2"]
+    assert [e.label for e in pe.events][3:10] == ["W x=1", "F.rel.wg", "R.async x", "W.async a",
+                                                  "R y", "async.wait 0", "R a"]
+    r = pe.rels
+    # the async events are outside po; po orders the thread's other events
+    assert pairs(r["po"]) == {(3, 4), (3, 7), (3, 8), (3, 9), (4, 7), (4, 8), (4, 9), (7, 8),
+                              (7, 9), (8, 9)}
+    # poa: every event po-before the issuing instruction -> the op's read and write
+    assert pairs(r["poa"]) == {(3, 5), (3, 6), (4, 5), (4, 6)}
+    # aso: the op's read -> its write, and the op -> the wait completing the mark after it and
+    # everything po-after that wait; R y (po-after the issue, before the wait) is not ordered
+    assert pairs(r["aso"]) == {(5, 6), (5, 8), (5, 9), (6, 8), (6, 9)}
+    assert pairs(r["cohord"]) >= pairs(r["poa"]) | pairs(r["aso"])
+    # W x=1 poa-before the DMA read is lo-before it and hides the initial x from it
+    assert (0, 5) in pairs(r["nrf"]) and (3, 5) not in pairs(r["nrf"])
+
+
+AVSCOPE_PROGRAM = """AMDGPU avscope
+{ x = 0; lds a = 0; }
+ P0@wave 0, wg 0    | P1@wave 1, wg 0   | P2@wg 1 ;
+ st.atom.wave a, 1  | ld.vis.wave r0, a | st x, 1 ;
+ ld.atom.wave r1, x |                   |         ;
+exists (P1:r0 == 1)
+"""
+# events, by hand: 0: W x=0 (init), 1: W a=0 (init, wg 0's copy); P0 2: W.atom.wave a=1,
+# 3: R.atom.wave x; P1 4: R.vis.wave a; P2 5: W x=1; 6: final x. Initial writes and final reads
+# (0, 1, 6) lie in every scope instance.
+
+
+def test_availability_scope_of_lds_accesses_is_the_workgroup():
+    (pe,) = build(litmus.parse(AVSCOPE_PROGRAM))
+    assert pe.n == 7 and pe.sets["LDS"] == {1, 2, 4}
+    r = pe.rels
+    special = {0, 1, 6}
+
+    def row(name, i):
+        return {j for (k, j) in pairs(r[name]) if k == i}
+
+    # the wave-scope LDS atomic: sync scope its wave (P0), availability scope its workgroup
+    assert row("sin", 2) == special | {2, 3}
+    assert row("sinav", 2) == special | {2, 3, 4}
+    # ld.vis.wave on LDS: load-visible at the workgroup, though it names the wave
+    assert row("sin", 4) == special | {4}
+    assert row("sinav", 4) == special | {2, 3, 4}
+    # a global access keeps one scope for both
+    assert row("sinav", 3) == row("sin", 3) == special | {2, 3}
+    assert row("sinav", 5) == row("sin", 5)
+    # atomicity / synchronization still use the sync scope: the two wave-scope accesses of a in
+    # different waves are not inclusive
+    assert (2, 4) not in pairs(r["incl"]) and (4, 2) not in pairs(r["incl"])

@@ -4,7 +4,7 @@ ParseError with file:line:col."""
 import pytest
 
 from litmus import ParseError, parse
-from litmus.cfg import pre_executions, value_domains
+from litmus.cfg import paths_per_thread, value_domains
 from litmus.dialects import litmus_files, parse_file
 
 MP = """C mp
@@ -42,7 +42,7 @@ def test_lowering_of_mp():
 
 def test_paths_follow_the_branch():
     t = parse(MP, "mp.litmus")
-    paths = pre_executions(t)
+    paths = paths_per_thread(t)
     # P1 reads y only when it read x == 1; nothing uses r1, so that read is free (rf gives its
     # value later, the path does not enumerate it): two paths
     p1 = paths[1]
@@ -84,7 +84,7 @@ P1 (atomic_int* x) {
 }
 exists (1:n=2)
 """)
-    paths = pre_executions(t)[1]
+    paths = paths_per_thread(t)[1]
     # the loop body writes a register, so it is not a spin loop: unrolled, at most UNROLL
     # executions of each instruction; the loop exits with n = number of iterations that spun
     assert sorted(dict(p.regs)["n"] for p in paths) == [0, 1, 2]

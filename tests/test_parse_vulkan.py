@@ -4,7 +4,7 @@ ParseError with file:line:col."""
 import pytest
 
 from litmus import ParseError, parse
-from litmus.cfg import pre_executions, spin_loops
+from litmus.cfg import paths_per_thread, spin_loops
 from litmus.dialects import litmus_files, parse_file
 
 MP = """Vulkan mp
@@ -67,7 +67,7 @@ def test_branches_loops_and_register_comparison():
     assert p0[-1].base == "assign" and p0[-1].reg.startswith("_c")
     cbar = t.threads[1].code[-1]
     assert cbar.base == "cbar" and set(cbar.attrs) >= {"inst=1", "id=2", "quorum=1"}
-    paths = pre_executions(t)[0]
+    paths = paths_per_thread(t)[0]
     # the spin loop exits at once (r1 != 0): the only value of flag that lets it is 1
     assert {dict(p.regs)["r1"] for p in paths} == {1}
 

@@ -2,7 +2,8 @@
 
 Expectations are hand-derived (the weak outcome of each shape is allowed by the model, see the
 doc line of each test): store buffering and load buffering with relaxed atomics, message
-passing across workgroups without fences, a stale L1 read across CUs, and an LDS read before an
+passing across workgroups without fences, a stale L1 read across CUs (after a .noav acquire: a
+load that bypasses the L1 refreshes the line), and an LDS read before an
 undrained async DMA has written.
 """
 
@@ -11,23 +12,8 @@ from __future__ import annotations
 import pytest
 
 import litmus
+from fuzz.bench.sim_figures import LB, SB     # store and load buffering, relaxed agent atomics
 from hw.sim import make_backend
-
-SB = """AMDGPU SB
-{ x = 0; y = 0; }
- P0@wg 0             | P1@wg 1             ;
- st.atom.agent x, 1  | st.atom.agent y, 1  ;
- ld.atom.agent r0, y | ld.atom.agent r0, x ;
-exists (P0:r0 == 0 /\\ P1:r0 == 0)
-"""
-
-LB = """AMDGPU LB
-{ x = 0; y = 0; }
- P0@wg 0             | P1@wg 1             ;
- ld.atom.agent r0, x | ld.atom.agent r0, y ;
- st.atom.agent y, 1  | st.atom.agent x, 1  ;
-exists (P0:r0 == 1 /\\ P1:r0 == 1)
-"""
 
 MP = """AMDGPU MP
 { x = 0; y = 0; }
@@ -38,11 +24,11 @@ exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """
 
 STALE = """AMDGPU STALE-L1
-"P1's plain load may hit its CU's stale L1 line after an agent-scope load saw the new value."
-{ x = 0; }
- P0@wg 0             | P1@wg 1             ;
- st.atom.agent x, 1  | ld.atom.agent r0, x ;
-                     | ld r1, x            ;
+"P1's plain load of x may hit its CU's stale L1 line after a .noav acquire (no invalidate) read P0's release: W x is available at agent, but no visibility operation on it is the load or precedes it, so the model allows any value (rule 3)."
+{ x = 0; y = 0; }
+ P0@wg 0                | P1@wg 1                      ;
+ st x, 1                | ld.atom.acq.agent.noav r0, y ;
+ st.atom.rel.agent y, 1 | ld r1, x                     ;
 exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from litmus import Test, format_instr
 
 from ..backend import BackendRefused
-from ..opencl.codegen import CodegenError, _Emitter
+from ..opencl.codegen import AmdgcnEmitter, CodegenError
 from .targets import Target
 
 GLOBAL_STRIDE = 16          # ints between global locations (64 bytes)
@@ -132,7 +132,7 @@ def _prelude(test: Test, target: Target) -> list[str]:
             "#endif", ""]
 
 
-def _lower(em: _Emitter, test: Test, target: Target, tid: int, ins) -> list[str]:
+def _lower(em: AmdgcnEmitter, test: Test, target: Target, tid: int, ins) -> list[str]:
     b = ins.base
     if b == "barrier":
         return ["__builtin_amdgcn_s_barrier();"]
@@ -161,7 +161,7 @@ def generate(test: Test, target: Target) -> Source:
     why = refusal(test, target)
     if why:
         raise IsaRefused(why)
-    em = _Emitter(test, "amdgcn", None)
+    em = AmdgcnEmitter(test, None)
     globs = tuple(loc.name for loc in test.globals)
     ldss = tuple(loc.name for loc in test.lds_locations)
     outputs = tuple((t, r) for t in range(len(test.threads)) for r in test.registers(t))

@@ -22,12 +22,22 @@ Machine state (all small int arrays, reset per iteration):
 Every scheduling decision goes through :func:`_choose`: random (xorshift64*) in randomized mode,
 or replayed from / recorded into a choice vector in exhaustive mode (stateless model checking:
 the driver enumerates every choice vector depth-first).
+
+:func:`simulate` takes four named tuples (numba compiles them as structs of arrays): the lowered
+:class:`Program` (what :class:`hw.sim.lower.Machine` holds), the :class:`Sched` ule source, the
+machine :class:`State` and the outcome :class:`Table`. The drivers :func:`run_random` and
+:func:`run_exhaustive` take the Machine's arrays (``Machine.args()``), allocate the state and
+build the tuples.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange
+
+from litmus.rmw_jit import apply_rmw
 
 from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CLUSTER_SLOT, CNT_LGKM, CNT_LOAD,
                    CNT_STORE, CNT_VM, DMA, GCAS, GLD, GRMW, GST, GSTR, INV1, INV2, LCAS, LLD,
@@ -35,6 +45,23 @@ from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CLUSTER_SLOT, C
 
 QMAX = 256
 MAXD = 8192
+
+#: the lowered program (``Machine.args()`` without the cache/agent counts): micro-ops, thread
+#: layout, memory types and initial values, barrier counts, warm-cache candidates, observables
+Program = namedtuple("Program", "prog plen tcu tag twg tcl gmt ginit ainit reginit bexp0 "
+                                "warm_l1 warm_l2 obs_kind obs_a obs_b nwg")
+#: where scheduling choices come from: the generator ``rng`` (randomized mode) or the choice vector
+#: ``ch`` (exhaustive mode: replayed up to ``nprefix``, then first choices; ``nopt`` options per
+#: depth, ``depth`` reached)
+Sched = namedtuple("Sched", "rng ch nopt depth nprefix")
+#: the machine state, reset per iteration: threads (pc, regs, issued counts, barrier targets,
+#: joined named barrier), caches and memory, LDS, in-flight queue (q*), barrier objects and the
+#: runnable-action list
+State = namedtuple("State", "pc regs l1v l1ok l2v l2ok l2d mem lds "
+                            "qt qpc qst qc qi qlive qval qnoack issued "
+                            "bexp barr bgen arrg joined clarr acts qg qcu")
+#: the open-addressing outcome table (``keys``, ``counts``, ``used``) and ``stats``
+Table = namedtuple("Table", "keys counts used stats")
 
 
 @njit(cache=True, inline="always")
@@ -65,25 +92,6 @@ def _choose(n, mode, rng, ch, nopt, depth, nprefix):
     return c
 
 
-@njit(cache=True, inline="always")
-def _rmw(op, old, v):
-    if op == 0:
-        return old + v
-    if op == 1:
-        return old - v
-    if op == 2:
-        return v
-    if op == 3:
-        return old & v
-    if op == 4:
-        return old | v
-    if op == 5:
-        return old ^ v
-    if op == 6:
-        return old if old > v else v
-    return old if old < v else v
-
-
 @njit(cache=True)
 def _read(cu, ag, g, level, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, fill):
     mt = gmt[g]
@@ -103,6 +111,12 @@ def _read(cu, ag, g, level, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, fill):
     if fill and level == 0:
         l1v[cu, g] = v
         l1ok[cu, g] = 1
+    elif fill and l1ok[cu, g]:
+        # a load that bypasses the L1 leaves no older copy of its line behind: a present line
+        # is refreshed with the value read (the seed: a load-visible makes the write visible to
+        # the thread's later reads of the location, so a later plain load or DMA of the same
+        # CU may not read the stale line)
+        l1v[cu, g] = v
     return v
 
 
@@ -134,6 +148,66 @@ def _bar_check(obj, bexp, barr, bgen):
 
 
 @njit(cache=True)
+def _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen):
+    """Thread ``t`` has ended: it drops the workgroup barrier; if it was the last thread of its
+    workgroup still running, the workgroup drops the cluster barrier (its expected count counts
+    workgroups; seeds/amdgpu-execution-synchronization.txt: a thread that ends drops -3 if it had
+    joined it, and every thread of a cluster joins it at launch)."""
+    obj = twg[t] * 17
+    bexp[obj] -= 1
+    _bar_check(obj, bexp, barr, bgen)
+    for u in range(plen.shape[0]):      # (an empty thread has ended once its pc is 1)
+        if u != t and twg[u] == twg[t] and (pc[u] < plen[u] or plen[u] == 0 and pc[u] == 0):
+            return
+    obj = nwg * 17 + tcl[t]
+    bexp[obj] -= 1
+    _bar_check(obj, bexp, barr, bgen)
+
+
+@njit(cache=True)
+def _bind(t, k, prog, twg, tcl, nwg, arrg, bgen):
+    """The barrier wait at row ``k`` of thread ``t``, which has no arrive of the thread pending
+    (lower._link_barrier_waits), takes the phase of its barrier that is open now."""
+    bid = prog[t, k, 1]
+    if bid == -1:
+        arrg[t, 0] = bgen[twg[t] * 17] + 1
+    elif bid == -3:
+        arrg[t, CLUSTER_SLOT] = bgen[nwg * 17 + tcl[t]] + 1
+    elif prog[t, k, 4] > 0:
+        arrg[t, prog[t, k, 4]] = bgen[twg[t] * 17 + prog[t, k, 4]] + 1
+
+
+@njit(cache=True)
+def _barwait(t, k, prog, twg, tcl, nwg, joined, arrg, bgen):
+    """The barrier wait at row ``k`` of thread ``t``: False while the phase it waits for has not
+    completed; else it passes at once (passing it later adds no behaviour, like a satisfied
+    s_waitcnt) and the thread's next barrier operation, if it is a wait with no arrive of the
+    thread pending, takes the phase open now (oracle/models/amdgpu/barriers.py: a wait executes when the
+    wave's previous barrier operation is done; the time in between is not modelled)."""
+    bid = prog[t, k, 1]
+    if bid == -1:
+        obj = twg[t] * 17
+        slot = 0
+    elif bid == -3:
+        obj = nwg * 17 + tcl[t]
+        slot = CLUSTER_SLOT
+    else:
+        slot = joined[t]
+        if prog[t, k, 2] == 1:
+            slot = bid
+        obj = twg[t] * 17 + slot
+    if slot != 0 or bid < 0:        # (a named wait with nothing joined is UB in the model)
+        if arrg[t, slot] < 0:
+            arrg[t, slot] = bgen[obj] + 1
+        if bgen[obj] < arrg[t, slot]:
+            return False
+        arrg[t, slot] = -1
+    if prog[t, k, 3] > 0:
+        _bind(t, prog[t, k, 3] - 1, prog, twg, tcl, nwg, arrg, bgen)
+    return True
+
+
+@njit(cache=True)
 def _wait_ok(t, mask, k, nq, qlive, qnoack, qc, qt, qi, qcu, issued, tcu):
     """s_waitcnt: all but the k newest ops of each counter in ``mask`` have performed; with
     k == 0 also the earlier ops of the CU's other waves on vector-memory counters."""
@@ -148,17 +222,30 @@ def _wait_ok(t, mask, k, nq, qlive, qnoack, qc, qt, qi, qcu, issued, tcu):
 
 
 @njit(cache=True)
-def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
-             warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
-             mode, rng, ch, nopt, depth, nprefix, out,
-             pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
-             qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-             bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu,
-             niter, keys, counts, used, stats):
-    """Run ``niter`` iterations, counting each outcome into the table (keys, counts, used);
+def simulate(P, mode, sched, out, S, niter, table):
+    """Run ``niter`` iterations of program ``P`` on state ``S``, scheduled by ``sched`` in
+    ``mode`` (0 randomized, 1 exhaustive: a literal at each call site, so numba compiles one
+    specialization per mode), writing each outcome into ``out`` and counting it into ``table``;
     ``stats[0]`` counts deadlocked iterations, ``stats[1]`` a full table (then it stops)."""
+    (prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+     warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg) = P
+    rng, ch, nopt, depth, nprefix = sched
+    (pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+     qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+     bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu) = S
+    keys, counts, used, stats = table
     T = plen.shape[0]
     G = ginit.shape[0]
+    # per thread: 1 + the row of its first barrier operation if that is a wait with no arrive of
+    # the thread pending (it takes the phase open at launch), else 0
+    first_bind = np.zeros(T, np.int64)
+    for t in range(T):
+        for k in range(plen[t]):
+            op = prog[t, k, 0]
+            if op == BARRIVE or op == BARWAIT or op == BARINIT or op == BARLEAVE:
+                if op == BARWAIT and prog[t, k, 5] == 1:
+                    first_bind[t] = k + 1
+                break
     for _it in range(niter):
         # ---- reset -----------------------------------------------------------------------------
         for t in range(T):
@@ -188,6 +275,9 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
             bgen[b] = 0
         for w in range(clarr.shape[0]):
             clarr[w] = -1
+        for t in range(T):
+            if first_bind[t] > 0:
+                _bind(t, first_bind[t] - 1, prog, twg, tcl, nwg, arrg, bgen)
         # warm caches: each candidate line may start valid with the initial value
         for i in range(warm_l1.shape[0]):
             if _choose(2, mode, rng, ch, nopt, depth, nprefix) == 1:
@@ -199,56 +289,42 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
         stamp = 0
         finished = 0
         for t in range(T):
-            if plen[t] == 0:              # an empty thread ends at once and drops the WG barrier
+            if plen[t] == 0:              # an empty thread ends at once and drops the barriers
                 finished += 1
-                obj = twg[t] * 17
-                bexp[obj] -= 1
-                _bar_check(obj, bexp, barr, bgen)
+                pc[t] = 1
+                _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen)
         # ---- main loop -------------------------------------------------------------------------
         while True:
             na = 0
+            fin0 = finished
             # threads that can issue their next micro-op; satisfied waits are passed at once (a
             # wait has no effect but blocking, so passing it later adds no behaviour)
             for t in range(T):
                 ok = True
-                while pc[t] < plen[t] and prog[t, pc[t], 0] == WAIT:
-                    if not _wait_ok(t, prog[t, pc[t], 1], prog[t, pc[t], 2], nq, qlive, qnoack,
-                                    qc, qt, qi, qcu, issued, tcu):
-                        ok = False
+                while pc[t] < plen[t]:
+                    op = prog[t, pc[t], 0]
+                    if op == WAIT:
+                        if not _wait_ok(t, prog[t, pc[t], 1], prog[t, pc[t], 2], nq, qlive,
+                                        qnoack, qc, qt, qi, qcu, issued, tcu):
+                            ok = False
+                            break
+                    elif op == BARWAIT:
+                        if not _barwait(t, pc[t], prog, twg, tcl, nwg, joined, arrg, bgen):
+                            ok = False
+                            break
+                    else:
                         break
                     pc[t] += 1
                     if pc[t] == plen[t]:
                         finished += 1
-                        obj = twg[t] * 17
-                        bexp[obj] -= 1
-                        _bar_check(obj, bexp, barr, bgen)
+                        _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen)
                 if pc[t] >= plen[t] or not ok:
                     continue
-                op = prog[t, pc[t], 0]
-                if op == WB2:
+                if prog[t, pc[t], 0] == WB2:
                     for q in range(nq):
                         if qlive[q] and qt[q] == t and qc[q] != CNT_LGKM:
                             ok = False
                             break
-                elif op == BARWAIT:
-                    bid = prog[t, pc[t], 1]
-                    if bid == -1:
-                        obj = twg[t] * 17
-                        slot = 0
-                    elif bid == -3:
-                        obj = nwg * 17 + tcl[t]
-                        slot = CLUSTER_SLOT
-                    else:
-                        slot = joined[t]
-                        if prog[t, pc[t], 2] == 1:
-                            slot = bid
-                        obj = twg[t] * 17 + slot
-                    if slot == 0 and bid > 0:
-                        ok = True   # waiting with nothing joined: no-op (UB in the model)
-                    else:
-                        if arrg[t, slot] < 0:
-                            arrg[t, slot] = bgen[obj] + 1
-                        ok = bgen[obj] >= arrg[t, slot]
                 if ok:
                     acts[na] = t
                     na += 1
@@ -266,6 +342,10 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     acts[na] = T + q
                     na += 1
             if na == 0:
+                if finished != fin0:
+                    # a thread passed its last waits and ended during this scan: its barrier
+                    # drops may release a wait scanned before it
+                    continue
                 break
             a = acts[_choose(na, mode, rng, ch, nopt, depth, nprefix)]
             if a < T:
@@ -330,18 +410,6 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                         arrg[t, bid] = bgen[obj] + 1
                         barr[obj] += 1
                         _bar_check(obj, bexp, barr, bgen)
-                elif op == BARWAIT:
-                    bid = row[1]
-                    if bid == -1:
-                        arrg[t, 0] = -1
-                    elif bid == -3:
-                        arrg[t, CLUSTER_SLOT] = -1
-                    else:
-                        slot = joined[t]
-                        if row[2] == 1:
-                            slot = bid
-                        if slot > 0:
-                            arrg[t, slot] = -1
                 elif op == BARINIT:
                     obj = twg[t] * 17 + row[1]
                     bexp[obj] = row[2]
@@ -357,6 +425,10 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                         bexp[obj] -= 1
                         _bar_check(obj, bexp, barr, bgen)
                         joined[t] = 0
+                if (op == BARRIVE or op == BARINIT or op == BARLEAVE) and row[3] > 0:
+                    # the next barrier operation is a wait with no arrive of the thread pending:
+                    # it takes the phase open now
+                    _bind(t, row[3] - 1, prog, twg, tcl, nwg, arrg, bgen)
                 if enqueue:
                     slot_q = -1
                     for q in range(nq):
@@ -382,13 +454,11 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                         qnoack[slot_q] = 1 if ((op == GST or op == DMA) and row[6] == 1) else 0
                     qi[slot_q] = issued[t, qc[slot_q]] - 1
                     if op == GSTR:
-                        qval[slot_q] = _rmw(row[6], regs[t, row[1]], row[5])
+                        qval[slot_q] = apply_rmw(row[6], regs[t, row[1]], row[5])
                 pc[t] += 1
-                if pc[t] == plen[t]:
+                if pc[t] == plen[t]:           # a thread that ends drops the barriers
                     finished += 1
-                    obj = twg[t] * 17          # a thread that ends drops the workgroup barrier
-                    bexp[obj] -= 1
-                    _bar_check(obj, bexp, barr, bgen)
+                    _thread_end(t, pc, plen, twg, tcl, nwg, bexp, barr, bgen)
             else:
                 # ---- perform ---------------------------------------------------------------
                 q = a - T
@@ -408,13 +478,13 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     _write(cu, ag, row[2], row[3], qval[q], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)
                 elif op == GRMW:
                     lvl = row[3] if row[3] > 0 else 1
-                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
-                    _write(cu, ag, row[2], lvl, _rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
+                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, True)
+                    _write(cu, ag, row[2], lvl, apply_rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
                            l2ok, l2d, mem)
                     regs[t, row[1]] = old
                 elif op == GCAS:
                     lvl = row[3] if row[3] > 0 else 1
-                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, False)
+                    old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, True)
                     succeed = old == row[5]
                     if succeed and row[7] == 1:
                         succeed = _choose(2, mode, rng, ch, nopt, depth, nprefix) == 0
@@ -434,7 +504,7 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     lds[w, row[2]] = row[5]
                 elif op == LRMW:
                     old = lds[w, row[2]]
-                    lds[w, row[2]] = _rmw(row[6], old, row[5])
+                    lds[w, row[2]] = apply_rmw(row[6], old, row[5])
                     regs[t, row[1]] = old
                 elif op == LCAS:
                     old = lds[w, row[2]]
@@ -509,12 +579,9 @@ def _count(keys, counts, used, row):
     return False
 
 
-def _scratch(T, R, NCU, NAG, G, NWG, A, NB):
-    return (np.zeros(T, np.int64), np.zeros((T, max(R, 1)), np.int64),
-            np.zeros((NCU, G), np.int64), np.zeros((NCU, G), np.uint8),
-            np.zeros((NAG, G), np.int64), np.zeros((NAG, G), np.uint8),
-            np.zeros((NAG, G), np.uint8), np.zeros(G, np.int64), np.zeros((NWG, max(A, 1)), np.int64))
-
+# The drivers allocate the machine state themselves, array by array, right where they call
+# simulate: allocating it in a shared helper (even one numba inlines) measured 13-17 % slower
+# randomized iterations/s (benchmarks/bench_sim.py's SB and MP+rel+acq, interleaved runs).
 
 @njit(cache=True, parallel=True)
 def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
@@ -523,6 +590,8 @@ def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0
     """Randomized mode: ``iterations`` runs split into ``nchunks`` chunks run in parallel, each
     with its own generator seeded from (seed, chunk), counted into per-chunk tables.
     ``stats[c] = (deadlocks, overflow)``."""
+    P = Program(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg)
     T = plen.shape[0]
     G = ginit.shape[0]
     R = reginit.shape[1]
@@ -571,13 +640,11 @@ def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0
         acts = np.zeros(T + QMAX, np.int64)
         qg = np.zeros(QMAX, np.int64)
         qcu = np.zeros(QMAX, np.int64)
-        simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
-                 warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
-                 0, rng, ch, nopt, depth, 0, out,
-                 pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
-                 qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-                 bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu,
-                 hi - lo, keys[c], counts[c], used[c], stats[c])
+        S = State(pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+                  qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+                  bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
+        simulate(P, 0, Sched(rng, ch, nopt, depth, 0), out, S, hi - lo,
+                 Table(keys[c], counts[c], used[c], stats[c]))
 
 
 @njit(cache=True)
@@ -586,6 +653,8 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
                    max_schedules, keys, counts, used, stats):
     """Exhaustive mode: every scheduling (and warm-cache choice), depth-first over choice
     vectors, up to ``max_schedules``. ``stats = (schedules, deadlocks, overflow, complete)``."""
+    P = Program(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg)
     T = plen.shape[0]
     G = ginit.shape[0]
     R = reginit.shape[1]
@@ -624,20 +693,18 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
     acts = np.zeros(T + QMAX, np.int64)
     qg = np.zeros(QMAX, np.int64)
     qcu = np.zeros(QMAX, np.int64)
+    S = State(pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+              qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+              bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
     nprefix = 0
     n = 0
     stats[3] = 0
     st2 = np.zeros(2, np.int64)
+    table = Table(keys, counts, used, st2)
     truncated = False
     while n < max_schedules:
         depth[0] = 0
-        simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
-                 warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
-                 1, rng, ch, nopt, depth, nprefix, out,
-                 pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
-                 qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-                 bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu,
-                 1, keys, counts, used, st2)
+        simulate(P, 1, Sched(rng, ch, nopt, depth, nprefix), out, S, 1, table)
         n += 1
         stats[1] = st2[0]
         if st2[1]:

@@ -1,0 +1,38 @@
+"""The Vulkan memory model unit (for tests in the Vulkan dialect; docs/conformance.md).
+
+``vulkan.model`` is the model; :mod:`.builder` turns Vulkan tests into pre-executions (one per
+combination of thread paths and control-barrier variant); :mod:`.fallback` is the same model in
+Python over bit sets, which decides programs over the engine's 64 events.
+"""
+
+import os as _os
+
+from oracle.registry import ModelUnit, register
+
+from . import fallback
+from .builder import RELS, SETS
+from .builder import build as _build_with
+
+_ALLOW: list = []
+
+
+def build(test):
+    """The builder, given the model file's declared properties (``allow thin-air``)."""
+    if not _ALLOW:
+        from oracle.lang import load_model
+        _ALLOW.append(load_model("vulkan").allow)
+    return _build_with(test, allow=_ALLOW[0])
+
+
+UNIT = register(ModelUnit(
+    name="vulkan",
+    dialects=("Vulkan", "VULKAN"),
+    build=build,
+    sets=frozenset(SETS),
+    relations=frozenset(RELS),
+    hints=frozenset({"CO", "IW"}),
+    fallback=fallback.check,
+    suites={"VULKAN": "verdict", "VULKAN-DR": "race"},
+    edges=("po", "rf", "co", "fr", "sw", "rmw"),
+    directory=_os.path.dirname(_os.path.abspath(__file__)),
+))

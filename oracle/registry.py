@@ -1,0 +1,137 @@
+"""Model units: each memory model registers itself here (name, dialects, builder, vocabulary).
+
+A *model unit* is one folder ``oracle/models/<name>/``: the model file ``<name>.model`` (the
+relational language of :mod:`oracle.lang`), the event graph builder that turns a test into
+pre-executions, and its ``__init__.py``, which calls :func:`register` with a :class:`ModelUnit`
+declaring
+
+- ``sets`` / ``relations``: the vocabulary the builder provides. Loading the model checks the
+  model file against it: a name the file uses that is not declared is an error at the name's
+  first use (file:line:col); a declared name that a built pre-execution lacks is an error too;
+- ``hints``: which of the engine's search hints (:data:`oracle.hints.HINTS`) the builder gives;
+  the engine uses those and no others;
+- optionally a ``fallback`` deciding programs the engine refuses (more than 64 events), the
+  conformance ``suites`` it is measured on, and the relations explanations draw as one edge.
+
+The units are found by listing ``oracle/models/`` (a subfolder with an ``__init__.py``) and
+imported on first use; nothing else names them. The default model of each dialect is
+:data:`litmus.dialects.DEFAULT_MODEL` (litmus imports no oracle code); :func:`check_defaults`
+checks that every default names a unit that reads that dialect.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .errors import OracleError
+from .hints import HINTS
+
+MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+
+
+@dataclass(frozen=True)
+class ModelUnit:
+    """One memory model: see the module docstring."""
+
+    name: str
+    dialects: tuple[str, ...]
+    build: Callable                 # Test -> list[PreExecution]
+    sets: frozenset
+    relations: frozenset
+    hints: frozenset = frozenset()
+    #: Test, stop="verdict"|"race" -> a result with verdict/states/flags/ub/candidates/consistent,
+    #: for programs over the engine's event limit (None: such programs are refused)
+    fallback: Callable | None = None
+    #: conformance suite (``expected/<SUITE>.csv`` in shared/conformance) -> "verdict" | "race"
+    suites: dict = field(default_factory=dict)
+    #: relations an explanation shows as one labelled edge, and names shown as another's label
+    edges: tuple[str, ...] = ()
+    aliases: dict = field(default_factory=dict)
+    directory: str = ""
+
+    @property
+    def model_file(self) -> str:
+        return os.path.join(self.directory, f"{self.name}.model")
+
+    @property
+    def vocabulary(self) -> frozenset:
+        return self.sets | self.relations
+
+    def expected_csv(self, conformance_dir: str, suite: str) -> str:
+        """Where ``suite``'s expected verdicts are (Dat3M's layout: ``expected/<SUITE>.csv``)."""
+        if suite not in self.suites:
+            raise OracleError(f"model {self.name} is not measured on suite {suite!r} "
+                              f"(its suites: {', '.join(sorted(self.suites)) or 'none'})")
+        return os.path.join(conformance_dir, "expected", f"{suite}.csv")
+
+
+_UNITS: dict[str, ModelUnit] = {}
+
+
+def register(unit: ModelUnit) -> ModelUnit:
+    """Record a unit (called by ``oracle/models/<name>/__init__.py``); checks its declaration."""
+    where = f"oracle/models/{unit.name}/__init__.py"
+    unknown = sorted(unit.hints - HINTS.keys())
+    if unknown:
+        raise OracleError(f"{where}: unknown search hint(s) {', '.join(unknown)} "
+                          f"(known: {', '.join(sorted(HINTS))})")
+    for h in sorted(unit.hints):
+        kind = HINTS[h][0]
+        if h not in (unit.sets if kind == "set" else unit.relations):
+            raise OracleError(f"{where}: hint {h!r} must also be declared as a {kind} the "
+                              f"builder provides")
+    for req in ("R", "W"):
+        if req not in unit.sets:
+            raise OracleError(f"{where}: the search needs the set {req!r} in the vocabulary")
+    if not os.path.isfile(unit.model_file):
+        raise OracleError(f"{where}: model file {unit.model_file} is missing")
+    _UNITS[unit.name] = unit
+    return unit
+
+
+def _discover() -> None:
+    for d in sorted(os.listdir(MODELS_DIR)):
+        if d not in _UNITS and os.path.isfile(os.path.join(MODELS_DIR, d, "__init__.py")):
+            importlib.import_module(f"oracle.models.{d}")
+
+
+def names() -> list[str]:
+    _discover()
+    return sorted(_UNITS)
+
+
+def get(name: str) -> ModelUnit:
+    """The unit registered as ``name``; an unknown name is an :class:`OracleError`."""
+    unit = _UNITS.get(name)
+    if unit is None:
+        _discover()
+        unit = _UNITS.get(name)
+    if unit is None:
+        raise OracleError(f"unknown model {name!r} (available: {', '.join(names())})")
+    return unit
+
+
+def for_dialect(dialect: str) -> list[ModelUnit]:
+    """The units that read tests of ``dialect``."""
+    _discover()
+    return [u for u in _UNITS.values() if dialect in u.dialects]
+
+
+def check_defaults(defaults: dict[str, str]) -> list[str]:
+    """Problems with a dialect -> default model table: a default that is registered but does
+    not read the dialect, or a registered unit's dialect whose default is another unit that
+    does not exist. Dialects with no model yet (their default not registered) are fine."""
+    _discover()
+    out = []
+    for dialect, model in defaults.items():
+        unit = _UNITS.get(model)
+        if unit is not None and dialect not in unit.dialects:
+            out.append(f"default model {model!r} of {dialect} does not read {dialect}")
+    for unit in _UNITS.values():
+        for d in unit.dialects:
+            if d not in defaults:
+                out.append(f"dialect {d} of model {unit.name!r} has no default model")
+    return out
