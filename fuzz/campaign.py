@@ -24,11 +24,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from hw.backend import BackendRefused
 from litmus import Test, canonical_hash, format_test
 from litmus.ir import UNDEF
 
 from hw import Backend
+from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
 from .compare import compare
@@ -433,10 +433,9 @@ class Campaign:
             "sources": [{"campaign": self.uid, "index": i, "seed": pseed}],
             "baseline": base,
         }
-        evidence = getattr(self.backend, "evidence", None)
-        if evidence is not None:          # e.g. the isa backend's compiled code
+        if isinstance(self.backend, EvidenceBackend):     # e.g. the isa backend's compiled code
             try:
-                record["evidence"] = evidence(small)
+                record["evidence"] = self.backend.evidence(small)
             except Exception as e:
                 record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
         if publish(self.dir, record):

@@ -10,10 +10,10 @@ from fuzz.campaign import Campaign, Config
 from fakes import StaleReadBackend, sc_check
 from fuzz.findings import load_findings
 from fuzz.report import build_report
-from hw.backend import BackendRefused
+from hw.backend import BackendRefused, EvidenceBackend
 
 
-class RefusesFences(StaleReadBackend):
+class RefusesFences(StaleReadBackend, EvidenceBackend):
     """Refuses every program with a fence; runs the others with stale reads (findings)."""
 
     name = "refuses-fences"

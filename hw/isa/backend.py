@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from litmus import Test
 
-from ..backend import BackendError
+from ..backend import BackendError, EvidenceBackend
 from ..sim.backend import SimBackend
 from ..sim.lower import Machine
 from ..sim.profiles import PROFILES, with_options
@@ -20,7 +20,7 @@ from .targets import Target, parse_spec
 from .toolchain import tools_available
 
 
-class IsaBackend(SimBackend):
+class IsaBackend(SimBackend, EvidenceBackend):
     """``isa:TARGET[,OPTIONS][:MUTANT]``."""
 
     def __init__(self, target: Target, mutant: str | None = None):
