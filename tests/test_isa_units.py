@@ -264,3 +264,21 @@ def test_backend_names():
                      ("", "needs a target")]:
         with pytest.raises(BackendError, match=msg):
             targets.parse_spec(bad, mutants.MUTANTS)
+
+
+def test_other_dialects_are_refused_before_anything_is_compiled():
+    """A Vulkan test (corpora/thinair) is refused with a one-line reason naming its dialect, not
+    an error from printing it in the AMDGPU dialect."""
+    import litmus
+    from hw.backend import BackendRefused
+    from hw.isa.backend import IsaBackend
+    t = litmus.parse("""Vulkan LB+copy
+{ x=0; y=0; P0:r0=0; P1:r1=0; }
+ P0@sg 0, wg 0, qf 0  | P1@sg 0, wg 0, qf 0  ;
+ ld.atom.wg.sc0 r0, x | ld.atom.wg.sc0 r1, y ;
+ st.atom.wg.sc0 y, r0 | st.atom.wg.sc0 x, r1 ;
+exists (P0:r0 == 1 /\\ P1:r1 == 1)
+""")
+    with pytest.raises(BackendRefused, match="reads the AMDGPU dialect, not Vulkan") as e:
+        IsaBackend(targets.TARGETS["gfx942"]).run(t, 10)
+    assert "\n" not in str(e.value)

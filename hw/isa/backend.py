@@ -16,6 +16,7 @@ from ..sim.lower import Machine
 from ..sim.profiles import PROFILES, with_options
 from . import machine as glue
 from .mutants import MUTANTS
+from .source import IsaRefused
 from .targets import Target, parse_spec
 from .toolchain import tools_available
 
@@ -36,6 +37,8 @@ class IsaBackend(SimBackend, EvidenceBackend):
         """The compiled, interpreted and (with a mutant) edited code of ``test`` (memoized for
         the last test, so a finding's evidence is the code that ran)."""
         from litmus import format_test
+        if test.dialect != "AMDGPU":          # before printing it in the AMDGPU dialect
+            raise IsaRefused(f"the isa backend reads the AMDGPU dialect, not {test.dialect}")
         key = format_test(test)
         if self._last is not None and self._last[0] == key:
             return self._last[1]
