@@ -20,7 +20,7 @@ def cmd_codegen(args) -> int:
         print(str(e), file=sys.stderr)
         return 2
     try:
-        kernel = generate(test, args.dialect)
+        kernel = generate(test, args.dialect or ("ptx" if test.dialect == "PTX" else "cl3"))
     except CodegenError as e:
         print(f"{args.file}: {e}", file=sys.stderr)
         return 2
@@ -52,10 +52,12 @@ def register(sub) -> None:
     p = sub.add_parser("codegen", help="print the OpenCL kernel of a litmus test",
                        description="Print the complete parallel-testing kernel of FILE in a "
                                    "dialect: cl3 (OpenCL C 3.0) or amdgcn (OpenCL C with AMDGPU "
-                                   "clang builtins); or, with --dialect isa, the code clang-22 "
-                                   "compiles for a gfx target next to the simulator's hand "
-                                   "lowering. Exit 2 on bad input.")
-    p.add_argument("--dialect", "-d", choices=DIALECTS + ("isa",), default="cl3",
+                                   "clang builtins) for AMDGPU tests, ptx (OpenCL C 1.2 with "
+                                   "inline PTX, NVIDIA GPUs) for PTX tests; the default is ptx "
+                                   "for PTX tests, cl3 otherwise; or, with --dialect isa, the "
+                                   "code clang-22 compiles for a gfx target next to the "
+                                   "simulator's hand lowering. Exit 2 on bad input.")
+    p.add_argument("--dialect", "-d", choices=DIALECTS + ("isa",), default=None,
                    help="isa: clang-22's machine code for --target next to the simulator's hand "
                         "lowering, with every difference (docs/isa.md)")
     p.add_argument("--target", default=None, metavar="TARGET[,OPTIONS]",
