@@ -8,6 +8,11 @@ Vulkan tests have labels, ``beq``/``bne``/``goto`` and spin loops. Their front e
 
 - ``val=EXPR``: the value stored / the rmw operand / the assigned value when it is not a constant
   (``st``, ``rmw``, ``assign``); ``exp=EXPR``: the expected value of a ``cas``;
+- ``unseq=ID:SIDE`` on an access: it lies in operand SIDE (0 or 1) of operator ID of a C
+  expression; accesses in the two operands of one operator are unsequenced (:func:`unsequenced`);
+- ``arr=NAME:LEN`` and ``off=EXPR`` on an access: an address dependency, the access goes to the
+  element ``NAME[off]`` of an array of LEN locations (``NAME[0]`` .. ``NAME[LEN-1]``; ``loc`` is
+  ``NAME[0]``), chosen per path (:func:`access_location`);
 - ``cond=EXPR`` and ``target=L`` of a ``branch`` (jump when EXPR is non-zero), ``target=L`` of a
   ``goto``, ``label=L`` of a ``label``.
 
@@ -119,7 +124,7 @@ def data_constants(test: Test) -> set[int]:
             out.update(ins.args)
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "exp", "cond"):
+            if k in ("val", "exp", "cond", "off"):
                 out |= expr_constants(parse_expr_text(v))
     for prop in (test.condition.prop, dict(test.meta).get("filter")):
         if prop is not None:
@@ -168,8 +173,8 @@ class Op:
     operations. ``index`` is the instruction's row in the thread's code. ``bar_id``: the value of
     a barrier's ``id=`` operand on this path (a register id is evaluated). ``deps`` (only when
     :func:`thread_paths` is asked for them): the positions, in the path's ops, of the reads this
-    operation depends on: through the value it writes or compares (data) or through a branch
-    taken or not before it (control).
+    operation depends on: through the value it writes or compares (data), through its address
+    (``off=``) or through a branch taken or not before it (control).
     """
 
     kind: str
@@ -206,9 +211,52 @@ def used_registers(code: tuple[Instr, ...]) -> set[str]:
     for ins in code:
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "cond", "exp", "id"):
+            if k in ("val", "cond", "exp", "id", "off"):
                 used |= expr_registers(parse_expr_text(v))
     return used
+
+
+def unsequenced(a: Instr, b: Instr) -> bool:
+    """Are two instructions of one thread unsequenced (C11 6.5p3: accesses in the two operands
+    of one operator, marked ``unseq=ID:SIDE`` by the C front end)? Program order leaves such a
+    pair unordered."""
+    if not a.attrs or not b.attrs:
+        return False
+    sides = {}
+    for x in a.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            sides[gid] = side
+    for x in b.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            if sides.get(gid, side) != side:
+                return True
+    return False
+
+
+def array_elements(ins: Instr) -> list[str]:
+    """Every location an access may reach: its ``loc``, or each element of its ``arr=`` array."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return [ins.loc]
+    name, _, size = arr.rpartition(":")
+    return [f"{name}[{k}]" for k in range(int(size))]
+
+
+def access_location(ins: Instr, regs: dict[str, int]) -> str | None:
+    """The location an access reaches with these register values: its ``loc``, or for an
+    address dependency (``arr=NAME:LEN``, ``off=EXPR``) the element ``NAME[off]``; None when
+    the offset falls outside the array (no location of the test: such a path is dropped,
+    :func:`thread_paths`)."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return ins.loc
+    name, _, size = arr.rpartition(":")
+    k = _operand(ins, "off", 0, regs)
+    if not isinstance(k, int) or not 0 <= k < int(size):
+        return None
+    return f"{name}[{k}]"
 
 
 def spin_loops(code: tuple[Instr, ...]) -> set[int]:
@@ -330,20 +378,24 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                     rd[ins.reg] = dep(ins, "val", rd)
                 pc += 1
                 continue
+            loc = access_location(ins, regs) if b in ("st", "ld", "rmw", "cas") else None
+            if b in ("st", "ld", "rmw", "cas") and loc is None:
+                return            # an address outside its array: not an access of this test
             if b == "st":
                 v = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                 wp = (dep(ins, "val", prov) | {(key, pc)}) if key is not None else empty
-                ops.append(Op("W", pc, ins, ins.loc, None, v, wp, deps=rdeps(ins, rd, "val")))
+                ops.append(Op("W", pc, ins, loc, None, v, wp,
+                              deps=rdeps(ins, rd, "val", "off")))
                 pc += 1
                 continue
             if b == "ld" and ins.reg not in used:
                 # a free read: nothing depends on its value, so rf alone decides it later
-                ops.append(Op("R", pc, ins, ins.loc, None, None, deps=rdeps(ins, rd)))
+                ops.append(Op("R", pc, ins, loc, None, None, deps=rdeps(ins, rd, "off")))
                 regs[ins.reg] = ("read", len(ops) - 1)
                 pc += 1
                 continue
             if b in ("ld", "rmw", "cas"):
-                entries = read_domain(ins.loc)
+                entries = read_domain(loc)
                 if key is None:
                     entries = [(v, [empty]) for v in sorted(set(entries))]
                 here = frozenset({len(ops)})
@@ -356,25 +408,25 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                     vp = min(provs, key=len)
                     r2, p2, o2, d2 = dict(regs), dict(prov), list(ops), dict(rd)
                     if b == "ld":
-                        o2.append(Op("R", pc, ins, ins.loc, v, None, deps=rdeps(ins, rd)))
+                        o2.append(Op("R", pc, ins, loc, v, None, deps=rdeps(ins, rd, "off")))
                     elif b == "rmw":
                         operand = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                         wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                             else empty
-                        o2.append(Op("U", pc, ins, ins.loc, v, apply_rmw(RMW_CODES[ins.op], v, operand),
-                                     wp,
-                                     deps=rdeps(ins, rd, "val")))
+                        new = apply_rmw(RMW_CODES[ins.op], v, operand)
+                        o2.append(Op("U", pc, ins, loc, v, new, wp,
+                                     deps=rdeps(ins, rd, "val", "off")))
                     else:
                         exp = _operand(ins, "exp", ins.args[0] if ins.args else 0, regs)
                         des = _operand(ins, "val", ins.args[1] if len(ins.args) > 1 else 0, regs)
-                        dd = rdeps(ins, rd, "exp", "val")
+                        dd = rdeps(ins, rd, "exp", "val", "off")
                         if v == exp or "cmov" in ins.attrs:
                             wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                                 else empty
-                            o2.append(Op("U", pc, ins, ins.loc, v, des if v == exp else v, wp,
+                            o2.append(Op("U", pc, ins, loc, v, des if v == exp else v, wp,
                                          deps=dd))
                         else:
-                            o2.append(Op("R", pc, ins.replace(order=ins.fail_order), ins.loc,
+                            o2.append(Op("R", pc, ins.replace(order=ins.fail_order), loc,
                                          v, None, deps=dd))
                     if ins.reg:
                         r2[ins.reg] = v
@@ -418,24 +470,32 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     ``thin_air`` (a model without a no-thin-air axiom, ``allow thin-air`` in its model file): a
     value that flows around a cycle of rf and data dependencies (``r0 = x; y = r0`` against
     ``r1 = y; x = r1``) is written by no instruction of its own, and the model does not constrain
-    it; every location's domain then starts with :func:`thin_air_values` as well, each a value
-    with no derivation. A read is still given such a value only where some write of that value
+    it; the domain of every location some write stores a register-dependent value into then
+    starts with :func:`thin_air_values` as well, each a value with no derivation (a location
+    written only with constants cannot hold such a value). A read is still given such a value only where some write of that value
     exists in the execution (the search's rf must justify it), i.e. on such a cycle.
     """
     prov: dict[str, dict[int, set[frozenset]]] = {
         loc.name: {loc.init: {frozenset()}} for loc in test.locations}
     if thin_air:
+        # only a location some write stores a register-dependent value into can hold a value
+        # out of thin air: every other write stores a constant, or an rmw result of constants
+        # and the location's own values, which the fixpoint below derives
+        tainted = {loc for _, _, ins in test.instructions()
+                   if ins.base in ("st", "rmw", "cas") and attr(ins, "val") is not None
+                   for loc in array_elements(ins)}
         for c in thin_air_values(test):
-            for p in prov.values():
-                p.setdefault(c, {frozenset()})
+            for loc in tainted:
+                prov[loc].setdefault(c, {frozenset()})
     # every constant a store can write, whether or not its branch is reachable from the values
     # found so far: a branch may be taken only thanks to a (po | rf) cycle (load buffering),
     # which models without a no-thin-air axiom (vulkan) allow; seed=False for models with one
     # (rc11: every value of a consistent execution derives along an acyclic po | rf)
     for tid, i, ins in test.instructions() if seed else ():
         if ins.base == "st" and attr(ins, "val") is None:
-            prov[ins.loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
-                frozenset({(tid, i)}))
+            for loc in array_elements(ins):
+                prov[loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
+                    frozenset({(tid, i)}))
     for _ in range(rounds):
         grown = False
         for tid, th in enumerate(test.threads):
