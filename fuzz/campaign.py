@@ -29,6 +29,7 @@ from litmus import Test, canonical_hash, format_test
 from litmus.ir import UNDEF
 
 from hw import Backend
+from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
 from .compare import compare
@@ -127,6 +128,9 @@ def program_kind(model: str | None):
 
 def mutant_of(backend: str) -> str | None:
     fam, _, rest = backend.partition(":")
+    if fam == "isa":                      # isa:TARGET[,OPTS]:MUTANT[,OPTS]
+        mut = rest.partition(":")[2].split(",")[0]
+        return mut or None
     return rest or None if fam == "sim" else None
 
 
@@ -137,6 +141,7 @@ class Stats:
     findings: int = 0
     undef: int = 0
     errors: int = 0
+    refused: int = 0          # programs the backend cannot express (BackendRefused)
     unconfirmed: int = 0
     active: float = 0.0
 
@@ -214,6 +219,8 @@ class Campaign:
             self.stats.undef += 1
         elif st in ("oracle-error", "backend-error", "too-big"):
             self.stats.errors += 1
+        elif st == "refused":
+            self.stats.refused += 1
         elif st == "unconfirmed":
             self.stats.unconfirmed += 1
         self.coverage.add(e.get("kinds", []), e.get("pairs", []))
@@ -348,6 +355,9 @@ class Campaign:
         entry["verdict"] = res.verdict
         try:
             hist = self._run(test, self.cfg.iterations, pseed, execs)
+        except BackendRefused as e:       # a construct the backend cannot express
+            entry["error"] = _one_line(e)
+            return "refused"
         except Exception as e:
             entry["error"] = _one_line(e)
             return "backend-error"
@@ -460,6 +470,11 @@ class Campaign:
             "sources": [{"campaign": self.uid, "index": i, "seed": pseed}],
             "baseline": base,
         }
+        if isinstance(self.backend, EvidenceBackend):     # e.g. the isa backend's compiled code
+            try:
+                record["evidence"] = self.backend.evidence(small)
+            except Exception as e:
+                record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
         if publish(self.dir, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)

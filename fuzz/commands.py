@@ -33,7 +33,8 @@ def cmd_fuzz(args) -> int:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
         return 2
     print(f"{args.out}: {stats.programs} programs, {stats.findings} finding(s), "
-          f"{stats.undef} undef, {stats.errors} errors, {stats.unconfirmed} unconfirmed",
+          f"{stats.undef} undef, {stats.errors} errors, {stats.refused} refused, "
+          f"{stats.unconfirmed} unconfirmed",
           file=sys.stderr)
     if args.report:
         from .report import build_report
@@ -73,7 +74,8 @@ def register(sub) -> None:
                     "what the model allows, run them on the backend and record every forbidden "
                     "outcome: confirmed, minimized with the backend in the loop, deduplicated, "
                     "written to OUT/findings/<id>/. Resumable (--resume) and shardable (--shard).")
-    p.add_argument("--backend", required=True, help="sim, sim:MUTANT, opencl, opencl:P:D")
+    p.add_argument("--backend", required=True,
+                   help="sim, sim:MUTANT, opencl, opencl:P:D, isa:TARGET[:MUTANT]")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--time", type=float, metavar="S",
                      help="seconds of campaign (default 60 when --programs is not given)")

@@ -154,6 +154,8 @@ def finding_markdown(record: dict, explanation: str | None = None) -> str:
     ]
     if explanation:
         lines += ["## Why the model forbids it", "", "```", explanation.rstrip("\n"), "```", ""]
+    if record.get("evidence"):            # backend-provided, e.g. the isa backend's machine code
+        lines += [record["evidence"].rstrip("\n"), ""]
     if m.get("steps"):
         lines += ["## Minimization", "", "; ".join(m["steps"]), ""]
     lines += ["## Original program", "", "```", record["original"].rstrip("\n"), "```", ""]

@@ -59,13 +59,16 @@ def load_campaign(directory: str) -> dict:
             pairs.update(e.get("pairs", []))
     errors = Counter(e.get("error", "") for p in parts.values() for e in p["programs"]
                      if e.get("status") in ("oracle-error", "backend-error", "too-big"))
+    refused = Counter(e.get("error", "") for p in parts.values() for e in p["programs"]
+                      if e.get("status") == "refused")
     unconfirmed = [e for p in parts.values() for e in p["programs"]
                    if e.get("status") == "unconfirmed"]
     findings = sorted(load_findings(directory),      # smallest (most actionable) first
                       key=lambda r: (r.get("minimize", {}).get("size_after", 0),
                                      r.get("first", {}).get("t", 0.0), r["id"]))
     return {"dir": directory, "meta": meta, "parts": parts, "kinds": kinds, "pairs": pairs,
-            "errors": errors, "unconfirmed": unconfirmed, "findings": findings}
+            "errors": errors, "refused": refused, "unconfirmed": unconfirmed,
+            "findings": findings}
 
 
 def oracle_explainer(test, outcome):
@@ -208,6 +211,11 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
         lines += ["## Errors", "", "| error | programs |", "|---|---:|"]
         lines += [f"| {html.escape(msg)} | {n} |" for msg, n in camp["errors"].most_common(20)]
         lines.append("")
+    if camp["refused"]:
+        lines += ["## Refused programs", "", f"{sum(camp['refused'].values())} programs the "
+                  "backend cannot express (not run):", "", "| reason | programs |", "|---|---:|"]
+        lines += [f"| {html.escape(msg)} | {n} |" for msg, n in camp["refused"].most_common(20)]
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 
@@ -257,6 +265,9 @@ def _finding_html(r: dict, text: str, svg: str) -> str:
         parts.append(f'<div class="graph">{svg}</div>')
     if m.get("steps"):
         parts.append(f"<h3>Minimization</h3><p>{e('; '.join(m['steps']))}</p>")
+    if r.get("evidence"):
+        parts.append(f"<details open><summary>Backend evidence (compiled code)</summary>"
+                     f"<pre>{e(r['evidence'])}</pre></details>")
     parts += [f"<details><summary>Original program</summary><pre>{e(r['original'])}</pre>"
               "</details>", "</section>"]
     return "\n".join(parts)
@@ -320,6 +331,10 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
         out.append('<section id="errors"><h2>Errors</h2>' + _table(
             ["error", "programs"], [[e(m), f'<td class="num">{n}</td>']
                                     for m, n in camp["errors"].most_common(20)]) + "</section>")
+    if camp["refused"]:
+        out.append('<section id="refused"><h2>Refused programs (not expressible)</h2>' + _table(
+            ["reason", "programs"], [[e(m), f'<td class="num">{n}</td>']
+                                     for m, n in camp["refused"].most_common(20)]) + "</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
