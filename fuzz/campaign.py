@@ -94,6 +94,20 @@ class Config:
 ORACLE_BUDGET = 5_000_000
 
 
+def lock_campaign(directory: str):
+    """One process per campaign directory: an exclusive ``flock`` on ``DIR/.lock`` (it dies with
+    the process, even on SIGKILL). Returns the open lock file (closing it releases the lock)."""
+    import fcntl
+    f = open(os.path.join(directory, ".lock"), "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise CampaignError(f"{directory}: another scopefuzz process is running this "
+                            "campaign") from None
+    return f
+
+
 def default_checker():
     try:
         import oracle
@@ -178,14 +192,7 @@ class Campaign:
                              "pid": os.getpid(), "done": len(self.done)})
 
     def _lock(self) -> None:
-        """One process per campaign directory (the lock dies with the process, even on SIGKILL)."""
-        import fcntl
-        self._lock_file = open(os.path.join(self.dir, ".lock"), "w")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise CampaignError(f"{self.dir}: another scopefuzz process is running this "
-                                "campaign") from None
+        self._lock_file = lock_campaign(self.dir)
 
     def _count(self, e: dict) -> None:
         self.stats.programs += 1

@@ -27,7 +27,7 @@ import signal
 import sys
 import time
 
-from .campaign import Campaign, CampaignError, Config, Stats
+from .campaign import Campaign, CampaignError, Config, Stats, lock_campaign
 from .coverage import Coverage
 from .findings import findings_dir
 from .journal import atomic_write, clean_temporaries
@@ -100,13 +100,7 @@ class ParallelCampaign:
         if meta is None and self.cfg.resume and os.path.exists(os.path.join(self.dir, "journal.jsonl")):
             raise CampaignError(f"{self.dir}: holds a one-process campaign; resume it with --jobs 1")
         os.makedirs(findings_dir(self.dir), exist_ok=True)
-        import fcntl
-        self._lock_file = open(os.path.join(self.dir, ".lock"), "w")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise CampaignError(f"{self.dir}: another scopefuzz process is running this "
-                                "campaign") from None
+        self._lock_file = lock_campaign(self.dir)
         if meta is not None:
             if "jobs" not in meta:
                 raise CampaignError(f"{self.dir}: holds a one-process campaign; resume it with "
