@@ -3,11 +3,12 @@
 ``pytest --litmus-fuzz=SECONDS -n N`` gives every worker the same N campaign items; item K runs
 shard K/N of the campaign seed (``--litmus-seed``) into a directory of its own on the worker's host.
 Nothing is shared through a filesystem: when the item ends, the worker puts the shard's parameters,
-its journal summary (the program entries' report fields, :data:`fuzz.merge.SUMMARY_FIELDS`) and its
-finding records into ``config.workeroutput``, which xdist sends to the controller over execnet with
-the worker's end-of-session message. The controller (:class:`Gatherer`) collects them from every
-worker that goes down and, at session end, merges them into one campaign directory
-(``.scopefuzz-pytest/<backend>-<time>-merged/`` under its rootdir) and writes one report there.
+its journal summary (the program entries' report fields, :data:`SUMMARY_FIELDS`) and its finding
+records into ``config.workeroutput``, which xdist sends to the controller over execnet with the
+worker's end-of-session message. The controller (:class:`Gatherer`) collects them from every worker
+that goes down and, at session end, writes each as a campaign directory of its own disk and merges
+them (``scopefuzz merge``) into one campaign directory (``.scopefuzz-pytest/<backend>-<time>-merged/``
+under its rootdir) with one report.
 
 :class:`PinnedLoadScheduling` (installed through xdist's ``pytest_xdist_make_scheduler`` hook under
 the default ``--dist load``) sends fuzz item K to the K-th worker first, so that mixed with ``*.litmus``
@@ -16,8 +17,10 @@ items the N shards still run side by side rather than queued on one worker.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import time
 
 import pytest
@@ -25,6 +28,12 @@ import pytest
 #: the ``workeroutput`` key of the shards a worker ran
 OUTPUT_KEY = "scopefuzz_fuzz"
 FUZZ_PREFIX = "litmus-fuzz["
+
+
+#: the fields of a program entry that reports read: what a worker sends home for each program (the
+#: full journal, with seeds, witnesses and sizes, stays on the worker's host)
+SUMMARY_FIELDS = ("type", "campaign", "i", "t", "status", "executions", "seconds", "kinds", "pairs",
+                  "error", "finding", "name", "test", "forbidden")
 
 
 def send_home(config, out: str) -> None:
@@ -36,7 +45,6 @@ def send_home(config, out: str) -> None:
         return
     from .findings import load_findings
     from .layout import program_entries, read_meta
-    from .merge import summary_entry
     meta = read_meta(out)
     if meta is None:
         return
@@ -44,9 +52,26 @@ def send_home(config, out: str) -> None:
         "dir": out,
         "host": os.uname().nodename,
         "meta": meta,
-        "entries": [summary_entry(e) for e in program_entries(out, meta)],
+        "entries": [{k: e[k] for k in SUMMARY_FIELDS if k in e}
+                    for e in program_entries(out, meta)],
         "findings": load_findings(out),
     })
+
+
+def write_shard(directory: str, shard: dict) -> None:
+    """A shard received from a worker, written on the controller's disk as a campaign directory
+    (its parameters, journal summary and findings) for :func:`fuzz.merge.merge`."""
+    from .findings import publish
+    from .journal import Journal, atomic_write
+    from .layout import JOURNAL, META
+    os.makedirs(directory)
+    atomic_write(os.path.join(directory, META), json.dumps(shard["meta"], sort_keys=True) + "\n")
+    j = Journal(os.path.join(directory, JOURNAL))
+    for e in shard["entries"]:
+        j.append(e)
+    j.close()
+    for rec in shard["findings"]:
+        publish(directory, rec)
 
 
 class Gatherer:
@@ -77,21 +102,25 @@ class Gatherer:
     def pytest_sessionfinish(self, session):
         if not self.shards:
             return
-        from .merge import MergeError, Part, merge_parts
-        from .report import build_report
+        from .merge import MergeError, merge
         from .pytest_plugin import backend_spec
+        from .report import build_report
         tag = re.sub(r"[^A-Za-z0-9_.-]", "_", backend_spec(self.config))
-        out = os.path.join(str(self.config.rootpath), ".scopefuzz-pytest",
-                           f"{tag}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-merged")
-        parts = [Part([s["meta"]], [dict(e, campaign=e.get("campaign", s["meta"].get("uid")))
-                                    for e in s["entries"]], lambda s=s: s["findings"])
-                 for s in sorted(self.shards, key=lambda s: s["meta"].get("shard", ""))]
+        base = os.path.join(str(self.config.rootpath), ".scopefuzz-pytest")
+        out = os.path.join(base, f"{tag}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-merged")
+        received = os.path.join(base, f".received-{os.getpid()}")
         try:
-            self.counts = merge_parts(out, parts)
+            dirs = []
+            for k, shard in enumerate(sorted(self.shards, key=lambda s: s["meta"].get("shard", ""))):
+                dirs.append(os.path.join(received, f"part{k}"))
+                write_shard(dirs[-1], shard)
+            self.counts = merge(out, dirs)
             build_report(out)
         except (MergeError, OSError) as e:
             self.error = str(e).splitlines()[0]
             return
+        finally:
+            shutil.rmtree(received, ignore_errors=True)
         self.out = out
 
     def pytest_terminal_summary(self, terminalreporter):

@@ -272,8 +272,12 @@ class FuzzItem(pytest.Item):
                   + ("" if n == 1 else f"-shard{k}of{n}")))
         cfg = Config(backend=session.spec, out=str(out), seed=self.config.getoption("--litmus-seed"),
                      time=self.seconds, shard=self.shard)
+        from fuzz.workers import numba_thread_limit, numba_threads
         try:
-            stats = Campaign(cfg).run()
+            # the xdist workers of one host share its cores: one simulator thread each when there
+            # are as many workers as cores (as ``scopefuzz fuzz --jobs`` does)
+            with numba_thread_limit(numba_threads(n)):
+                stats = Campaign(cfg).run()
         finally:
             send_home(self.config, str(out))
         self.user_properties.append(("programs", stats.programs))

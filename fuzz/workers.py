@@ -66,6 +66,31 @@ def numba_threads(jobs: int) -> int:
     return max(1, cores() // max(1, jobs))
 
 
+class numba_thread_limit:
+    """``with numba_thread_limit(k):`` the simulator's parallel loops use at most ``k`` threads in
+    this thread (``numba.set_num_threads``; for processes numba already runs in, e.g. an xdist
+    worker, where ``NUMBA_NUM_THREADS`` can no longer be set)."""
+
+    def __init__(self, k: int):
+        self.k = k
+        self.saved = None
+
+    def __enter__(self):
+        try:
+            import numba
+            self.saved = numba.get_num_threads()
+            numba.set_num_threads(max(1, min(self.k, numba.config.NUMBA_NUM_THREADS)))
+        except (ImportError, ValueError, RuntimeError):
+            self.saved = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            import numba
+            numba.set_num_threads(self.saved)
+        return False
+
+
 class ParallelCampaign:
     """The parent of a ``--jobs N`` campaign (N >= 2; one job is :class:`Campaign` itself)."""
 
