@@ -147,3 +147,17 @@ def test_a_killed_campaign_resumes_with_its_job_count(tmp_path, reference):
     assert _programs(d) == _programs(reference)
     assert _findings(d) == _findings(reference)
     assert not [n for n in os.listdir(d / "findings") if n.startswith(".")]
+
+
+def test_each_worker_gets_its_own_device_and_shard(tmp_path):
+    from fuzz.campaign import Config
+    from fuzz.workers import ParallelCampaign, default_jobs
+    cfg = Config(backend="opencl", out=str(tmp_path / "c"), shard=(2, 3))
+    par = ParallelCampaign(cfg, 3, devices=["opencl:0:0", "opencl:0:1"])
+    got = [(c.backend, c.shard, os.path.basename(c.out), c.findings_root)
+           for c in (par.worker_config(j, False, None) for j in range(3))]
+    assert got == [("opencl:0:0", (2, 9), "shard-2of9", str(tmp_path / "c")),
+                   ("opencl:0:1", (5, 9), "shard-5of9", str(tmp_path / "c")),
+                   ("opencl:0:0", (8, 9), "shard-8of9", str(tmp_path / "c"))]
+    assert default_jobs("opencl", None) == 1 and default_jobs("opencl", ["a", "b"]) == 2
+    assert default_jobs("sim", None) == len(os.sched_getaffinity(0))
