@@ -379,11 +379,13 @@ class _PipeProgress:
         self.last = 0.0
         self.campaign: Campaign | None = None
         self.stop_asked = False
+        self.sent_findings = 0
 
     def _send(self, stats, coverage) -> None:
         body = {"stats": dataclasses.asdict(stats), "kinds": dict(coverage.kinds),
                 "pairs": dict(coverage.pairs),
                 "new_findings": self.campaign.new_findings if self.campaign else 0}
+        self.sent_findings = body["new_findings"]
         try:
             self.conn.send(("stats", body))
         except (OSError, BrokenPipeError):
@@ -395,7 +397,8 @@ class _PipeProgress:
 
     def update(self, stats, coverage) -> None:
         now = time.monotonic()
-        if now - self.last >= self.interval:
+        news = self.campaign.new_findings if self.campaign else 0
+        if now - self.last >= self.interval or news != self.sent_findings:   # --stop-after
             self.last = now
             self._send(stats, coverage)
 

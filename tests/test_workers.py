@@ -161,3 +161,12 @@ def test_each_worker_gets_its_own_device_and_shard(tmp_path):
                    ("opencl:0:0", (8, 9), "shard-8of9", str(tmp_path / "c"))]
     assert default_jobs("opencl", None) == 1 and default_jobs("opencl", ["a", "b"]) == 2
     assert default_jobs("sim", None) == len(os.sched_getaffinity(0))
+
+
+def test_stop_after_counts_findings_over_all_shards(tmp_path):
+    done = _run(tmp_path, "--jobs", "2", "--stop-after", "1", "--out", str(tmp_path / "c"))
+    assert done.returncode == 1, done.stderr
+    n = len(_programs(tmp_path / "c"))
+    assert _findings(tmp_path / "c") and n < int(PROGRAMS)
+    for k in (1, 2):                      # both shards stopped, each after a program it finished
+        assert [e for e in _shard_journal(tmp_path / "c", k) if e["type"] == "program"]
