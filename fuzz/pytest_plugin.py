@@ -139,20 +139,21 @@ def pytest_collect_file(file_path: pathlib.Path, parent):
     return None
 
 
-def worker_count() -> int:
-    """xdist's worker count (``PYTEST_XDIST_WORKER_COUNT``, set in each worker before collection);
-    1 without xdist."""
-    n = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
-    return int(n) if n.isdigit() and int(n) > 0 else 1
+def worker_count(config) -> int:
+    """The number of xdist workers when this process is one (``config.workerinput``), else 1.
+    (Not the ``PYTEST_XDIST_WORKER_COUNT`` variable: a pytest run started from inside an xdist
+    worker, e.g. by pytester, inherits it without being a worker.)"""
+    wi = getattr(config, "workerinput", None)
+    return max(1, int(wi.get("workercount", 1))) if wi else 1
 
 
 def pytest_collection_modifyitems(session, config, items):
     seconds = config.getoption("--litmus-fuzz")
     if seconds:
         # one campaign item per xdist worker, item K taking shard K/N of one campaign seed; every
-        # worker collects the same N items (xdist requires it) and the scheduler below gives
+        # worker collects the same N items (xdist requires it) and fuzz.gather's scheduler gives
         # each worker its own
-        n = worker_count()
+        n = worker_count(config)
         for k in range(1, n + 1):
             name = f"litmus-fuzz[{seconds:g}s]" if n == 1 else f"litmus-fuzz[{seconds:g}s-{k}of{n}]"
             items.append(FuzzItem.from_parent(session, name=name, seconds=seconds, shard=(k, n)))
