@@ -158,7 +158,12 @@ class ParallelCampaign:
                     if spec.partition(":")[0] not in hw.FAMILIES:
                         raise hw.BackendError(f"unknown backend {spec!r}")
                 else:
-                    hw.get_backend(spec).close()
+                    b = hw.get_backend(spec)
+                    try:       # it must run the programs' dialect (--model ptx: not the simulator)
+                        Campaign(dataclasses.replace(self.cfg, backend=spec, baseline=None),
+                                 backend=b).check_backend()
+                    finally:
+                        b.close()
             except hw.BackendError as e:
                 raise CampaignError(str(e)) from None
 
