@@ -40,8 +40,7 @@ from .progress import Progress
 from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
                          program_seed)
 
-META = "campaign.json"
-JOURNAL = "journal.jsonl"
+from .layout import JOURNAL, META  # noqa: E402  (re-exported: the one-process layout's files)
 
 
 class CampaignError(Exception):
@@ -82,6 +81,8 @@ class Config:
     baseline: str | None = None       # a reference backend (e.g. "sim" for "sim:MUTANT")
     max_findings: int | None = None   # stop after this many new findings (not on the baseline)
     model: str | None = None          # the oracle's model; None: AMDGPU programs, amdgpu model
+    findings_root: str | None = None  # the directory whose findings/ this campaign publishes to
+    #                                   (a parallel campaign's shards share their parent's); None: out
 
     def identity(self) -> dict:
         """What must match for ``--resume`` (program numbering and meaning of each program)."""
@@ -97,6 +98,20 @@ class Config:
 #: incremental model evaluation): a program with a huge candidate space is journaled as an oracle
 #: error instead of stalling the campaign
 ORACLE_BUDGET = 5_000_000
+
+
+def lock_campaign(directory: str):
+    """One process per campaign directory: an exclusive ``flock`` on ``DIR/.lock`` (it dies with
+    the process, even on SIGKILL). Returns the open lock file (closing it releases the lock)."""
+    import fcntl
+    f = open(os.path.join(directory, ".lock"), "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise CampaignError(f"{directory}: another scopefuzz process is running this "
+                            "campaign") from None
+    return f
 
 
 def default_checker(model: str | None = None):
@@ -151,9 +166,11 @@ class Campaign:
 
     def __init__(self, config: Config, backend: Backend | None = None,
                  checker: Callable | None = None, progress: Progress | None = None,
-                 baseline: Backend | None = None):
+                 baseline: Backend | None = None, stop: Callable[[], bool] | None = None):
         self.cfg = config
         self.dir = config.out
+        self.root = config.findings_root or config.out   # where findings/ is
+        self._stop = stop            # asked between programs: True ends the session early
         self._backend = backend
         self._baseline = baseline
         self.new_findings = 0
@@ -174,10 +191,12 @@ class Campaign:
         if exists and not self.cfg.resume:
             raise CampaignError(f"{self.dir}: already holds a campaign (use --resume, or another "
                                 "--out)")
-        os.makedirs(findings_dir(self.dir), exist_ok=True)
+        os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(findings_dir(self.root), exist_ok=True)
         self._lock()
         clean_temporaries(self.dir)
-        clean_temporaries(findings_dir(self.dir))
+        if self.root == self.dir:     # a shared findings/ is cleaned by the parent, not a shard
+            clean_temporaries(findings_dir(self.root))
         if os.path.exists(meta_path):
             with open(meta_path, encoding="utf-8") as f:
                 meta = json.load(f)
@@ -194,7 +213,7 @@ class Campaign:
                 self.done.add(e["i"])
                 self._count(e)
                 self.stats.active = max(self.stats.active, e.get("t", 0.0))
-        for rec in load_findings(self.dir):
+        for rec in load_findings(self.root):
             self.known[rec["id"]] = rec
         self.stats.findings = len(self.known)
         self.journal = Journal(jpath)
@@ -202,14 +221,7 @@ class Campaign:
                              "pid": os.getpid(), "done": len(self.done)})
 
     def _lock(self) -> None:
-        """One process per campaign directory (the lock dies with the process, even on SIGKILL)."""
-        import fcntl
-        self._lock_file = open(os.path.join(self.dir, ".lock"), "w")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise CampaignError(f"{self.dir}: another scopefuzz process is running this "
-                                "campaign") from None
+        self._lock_file = lock_campaign(self.dir)
 
     def _count(self, e: dict) -> None:
         self.stats.programs += 1
@@ -295,6 +307,8 @@ class Campaign:
                     self.progress.update(self.stats, self.coverage)
                 if self.cfg.max_findings is not None and \
                         self.new_findings >= self.cfg.max_findings:
+                    break
+                if self._stop is not None and self._stop():
                     break
         finally:
             self.journal.close()
@@ -475,7 +489,7 @@ class Campaign:
                 record["evidence"] = self.backend.evidence(small)
             except Exception as e:
                 record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
-        if publish(self.dir, record):
+        if publish(self.root, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
             if base is None or base.get("forbidden", 1) == 0:

@@ -18,10 +18,11 @@ from typing import Callable
 
 from litmus.scopes import SCOPES
 
-from .campaign import JOURNAL, META
+from .campaign import META
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
-from .journal import atomic_write, read_journal
+from .journal import atomic_write
+from .layout import part_metas, program_entries
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
 
 
@@ -37,15 +38,10 @@ def load_campaign(directory: str) -> dict:
         raise ReportError(f"{directory}: not a campaign directory (no {META})")
     with open(meta_path, encoding="utf-8") as f:
         meta = json.load(f)
-    entries = list(read_journal(os.path.join(directory, JOURNAL)))
     parts: dict[str, dict] = {}
-    default_uid = meta.get("uid", "campaign")
-    metas = {m.get("uid", f"part{k}"): m for k, m in enumerate(meta.get("merged", []))} \
-        or {default_uid: meta}
-    for e in entries:
-        if e.get("type") != "program":
-            continue
-        uid = e.get("campaign", default_uid)
+    metas = part_metas(meta, directory)
+    for e in program_entries(directory, meta):
+        uid = e["campaign"]
         p = parts.setdefault(uid, {"uid": uid, "meta": metas.get(uid, meta), "programs": [],
                                    "status": Counter(), "executions": 0, "active": 0.0})
         p["programs"].append(e)
