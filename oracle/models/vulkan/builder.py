@@ -22,7 +22,6 @@ from litmus.outcome import evaluate
 
 from oracle.errors import OracleError
 from oracle.events import REQ_EQ, REQ_NE, Event, PreExecution
-from oracle.models.rc11.builder import add_observables
 from oracle.models.path_executions import _build
 from oracle.models.vulkan.fallback import CLASSES, prepare
 
@@ -109,6 +108,19 @@ def to_pre_execution(test: Test, x0, combo, variant: dict, loc_atoms) -> PreExec
         pe.sets.setdefault(name, set())
     add_observables(pe, test, combo, x0, final)
     return pe
+
+
+def add_observables(pe: PreExecution, test: Test, combo, x0, final: dict) -> None:
+    """Outcome keys of one path combination: each register is the value an event read (or a
+    constant the path assigned), each global the value its final-memory read sees."""
+    for tid, path in enumerate(combo):
+        regs = path.reg_dict()
+        for r in test.registers(tid):
+            v = regs.get(r, test.register_init(tid, r))
+            pe.observables.append((f"P{tid}:{r}", ("event", x0.op_event[tid][v[1]])
+                                   if isinstance(v, tuple) else ("const", v)))
+    for loc in test.globals:
+        pe.observables.append((loc.name, ("event", final[loc.name])))
 
 
 def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
