@@ -124,10 +124,9 @@ class Program:
         self.final_attrs = [(-1, self.loc_ids[name], 0, -1, 0, 0) + final_req.get(name, (0, 0))
                             + (-1,) + _PAD for name in self.globals]
 
-    def blocks(self, combos) -> list[tuple[Block, ...]]:
-        """The combinations as blocks, one :class:`Block` per distinct (thread, path)."""
+    def blocks(self, combos):
+        """The combinations as blocks (one :class:`Block` per distinct thread path), lazily."""
         made: dict = {}
-        out = []
         loc_ids = self.loc_ids
         for combo in combos:
             row = []
@@ -136,8 +135,7 @@ class Program:
                 if b is None:
                     b = made[(tid, id(path))] = Block(tid, path, loc_ids)
                 row.append(b)
-            out.append(tuple(row))
-        return out
+            yield tuple(row)
 
 
 class Layout:
