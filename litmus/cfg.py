@@ -528,7 +528,9 @@ MAX_COMBINATIONS = 200_000
 
 
 def _init_regs(test: Test, tid: int) -> dict[str, int]:
-    return {r: test.register_init(tid, r) for r in test.registers(tid)}
+    """Thread ``tid``'s registers given an initial value (the others start at 0, which is what
+    reading an unset register gives and what a path's final registers say of one never set)."""
+    return {r: v for t, r, v in test.reg_init if t == tid}
 
 
 def _reads_values(tc: ThreadCode) -> bool:
@@ -610,6 +612,9 @@ def justified_paths(test: Test, unroll: int = UNROLL,
         return out
 
     start = ((),) * nthreads
+    first = [node(tid, ()) for tid in range(nthreads)]
+    if None not in first and all(nd[0] == done for nd in first):
+        return [tuple([nd[1] for nd in first])]      # no thread reads a value it uses
     seen = {start}
     stack = [start]
     finished = []
@@ -639,5 +644,4 @@ def justified_paths(test: Test, unroll: int = UNROLL,
             raise ValueError(f"{test.name}: more than {limit} partial executions of its thread "
                              f"paths; bound the loops or the values")
     finished.sort()
-    return [tuple(memo[tid][prefix][1] for tid, prefix in enumerate(state))
-            for state in finished]
+    return [tuple([m[prefix][1] for m, prefix in zip(memo, state)]) for state in finished]
