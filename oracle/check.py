@@ -21,6 +21,7 @@ from .events import UNDEF_VAL, table_of
 from .lang import load_model
 from .pack import search_pe
 from .registry import ModelUnit, get as get_unit
+from .warmup import ready
 
 
 @dataclass
@@ -114,9 +115,12 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
         res = dataclasses.replace(hit, states=list(hit.states), seconds=0.0)
         res.verdict = verdict(test.condition, res.states, bool(res.ub))
         return res
-    t0 = time.perf_counter()
     unit = get_unit(model)
     prog = load_model(model)
+    # the clock starts after what a process does once: reading the model file, loading (or
+    # compiling) the engine's machine code (oracle/warmup.py)
+    ready(unit)
+    t0 = time.perf_counter()
     try:
         pes = pre_executions(unit, test)
     except TooManyEvents:

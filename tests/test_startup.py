@@ -1,0 +1,74 @@
+"""Start-up: a check loads its own model unit only, the oracle's compiled code is loaded before the
+clock of ``check`` starts (``seconds`` is the test's own time), and the warm-up loads every
+compiled entry point of the check and the explanation."""
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+import oracle
+import oracle.registry
+import oracle.warmup
+from litmus import parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _python(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_a_check_imports_its_own_unit_only():
+    got = json.loads(_python(
+        "import json, sys, oracle\n"
+        "from litmus import parse\n"
+        "from oracle.warmup import SAMPLES\n"
+        "oracle.check(parse(SAMPLES['C']))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('oracle.models.'))))\n"))
+    assert "oracle.models.rc11" in got
+    # not the other units, nor the Python fallback of rc11 (programs over 64 events only)
+    assert not [m for m in got if m.startswith(("oracle.models.amdgpu", "oracle.models.vulkan"))]
+    assert "oracle.models.rc11.fallback" not in got
+    assert "oracle.models.path_executions" not in got
+
+
+def test_seconds_leave_out_the_warm_up(monkeypatch):
+    """Whatever the warm-up costs (loading or compiling machine code), it happens before the
+    check's clock starts."""
+    test = parse(oracle.warmup.SAMPLES["C"].replace("warmup", "warmup-timing"))
+    oracle.warmup.ready(oracle.registry.get("rc11"))       # what the stand-in below replaces
+    calls = []
+
+    def slow_ready(unit):
+        calls.append(unit.name)
+        time.sleep(0.5)
+
+    # (the module: ``oracle.check`` is also the package's function)
+    monkeypatch.setattr(importlib.import_module("oracle.check"), "ready", slow_ready)
+    oracle.clear_cache()
+    res = oracle.check(test)
+    assert calls == ["rc11"]
+    assert res.seconds < 0.5
+
+
+def test_warm_loads_every_compiled_entry_point():
+    # a fresh process: nothing is loaded until warm() runs
+    got = json.loads(_python(
+        "import json\n"
+        "from oracle.warmup import warm\n"
+        "from oracle import engine, pack\n"
+        "from oracle.models.amdgpu import static\n"
+        "before = [len(f.signatures) for f in (pack._search_table, engine.eval_ops, static.derive)]\n"
+        "names = warm()\n"
+        "after = [len(f.signatures) for f in (pack._search_table, engine.eval_ops, static.derive)]\n"
+        "print(json.dumps([names, before, after]))\n"))
+    names, before, after = got
+    assert sorted(names) == ["amdgpu", "rc11", "vulkan"]
+    assert before == [0, 0, 0]
+    assert all(after)
