@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "fuzz.commands",
     "hw.opencl.commands",
     "hw.commands",
+    "fuzz.warm",
 ]
 
 
