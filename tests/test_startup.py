@@ -72,3 +72,43 @@ def test_warm_loads_every_compiled_entry_point():
     assert sorted(names) == ["amdgpu", "rc11", "vulkan"]
     assert before == [0, 0, 0]
     assert all(after)
+
+
+#: what ``scopefuzz check`` must not import: the OpenCL and simulator stacks, Hypothesis and the
+#: campaign machinery (each costs start-up time and none of it is used)
+NOT_FOR_CHECK = ("pyopencl", "hypothesis", "hw.sim", "hw.opencl", "fuzz.strategies",
+                 "fuzz.campaign")
+
+
+def test_the_check_command_imports_only_what_it_uses(tmp_path):
+    path = tmp_path / "mp.litmus"
+    path.write_text(oracle.warmup.SAMPLES["C"])
+    got = json.loads(_python(
+        "import contextlib, io, json, sys\n"
+        "from fuzz.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    status = main(['check', {str(path)!r}])\n"
+        "print(json.dumps([status, out.getvalue(), sorted(sys.modules)]))\n"))
+    status, printed, modules = got
+    assert status == 0 and printed.startswith("warmup  No")
+    loaded = [m for m in modules if m.split(".")[0] in ("pyopencl", "hypothesis")
+              or m.startswith(NOT_FOR_CHECK[2:])]
+    assert loaded == []
+    # its own model unit (and the path tables it builds with), not the others, nor the Python
+    # fallback of its model (programs over 64 events only), nor explanations
+    assert not [m for m in modules if m.startswith(("oracle.models.amdgpu", "oracle.models.vulkan",
+                                                    "oracle.models.rc11.fallback",
+                                                    "oracle.models.path_executions",
+                                                    "oracle.explanation"))]
+
+
+def test_the_command_table_names_the_module_registering_each_command():
+    import argparse
+
+    from fuzz.cli import COMMAND_MODULES, COMMANDS
+    registered = {}
+    for name in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(name).register(sub)
+        registered.update({command: name for command in sub.choices})
+    assert registered == COMMANDS
