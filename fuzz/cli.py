@@ -20,9 +20,11 @@ import sys
 COMMAND_MODULES = [
     "litmus.commands",
     "oracle.commands",
+    "fuzz.bench",
     "fuzz.commands",
     "hw.opencl.commands",
-    "hw.commands",
+    "fuzz.run",
+    "hw.sim.commands",
     "fuzz.warm",
 ]
 
@@ -30,10 +32,11 @@ COMMAND_MODULES = [
 #: checks the two agree)
 COMMANDS = {
     "fmt": "litmus.commands",
-    "check": "oracle.commands", "explain": "oracle.commands", "bench": "oracle.commands",
+    "check": "oracle.commands", "explain": "oracle.commands",
+    "bench": "fuzz.bench",
     "fuzz": "fuzz.commands", "report": "fuzz.commands", "merge": "fuzz.commands",
     "codegen": "hw.opencl.commands", "devices": "hw.opencl.commands",
-    "run": "hw.commands", "mutants": "hw.commands",
+    "run": "fuzz.run", "mutants": "hw.sim.commands",
     "warm": "fuzz.warm",
 }
 

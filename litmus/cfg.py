@@ -28,6 +28,7 @@ import functools
 from typing import Callable, Iterable, NamedTuple
 
 from .ir import Instr, Test, prop_atoms
+from .rmw import OP_CODES, apply_rmw
 
 #: Default bound on how often one instruction may execute in a path (loop unrolling).
 UNROLL = 3
@@ -45,11 +46,6 @@ BINOPS = {
 }
 UNOPS = {"!": lambda a: int(not a), "neg": lambda a: -a}
 
-RMW_APPLY = {
-    "add": lambda old, v: old + v, "sub": lambda old, v: old - v, "xchg": lambda old, v: v,
-    "and": lambda old, v: old & v, "or": lambda old, v: old | v, "xor": lambda old, v: old ^ v,
-    "max": max, "min": min,
-}
 
 
 # --- expressions --------------------------------------------------------------------------------
@@ -399,7 +395,7 @@ class ThreadCode:
         elif b == "rmw":
             operand = self._operand(row, "val", 0, regs)
             wp = (vp | self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
-            ops.append(Op("U", pc, ins, ins.loc, v, RMW_APPLY[ins.op](v, operand), wp))
+            ops.append(Op("U", pc, ins, ins.loc, v, apply_rmw(OP_CODES[ins.op], v, operand), wp))
         else:
             exp = self._operand(row, "exp", 0, regs)
             if v == exp:
