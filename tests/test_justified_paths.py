@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 import oracle
 from litmus import parse
 from litmus.cfg import justified_paths, paths_per_thread
-from oracle import registry
+from test_conformance_rc11 import assert_engine_agrees_with_reference
 
-rc11_ref = registry.get("rc11").fallback
 
 # P0 copies x + 1 into y, P1 copies y into x: load buffering through data dependencies
 LB_DATA = """C lb-data
@@ -141,10 +140,4 @@ def dependent_c_programs(draw):
 @settings(max_examples=40, deadline=None)
 @given(dependent_c_programs())
 def test_engine_and_reference_agree_on_programs_with_dependencies(text):
-    t = parse(text)
-    eng = oracle.check(t, "rc11")
-    ref = rc11_ref(t)
-    key = lambda s: tuple(sorted(s.items()))  # noqa: E731
-    assert sorted(map(key, eng.states)) == sorted(map(key, ref.states))
-    assert eng.verdict == ref.verdict
-    assert ("racy" in eng.flags) == ("racy" in ref.flags)
+    assert_engine_agrees_with_reference(parse(text))
