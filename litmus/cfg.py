@@ -8,6 +8,11 @@ Vulkan tests have labels, ``beq``/``bne``/``goto`` and spin loops. Their front e
 
 - ``val=EXPR``: the value stored / the rmw operand / the assigned value when it is not a constant
   (``st``, ``rmw``, ``assign``); ``exp=EXPR``: the expected value of a ``cas``;
+- ``unseq=ID:SIDE`` on an access: it lies in operand SIDE (0 or 1) of operator ID of a C
+  expression; accesses in the two operands of one operator are unsequenced (:func:`unsequenced`);
+- ``arr=NAME:LEN`` and ``off=EXPR`` on an access: an address dependency, the access goes to the
+  element ``NAME[off]`` of an array of LEN locations (``NAME[0]`` .. ``NAME[LEN-1]``; ``loc`` is
+  ``NAME[0]``), chosen per path (:func:`access_location`);
 - ``cond=EXPR`` and ``target=L`` of a ``branch`` (jump when EXPR is non-zero), ``target=L`` of a
   ``goto``, ``label=L`` of a ``label``.
 
@@ -28,7 +33,7 @@ import functools
 from typing import Callable, Iterable, NamedTuple
 
 from .ir import Instr, Test, prop_atoms
-from .rmw import OP_CODES, apply_rmw
+from .rmw import RMW_CODES, apply_rmw
 
 #: Default bound on how often one instruction may execute in a path (loop unrolling).
 UNROLL = 3
@@ -126,7 +131,7 @@ def data_constants(test: Test) -> set[int]:
             out.update(ins.args)
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "exp", "cond"):
+            if k in ("val", "exp", "cond", "off"):
                 out |= expr_constants(parse_expr_text(v))
     for prop in (test.condition.prop, dict(test.meta).get("filter")):
         if prop is not None:
@@ -157,6 +162,13 @@ def attr(ins: Instr, key: str) -> str | None:
     return None
 
 
+def _operand(ins: Instr, key: str, default: int | None, regs: dict[str, int]) -> int:
+    text = attr(ins, key)
+    if text is None:
+        return default
+    return evaluate(parse_expr_text(text), regs)
+
+
 # --- thread paths ---------------------------------------------------------------------------------
 
 class Op(NamedTuple):
@@ -164,7 +176,11 @@ class Op(NamedTuple):
 
     ``kind``: ``R`` read, ``W`` write, ``U`` read-modify-write (a read of ``rval`` and a write of
     ``wval``), ``F`` fence, ``B`` control barrier, ``AV``/``VIS`` device availability/visibility
-    operations. ``index`` is the instruction's row in the thread's code. (A named tuple, not a
+    operations. ``index`` is the instruction's row in the thread's code. ``bar_id``: the value of
+    a barrier's ``id=`` operand on this path (a register id is evaluated). ``deps`` (only when
+    :func:`thread_paths` is asked for them): the positions, in the path's ops, of the reads this
+    operation depends on: through the value it writes or compares (data), through its address
+    (``off=``) or through a branch taken or not before it (control). (A named tuple, not a
     dataclass: path enumerations make many of them, and a tuple is several times cheaper to
     build.)
     """
@@ -176,6 +192,8 @@ class Op(NamedTuple):
     rval: int | None = None
     wval: int | None = None
     prov: frozenset = frozenset()     # write instructions the written value derives from
+    bar_id: int | None = None
+    deps: frozenset = frozenset()     # reads (positions in the path's ops) it depends on
 
 
 class Path(NamedTuple):
@@ -200,9 +218,52 @@ def used_registers(code: tuple[Instr, ...]) -> set[str]:
     for ins in code:
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "cond", "exp"):
+            if k in ("val", "cond", "exp", "id", "off"):
                 used |= expr_registers(parse_expr_text(v))
     return used
+
+
+def unsequenced(a: Instr, b: Instr) -> bool:
+    """Are two instructions of one thread unsequenced (C11 6.5p3: accesses in the two operands
+    of one operator, marked ``unseq=ID:SIDE`` by the C front end)? Program order leaves such a
+    pair unordered."""
+    if not a.attrs or not b.attrs:
+        return False
+    sides = {}
+    for x in a.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            sides[gid] = side
+    for x in b.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            if sides.get(gid, side) != side:
+                return True
+    return False
+
+
+def array_elements(ins: Instr) -> list[str]:
+    """Every location an access may reach: its ``loc``, or each element of its ``arr=`` array."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return [ins.loc]
+    name, _, size = arr.rpartition(":")
+    return [f"{name}[{k}]" for k in range(int(size))]
+
+
+def access_location(ins: Instr, regs: dict[str, int]) -> str | None:
+    """The location an access reaches with these register values: its ``loc``, or for an
+    address dependency (``arr=NAME:LEN``, ``off=EXPR``) the element ``NAME[off]``; None when
+    the offset falls outside the array (no location of the test: such a path is dropped,
+    :func:`thread_paths`)."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return ins.loc
+    name, _, size = arr.rpartition(":")
+    k = _operand(ins, "off", 0, regs)
+    if not isinstance(k, int) or not 0 <= k < int(size):
+        return None
+    return f"{name}[{k}]"
 
 
 def spin_loops(code: tuple[Instr, ...], labels: dict[str, int] | None = None) -> set[int]:
@@ -254,7 +315,11 @@ DEAD = -1
 _EMPTY = frozenset()
 _NO_EXPRS: dict = {}
 #: simple bases that add one operation (kind) and go on
-_PLAIN_OPS = {"fence": "F", "cbar": "B", "avdevice": "AV", "visdevice": "VIS"}
+_PLAIN_OPS = {"avdevice": "AV", "visdevice": "VIS"}
+#: the attrs holding an expression (:func:`parse_expr_text`)
+_EXPR_KEYS = frozenset({"val", "exp", "cond", "id", "off"})
+#: the key of the control dependencies in a path's read-dependency map (:class:`ThreadCode`)
+CTRL = "#ctrl"
 
 
 class ThreadCode:
@@ -266,6 +331,10 @@ class ThreadCode:
     returning a given value). Both enumerations below are built on these two steps:
     :func:`thread_paths` (every value of a domain per read) and :func:`justified_paths` (values
     written earlier in a growing execution).
+
+    With ``rd`` (a dict) the two steps also track read dependencies (:attr:`Op.deps`): per
+    register the reads its value depends on, and under :data:`CTRL` those of the branches
+    passed so far.
     """
 
     __slots__ = ("code", "labels", "spins", "looped", "used", "rows", "reg_names")
@@ -281,11 +350,12 @@ class ThreadCode:
             b = ins.base
             exprs = _NO_EXPRS
             target = None
+            arr = None
             if ins.attrs:
                 exprs = {}
                 for a in ins.attrs:
                     k, _, v = a.partition("=")
-                    if k == "val" or k == "exp" or k == "cond":
+                    if k in _EXPR_KEYS:
                         e = exprs[k] = parse_expr_text(v)
                         if type(e) is not int:
                             used |= expr_registers(e)
@@ -293,12 +363,15 @@ class ThreadCode:
                         labels[v] = i
                     elif k == "target":
                         target = v
+                    elif k == "arr" and arr is None:
+                        name, _, size = v.rpartition(":")
+                        arr = (name, int(size))
             if ins.reg:
                 regs.add(ins.reg)
             if b == "goto" or b == "branch":
                 jumps.append(i)
             rows.append([b, ins, exprs, target,
-                         ins.replace(order=ins.fail_order) if b == "cas" else None])
+                         ins.replace(order=ins.fail_order) if b == "cas" else None, arr])
         for i in jumps:
             rows[i][3] = labels[rows[i][3]]
         for row in rows:
@@ -319,7 +392,8 @@ class ThreadCode:
             return args[pos] if len(args) > pos else 0
         return evaluate(e, regs)
 
-    def _dep(self, row, key: str, prov: dict):
+    @staticmethod
+    def _dep(row, key: str, prov: dict):
         e = row[2].get(key)
         if e is None:
             return _EMPTY
@@ -328,11 +402,34 @@ class ThreadCode:
             p = p | prov.get(r, _EMPTY)
         return p
 
+    def _rdeps(self, row, rd: dict | None, *keys):
+        """The reads an op of ``row`` depends on: its operands' and the control dependencies."""
+        if rd is None:
+            return _EMPTY
+        p = rd.get(CTRL, _EMPTY)
+        for k in keys:
+            p = p | self._dep(row, k, rd)
+        return p
+
+    def location(self, pc: int, regs: dict) -> str | None:
+        """The location the access at ``pc`` reaches with these registers
+        (:func:`access_location`): None when its offset falls outside its array."""
+        row = self.rows[pc]
+        arr = row[5]
+        if arr is None:
+            return row[1].loc
+        e = row[2].get("off")
+        k = evaluate(e, regs) if e is not None else 0
+        if not isinstance(k, int) or not 0 <= k < arr[1]:
+            return None
+        return f"{arr[0]}[{k}]"
+
     def advance(self, pc: int, regs: dict, ops: list, counts: dict, unroll: int,
-                prov: dict | None = None, key=None) -> int:
-        """Run from ``pc`` (updating ``regs``, ``ops``, ``counts`` and, with ``key``, the
-        provenance ``prov``) up to the next value read: its index, ``len(code)`` at the end,
-        :data:`DEAD` when the path is dropped (unrolling bound, a spin loop going round)."""
+                prov: dict | None = None, key=None, rd: dict | None = None) -> int:
+        """Run from ``pc`` (updating ``regs``, ``ops``, ``counts``, with ``key`` the
+        provenance ``prov``, with ``rd`` the read dependencies) up to the next value read: its
+        index, ``len(code)`` at the end, :data:`DEAD` when the path is dropped (unrolling bound,
+        a spin loop going round, an address outside its array)."""
         rows = self.rows
         n = len(rows)
         while pc < n:
@@ -349,6 +446,8 @@ class ThreadCode:
                     return DEAD
                 pc = row[3]
             elif b == "branch":
+                if rd is not None:
+                    rd[CTRL] = self._rdeps(row, rd, "cond")
                 cond = row[2].get("cond")
                 if cond is not None and evaluate(cond, regs):
                     if pc in self.spins:
@@ -361,21 +460,44 @@ class ThreadCode:
                 regs[ins.reg] = self._operand(row, "val", 0, regs)
                 if key is not None:
                     prov[ins.reg] = self._dep(row, "val", prov)
+                if rd is not None:
+                    rd[ins.reg] = self._dep(row, "val", rd)
                 pc += 1
             elif b == "st":
                 ins = row[1]
+                loc = ins.loc if row[5] is None else self.location(pc, regs)
+                if loc is None:
+                    return DEAD
                 v = self._operand(row, "val", 0, regs)
                 wp = (self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
-                ops.append(Op("W", pc, ins, ins.loc, None, v, wp))
+                ops.append(Op("W", pc, ins, loc, None, v, wp, None,
+                              self._rdeps(row, rd, "val", "off")))
                 pc += 1
             elif b == "ld.free":
                 # a free read: nothing depends on its value, so rf alone decides it later
                 ins = row[1]
-                ops.append(Op("R", pc, ins, ins.loc, None, None))
+                loc = ins.loc if row[5] is None else self.location(pc, regs)
+                if loc is None:
+                    return DEAD
+                ops.append(Op("R", pc, ins, loc, None, None, _EMPTY, None,
+                              self._rdeps(row, rd, "off")))
                 regs[ins.reg] = ("read", len(ops) - 1)
                 pc += 1
             elif b in ("ld", "rmw", "cas"):
+                if row[5] is not None and self.location(pc, regs) is None:
+                    return DEAD
                 return pc
+            elif b == "cbar":
+                ins = row[1]
+                e = row[2].get("id")
+                ops.append(Op("B", pc, ins, None, None, None, _EMPTY,
+                              evaluate(e, regs) if e is not None else None,
+                              self._rdeps(row, rd, "id")))
+                pc += 1
+            elif b == "fence":
+                ops.append(Op("F", pc, row[1], None, None, None, _EMPTY, None,
+                              self._rdeps(row, rd)))
+                pc += 1
             else:
                 kind = _PLAIN_OPS.get(b)
                 if kind is None:
@@ -385,30 +507,40 @@ class ThreadCode:
         return n
 
     def read(self, pc: int, v: int, regs: dict, ops: list, prov: dict | None = None,
-             key=None, vp=_EMPTY) -> None:
+             key=None, vp=_EMPTY, rd: dict | None = None) -> None:
         """The value read at ``pc`` (where :meth:`advance` stopped) returns ``v``: append its
-        operation and set its register (``vp``: the provenance of ``v``, with ``key``)."""
+        operation and set its register (``vp``: the provenance of ``v``, with ``key``; ``rd``:
+        the read dependencies, as in :meth:`advance`). A ``cas`` whose attrs hold ``cmov``
+        writes on failure too (the value it read back: PTX's ``atom.cas``, whose semantics is
+        ``*a = (*a == b) ? c : *a``); otherwise a failed cas is a read with its failure
+        order."""
         row = self.rows[pc]
-        b, ins, _, _, fail = row
+        b, ins, _, _, fail, arr = row
+        loc = ins.loc if arr is None else self.location(pc, regs)
+        here = len(ops)
         if b == "ld":
-            ops.append(Op("R", pc, ins, ins.loc, v, None))
+            ops.append(Op("R", pc, ins, loc, v, None, _EMPTY, None, self._rdeps(row, rd, "off")))
         elif b == "rmw":
             operand = self._operand(row, "val", 0, regs)
             wp = (vp | self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
-            ops.append(Op("U", pc, ins, ins.loc, v, apply_rmw(OP_CODES[ins.op], v, operand), wp))
+            ops.append(Op("U", pc, ins, loc, v, apply_rmw(RMW_CODES[ins.op], v, operand), wp,
+                          None, self._rdeps(row, rd, "val", "off")))
         else:
             exp = self._operand(row, "exp", 0, regs)
-            if v == exp:
-                des = self._operand(row, "val", 1, regs)
+            dd = self._rdeps(row, rd, "exp", "val", "off")
+            if v == exp or "cmov" in ins.attrs:
+                des = self._operand(row, "val", 1, regs) if v == exp else v
                 wp = (vp | self._dep(row, "val", prov) | {(key, pc)}) if key is not None \
                     else _EMPTY
-                ops.append(Op("U", pc, ins, ins.loc, v, des, wp))
+                ops.append(Op("U", pc, ins, loc, v, des, wp, None, dd))
             else:
-                ops.append(Op("R", pc, fail, ins.loc, v, None))
+                ops.append(Op("R", pc, fail, loc, v, None, _EMPTY, None, dd))
         if ins.reg:
             regs[ins.reg] = v
             if key is not None:
                 prov[ins.reg] = vp
+            if rd is not None:
+                rd[ins.reg] = frozenset((here,))
 
     def path(self, regs: dict, ops: list) -> Path:
         """The path ended with these operations and registers."""
@@ -420,29 +552,32 @@ class ThreadCode:
 
 def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                  read_domain: Callable[[str], Iterable], unroll: int = UNROLL,
-                 limit: int = 200000, key=None, decoded: ThreadCode | None = None) -> list[Path]:
+                 limit: int = 200000, key=None, decoded: ThreadCode | None = None,
+                 deps: bool = False) -> list[Path]:
     """Every path through ``code`` with reads returning values from ``read_domain(loc)``.
 
     ``read_domain`` gives ints, or ``(value, provenance)`` pairs when ``key`` is set (then each
     write op carries in ``prov`` the set of write instructions its value derives from, with
     ``(key, index)`` for itself, and a read-modify-write outside loops never consumes a value
     derived from itself; :func:`value_domains` uses this). ``decoded``: ``code`` already
-    decoded (:class:`ThreadCode`), when the caller runs it several times.
+    decoded (:class:`ThreadCode`), when the caller runs it several times. ``deps``: fill each
+    op's ``deps`` (the reads it depends on by data, address or control, for models with a
+    dependency relation). A path whose access falls outside its array is dropped
+    (:func:`access_location`).
     """
     tc = decoded if decoded is not None else ThreadCode(code)
     out: list[Path] = []
     end = len(tc.rows)
 
-    def run(pc: int, regs: dict, prov: dict, ops: list, counts: dict):
-        pc = tc.advance(pc, regs, ops, counts, unroll, prov, key)
+    def run(pc: int, regs: dict, prov: dict, ops: list, counts: dict, rd):
+        pc = tc.advance(pc, regs, ops, counts, unroll, prov, key, rd)
         if pc == DEAD:
             return
         if pc == end:
             out.append(tc.path(regs, ops))
             return
-        ins = tc.rows[pc][1]
-        b = ins.base
-        entries = read_domain(ins.loc)
+        b = tc.rows[pc][0]
+        entries = read_domain(tc.location(pc, regs))
         if key is None:
             entries = [(v, [_EMPTY]) for v in sorted(set(entries))]
         for v, provs in entries:
@@ -453,12 +588,13 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                     continue
             vp = min(provs, key=len)
             r2, p2, o2 = dict(regs), dict(prov), list(ops)
-            tc.read(pc, v, r2, o2, p2, key, vp)
-            run(pc + 1, r2, p2, o2, dict(counts))
+            d2 = dict(rd) if rd is not None else None
+            tc.read(pc, v, r2, o2, p2, key, vp, d2)
+            run(pc + 1, r2, p2, o2, dict(counts), d2)
             if len(out) > limit:
                 raise ValueError(f"more than {limit} paths in one thread")
 
-    run(0, dict(init_regs), {}, [], {})
+    run(0, dict(init_regs), {}, [], {}, {} if deps else None)
     return out
 
 
@@ -475,9 +611,11 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     ``thin_air`` (a model without a no-thin-air axiom, ``allow thin-air`` in its model file): a
     value that flows around a cycle of rf and data dependencies (``r0 = x; y = r0`` against
     ``r1 = y; x = r1``) is written by no instruction of its own, and the model does not constrain
-    it; every location's domain then starts with :func:`thin_air_values` as well, each a value
-    with no derivation. A read is still given such a value only where some write of that value
-    exists in the execution (the search's rf must justify it), i.e. on such a cycle.
+    it; the domain of every location some write stores a register-dependent value into then
+    starts with :func:`thin_air_values` as well, each a value with no derivation (a location
+    written only with constants cannot hold such a value). A read is still given such a value
+    only where some write of that value exists in the execution (the search's rf must justify
+    it), i.e. on such a cycle.
 
     ``decoded``: the threads' code already decoded (:class:`ThreadCode`, one per thread).
     """
@@ -486,17 +624,24 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     prov: dict[str, dict[int, set[frozenset]]] = {
         loc.name: {loc.init: {frozenset()}} for loc in test.locations}
     if thin_air:
+        # only a location some write stores a register-dependent value into can hold a value
+        # out of thin air: every other write stores a constant, or an rmw result of constants
+        # and the location's own values, which the fixpoint below derives
+        tainted = {loc for _, _, ins in test.instructions()
+                   if ins.base in ("st", "rmw", "cas") and attr(ins, "val") is not None
+                   for loc in array_elements(ins)}
         for c in thin_air_values(test):
-            for p in prov.values():
-                p.setdefault(c, {frozenset()})
+            for loc in tainted:
+                prov[loc].setdefault(c, {frozenset()})
     # every constant a store can write, whether or not its branch is reachable from the values
     # found so far: a branch may be taken only thanks to a (po | rf) cycle (load buffering),
     # which models without a no-thin-air axiom (vulkan) allow; seed=False for models with one
     # (rc11: every value of a consistent execution derives along an acyclic po | rf)
     for tid, i, ins in test.instructions() if seed else ():
         if ins.base == "st" and attr(ins, "val") is None:
-            prov[ins.loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
-                frozenset({(tid, i)}))
+            for loc in array_elements(ins):
+                prov[loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
+                    frozenset({(tid, i)}))
     def domain(loc):
         return [(v, sorted(ps, key=len)) for v, ps in sorted(prov[loc].items())]
 
@@ -535,8 +680,9 @@ def _reads_values(tc: ThreadCode) -> bool:
 
 
 def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
-                     thin_air: bool = False) -> list[list[Path]]:
-    """Per thread, its paths with reads drawn from :func:`value_domains`.
+                     thin_air: bool = False, deps: bool = False) -> list[list[Path]]:
+    """Per thread, its paths with reads drawn from :func:`value_domains` (``deps``: with each
+    op's dependencies, :func:`thread_paths`).
 
     Raises ValueError when the combinations of paths exceed :data:`MAX_COMBINATIONS`."""
     decoded = [ThreadCode(th.code) for th in test.threads]
@@ -546,7 +692,7 @@ def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
     out = []
     for tid, th in enumerate(test.threads):
         out.append(thread_paths(th.code, _init_regs(test, tid), dom.__getitem__, unroll,
-                                decoded=decoded[tid]))
+                                decoded=decoded[tid], deps=deps))
     combos = 1
     for paths in out:
         combos *= max(1, len(paths))
@@ -603,7 +749,7 @@ def justified_paths(test: Test, unroll: int = UNROLL,
             if pc == len(tc.rows):
                 out = (done, tc.path(regs, ops), writes)
             else:
-                out = (block, pc, tc.rows[pc][1].loc, writes, regs, ops, counts)
+                out = (block, pc, tc.location(pc, regs), writes, regs, ops, counts)
         m[prefix] = out
         return out
 

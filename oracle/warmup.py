@@ -49,6 +49,25 @@ exists (1:r0=1 /\\ 1:r1=0)
  st.atom.rel.dv.sc0.semsc0 y, 1        | ld.atom.dv.sc0 r1, x                       ;
 exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """,
+    "OPENCL": """OPENCL warmup
+{ [x] = 0; [y] = 0; }
+P0@wg 0, dev 0 (global atomic_int* x, global atomic_int* y) {
+  atomic_store_explicit(x, 1, memory_order_relaxed, memory_scope_device);
+  atomic_store_explicit(y, 1, memory_order_release, memory_scope_device);
+}
+P1@wg 1, dev 0 (global atomic_int* x, global atomic_int* y) {
+  int r0 = atomic_load_explicit(y, memory_order_acquire, memory_scope_device);
+  int r1 = atomic_load_explicit(x, memory_order_relaxed, memory_scope_device);
+}
+exists (1:r0=1 /\\ 1:r1=0)
+""",
+    "PTX": """PTX warmup
+{ x=0; y=0; }
+ P0@cta 0,gpu 0      | P1@cta 1,gpu 0       ;
+ st.relaxed.gpu x, 1 | ld.acquire.gpu r0, y ;
+ st.release.gpu y, 1 | ld.relaxed.gpu r1, x ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+""",
 }
 
 _READY: set[str] = set()

@@ -141,3 +141,33 @@ def dependent_c_programs(draw):
 @given(dependent_c_programs())
 def test_engine_and_reference_agree_on_programs_with_dependencies(text):
     assert_engine_agrees_with_reference(parse(text))
+
+
+# P0's load of x and its fetch_add of y are the two operands of one '+' (or, split, two
+# statements); P1 copies y into x
+UNSEQ_LB = """C unseq-lb
+{ [x] = 0; [y] = 0; }
+P0 (atomic_int* x, atomic_int* y) { %s }
+P1 (atomic_int* x, atomic_int* y) {
+  int r = atomic_load_explicit(y, memory_order_relaxed);
+  atomic_store_explicit(x, r, memory_order_relaxed);
+}
+exists (0:t=1 /\\ 1:r=1)
+"""
+
+
+def test_unsequenced_operands_may_read_a_value_justified_by_the_other_operand():
+    # the two operands of '+' are unsequenced (C11 6.5p3): po does not order the load of x
+    # and the fetch_add of y. The execution where the fetch_add writes y = 1, P1 reads it and
+    # writes x = 1 and P0's load reads x = 1 then has an acyclic po | rf, so rc11 allows
+    # t = x + old y = 1 + 0 = 1 with r = 1, although the load comes first in P0's code (an
+    # exploration in code order never offers it x = 1). Split into two
+    # statements, sb orders the load first and the same execution is a po | rf cycle.
+    one = parse(UNSEQ_LB % "int t = atomic_load_explicit(x, memory_order_relaxed) + "
+                           "atomic_fetch_add_explicit(y, 1, memory_order_relaxed);")
+    two = parse(UNSEQ_LB % "int a = atomic_load_explicit(x, memory_order_relaxed); "
+                           "int t = a + atomic_fetch_add_explicit(y, 1, memory_order_relaxed);")
+    assert oracle.check(one, "rc11").verdict == "Ok"
+    assert oracle.check(two, "rc11").verdict == "No"
+    assert_engine_agrees_with_reference(one)
+    assert_engine_agrees_with_reference(two)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from litmus.cfg import Path
+from litmus.cfg import Path, unsequenced
 from litmus.ir import Test
 
 from oracle.errors import TooManyEvents
@@ -38,7 +38,8 @@ class Block:
     ``events[j]`` = ``(kind, loc, value, order, atomic, is_rmw, index, instr)``: kind ``R W F B
     AV VIS``; value the value a read returned (None for a free read) or a write wrote; order the
     access's or fence's order (None for plain accesses); index the instruction's row.
-    ``op_event[k]`` is the event of the path's k-th operation (an rmw's read). ``po``, ``rmw``,
+    ``op_event[k]`` is the event of the path's k-th operation (an rmw's read). ``po`` (without the
+    pairs of unsequenced C operands, :func:`litmus.cfg.unsequenced`), ``rmw``,
     ``nrf`` (rows of writes: the reads po-before them) are relative bit rows; ``reads`` and
     ``writes`` relative masks; ``attrs`` the events' rows of the table (``loc_ids``: location
     name -> index). ``memo`` holds what a unit derives from the block once.
@@ -72,7 +73,15 @@ class Block:
         self.events = events
         self.op_event = op_event
         full = (1 << k) - 1
-        self.po = [full & ~((2 << j) - 1) for j in range(k)]
+        po = [full & ~((2 << j) - 1) for j in range(k)]
+        unseq = any(a.startswith("unseq=") for op in path.ops for a in op.instr.attrs)
+        if unseq:
+            # the accesses of two operands of one C operator are unsequenced (C11 6.5p3)
+            for i in range(k):
+                for j in range(i + 1, k):
+                    if unsequenced(events[i][7], events[j][7]):
+                        po[i] &= ~(1 << j)
+        self.po = po
         rmw = [0] * k
         for j in rmw_at:
             rmw[j] = 1 << (j + 1)
@@ -85,6 +94,10 @@ class Block:
             elif ev[0] == "W":
                 writes |= 1 << j
                 nrf[j] = reads          # a read po-before a write never reads from it
+        if unseq:                       # ... where po orders the two
+            for j in range(k):
+                if nrf[j]:
+                    nrf[j] = sum(1 << i for i in range(j) if nrf[j] >> i & 1 and po[i] >> j & 1)
         self.reads, self.writes, self.nrf = reads, writes, nrf
         self.regs = dict(path.regs)
         rows = []

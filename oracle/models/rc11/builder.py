@@ -17,7 +17,7 @@ write of its own thread).
 
 from __future__ import annotations
 
-from litmus.cfg import justified_paths
+from litmus.cfg import justified_paths, paths_per_thread
 from litmus.ir import Test
 
 from oracle.errors import OracleError
@@ -62,7 +62,7 @@ def _block_masks(b: Block) -> list[int]:
                 m[_REL] |= bit
             if order in ACQ:
                 m[_ACQ] |= bit
-        else:
+        elif kind != "B":       # an OpenCL barrier's fences: in no C set (opencl adds theirs)
             raise OracleError(f"internal: a C-dialect path has a {kind} event")
         if order == "sc":
             m[_SC] |= bit
@@ -70,12 +70,19 @@ def _block_masks(b: Block) -> list[int]:
     return m
 
 
-def _label(kind: str, order, ins) -> str:
+def other_label(kind: str, order, ins) -> str:
     return f"F {order}" if kind == "F" else kind
 
 
 def to_pre_execution(layout: Layout) -> PreExecution:
     """The engine's pre-execution of one combination of paths."""
+    masks, rels = c_tables(layout)
+    return layout.pre_execution(layout.attrs(), SET_INDEX, masks, REL_INDEX, rels, other_label)
+
+
+def c_tables(layout: Layout) -> tuple[list[int], list[list[int]]]:
+    """One combination's set masks (:data:`SETS` order) and relation rows (:data:`RELS`
+    order), for this builder and the OpenCL one, which adds its own."""
     n0, n, iw = layout.n0, layout.n, layout.iw
     masks = [0] * len(SETS)
     masks[_W] = masks[_IW] = masks[_A] = masks[_CO] = iw
@@ -91,15 +98,41 @@ def to_pre_execution(layout: Layout) -> PreExecution:
     sb = [threads] * layout.nlocs + po[layout.nlocs:]
     rels = [sb, po, layout.loc_rows(layout.loc_masks()), layout.ext(), layout.shifted("rmw"),
             po, layout.shifted("nrf")]
-    return layout.pre_execution(layout.attrs(), SET_INDEX, masks, REL_INDEX, rels, _label)
+    return masks, rels
 
 
-def build(test: Test) -> list[PreExecution]:
-    """Every pre-execution of a C-dialect test (one per justified combination of thread
-    paths)."""
+def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
+    """The combinations of thread paths both C builders (rc11 and c11 here, opencl) use.
+
+    ``allow``: the model file's declared properties. rc11 declares none: its (po | rf)
+    acyclicity means a read only returns a value written before it in some order compatible
+    with po | rf, which :func:`litmus.cfg.justified_paths` explores directly. A model with
+    ``allow thin-air`` (c11, opencl) also gets values that only a (po | rf) cycle justifies,
+    and values out of thin air (litmus/cfg.py: value_domains): the combinations of its value
+    domains' paths in which some write gives every value a read assumed
+    (path_executions.justifiable_combinations). A program with unsequenced accesses (C
+    operands, :func:`litmus.cfg.unsequenced`) takes that route too under rc11 (without thin-air
+    values): po does not order such a pair, so a read may return a value that only a write
+    after it in the thread's code (but not sequenced after it) justifies, which
+    justified_paths' thread-order exploration would miss."""
+    thin = "thin-air" in allow
     try:
-        combos = justified_paths(test)
+        if not thin and not _has_unsequenced(test):
+            return justified_paths(test)
+        paths = paths_per_thread(test, seed=thin, thin_air=thin)
     except ValueError as e:
         raise OracleError(str(e)) from None
+    from oracle.models.path_executions import justifiable_combinations
+    return list(justifiable_combinations(test, paths))
+
+
+def _has_unsequenced(test: Test) -> bool:
+    return any(a.startswith("unseq=") for _, _, ins in test.instructions() for a in ins.attrs)
+
+
+def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
+    """Every pre-execution of a C-dialect test (one per combination of thread paths,
+    :func:`path_combinations`)."""
+    combos = path_combinations(test, allow)
     prog = Program(test)
     return [to_pre_execution(Layout(prog, blocks)) for blocks in prog.blocks(combos)]
