@@ -3,7 +3,8 @@
 One :class:`~oracle.events.PreExecution` per combination of thread paths that an execution
 without (po | rf) cycles can produce (:func:`litmus.cfg.justified_paths`: rc11 forbids such
 cycles, so a read only ever returns a value written before it in some order compatible with
-po | rf). Each read carries its path's value as a required value (``REQ_EQ``), so the engine only
+po | rf; c11 and opencl, without that axiom, and programs with unsequenced operands take the
+value domains' combinations instead, :func:`path_combinations`). Each read carries its path's value as a required value (``REQ_EQ``), so the engine only
 pairs it with writes of that value; every written value is then a constant of the path. Per
 global location a final read (set ``FR``, thread -1) gives the final memory value: the model file
 makes it read the co-last write. The tables are built straight from the paths
