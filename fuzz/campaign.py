@@ -29,6 +29,7 @@ from litmus import Test, canonical_hash, format_test
 from litmus.ir import UNDEF
 
 from hw import Backend
+from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
 from .compare import compare
@@ -39,8 +40,7 @@ from .progress import Progress
 from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
                          program_seed)
 
-META = "campaign.json"
-JOURNAL = "journal.jsonl"
+from .layout import JOURNAL, META  # noqa: E402  (re-exported: the one-process layout's files)
 
 
 class CampaignError(Exception):
@@ -81,6 +81,8 @@ class Config:
     baseline: str | None = None       # a reference backend (e.g. "sim" for "sim:MUTANT")
     max_findings: int | None = None   # stop after this many new findings (not on the baseline)
     model: str | None = None          # the oracle's model; None: AMDGPU programs, amdgpu model
+    findings_root: str | None = None  # the directory whose findings/ this campaign publishes to
+    #                                   (a parallel campaign's shards share their parent's); None: out
 
     def identity(self) -> dict:
         """What must match for ``--resume`` (program numbering and meaning of each program)."""
@@ -96,6 +98,20 @@ class Config:
 #: incremental model evaluation): a program with a huge candidate space is journaled as an oracle
 #: error instead of stalling the campaign
 ORACLE_BUDGET = 5_000_000
+
+
+def lock_campaign(directory: str):
+    """One process per campaign directory: an exclusive ``flock`` on ``DIR/.lock`` (it dies with
+    the process, even on SIGKILL). Returns the open lock file (closing it releases the lock)."""
+    import fcntl
+    f = open(os.path.join(directory, ".lock"), "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise CampaignError(f"{directory}: another scopefuzz process is running this "
+                            "campaign") from None
+    return f
 
 
 def default_checker(model: str | None = None):
@@ -127,6 +143,9 @@ def program_kind(model: str | None):
 
 def mutant_of(backend: str) -> str | None:
     fam, _, rest = backend.partition(":")
+    if fam == "isa":                      # isa:TARGET[,OPTS]:MUTANT[,OPTS]
+        mut = rest.partition(":")[2].split(",")[0]
+        return mut or None
     return rest or None if fam == "sim" else None
 
 
@@ -137,6 +156,7 @@ class Stats:
     findings: int = 0
     undef: int = 0
     errors: int = 0
+    refused: int = 0          # programs the backend cannot express (BackendRefused)
     unconfirmed: int = 0
     active: float = 0.0
 
@@ -146,9 +166,11 @@ class Campaign:
 
     def __init__(self, config: Config, backend: Backend | None = None,
                  checker: Callable | None = None, progress: Progress | None = None,
-                 baseline: Backend | None = None):
+                 baseline: Backend | None = None, stop: Callable[[], bool] | None = None):
         self.cfg = config
         self.dir = config.out
+        self.root = config.findings_root or config.out   # where findings/ is
+        self._stop = stop            # asked between programs: True ends the session early
         self._backend = backend
         self._baseline = baseline
         self.new_findings = 0
@@ -169,10 +191,12 @@ class Campaign:
         if exists and not self.cfg.resume:
             raise CampaignError(f"{self.dir}: already holds a campaign (use --resume, or another "
                                 "--out)")
-        os.makedirs(findings_dir(self.dir), exist_ok=True)
+        os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(findings_dir(self.root), exist_ok=True)
         self._lock()
         clean_temporaries(self.dir)
-        clean_temporaries(findings_dir(self.dir))
+        if self.root == self.dir:     # a shared findings/ is cleaned by the parent, not a shard
+            clean_temporaries(findings_dir(self.root))
         if os.path.exists(meta_path):
             with open(meta_path, encoding="utf-8") as f:
                 meta = json.load(f)
@@ -189,7 +213,7 @@ class Campaign:
                 self.done.add(e["i"])
                 self._count(e)
                 self.stats.active = max(self.stats.active, e.get("t", 0.0))
-        for rec in load_findings(self.dir):
+        for rec in load_findings(self.root):
             self.known[rec["id"]] = rec
         self.stats.findings = len(self.known)
         self.journal = Journal(jpath)
@@ -197,14 +221,7 @@ class Campaign:
                              "pid": os.getpid(), "done": len(self.done)})
 
     def _lock(self) -> None:
-        """One process per campaign directory (the lock dies with the process, even on SIGKILL)."""
-        import fcntl
-        self._lock_file = open(os.path.join(self.dir, ".lock"), "w")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise CampaignError(f"{self.dir}: another scopefuzz process is running this "
-                                "campaign") from None
+        self._lock_file = lock_campaign(self.dir)
 
     def _count(self, e: dict) -> None:
         self.stats.programs += 1
@@ -214,6 +231,8 @@ class Campaign:
             self.stats.undef += 1
         elif st in ("oracle-error", "backend-error", "too-big"):
             self.stats.errors += 1
+        elif st == "refused":
+            self.stats.refused += 1
         elif st == "unconfirmed":
             self.stats.unconfirmed += 1
         self.coverage.add(e.get("kinds", []), e.get("pairs", []))
@@ -289,6 +308,8 @@ class Campaign:
                 if self.cfg.max_findings is not None and \
                         self.new_findings >= self.cfg.max_findings:
                     break
+                if self._stop is not None and self._stop():
+                    break
         finally:
             self.journal.close()
             self._lock_file.close()
@@ -348,6 +369,9 @@ class Campaign:
         entry["verdict"] = res.verdict
         try:
             hist = self._run(test, self.cfg.iterations, pseed, execs)
+        except BackendRefused as e:       # a construct the backend cannot express
+            entry["error"] = _one_line(e)
+            return "refused"
         except Exception as e:
             entry["error"] = _one_line(e)
             return "backend-error"
@@ -460,7 +484,12 @@ class Campaign:
             "sources": [{"campaign": self.uid, "index": i, "seed": pseed}],
             "baseline": base,
         }
-        if publish(self.dir, record):
+        if isinstance(self.backend, EvidenceBackend):     # e.g. the isa backend's compiled code
+            try:
+                record["evidence"] = self.backend.evidence(small)
+            except Exception as e:
+                record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
+        if publish(self.root, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
             if base is None or base.get("forbidden", 1) == 0:

@@ -27,19 +27,51 @@ def cmd_fuzz(args) -> int:
                      iterations=args.iterations, resume=args.resume,
                      minimize_seconds=args.minimize_seconds, baseline=args.baseline,
                      max_findings=args.stop_after, model=args.model)
-        camp = Campaign(cfg, progress=None if args.quiet else Progress())
-        stats = camp.run()
+        jobs, devices = _jobs(args)
+        progress = None if args.quiet else Progress()
+        if jobs == 1:
+            if devices:
+                cfg.backend = devices[0]
+            stats = Campaign(cfg, progress=progress).run()
+        else:
+            from .workers import ParallelCampaign
+            stats = ParallelCampaign(cfg, jobs, devices, progress=progress).run()
     except (CampaignError, FeatureError) as e:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
         return 2
     print(f"{args.out}: {stats.programs} programs, {stats.findings} finding(s), "
-          f"{stats.undef} undef, {stats.errors} errors, {stats.unconfirmed} unconfirmed",
+          f"{stats.undef} undef, {stats.errors} errors, {stats.refused} refused, "
+          f"{stats.unconfirmed} unconfirmed",
           file=sys.stderr)
     if args.report:
         from .report import build_report
         page, _ = build_report(args.out)
         print(f"report: {page}", file=sys.stderr)
     return 1 if stats.findings else 0
+
+
+def _jobs(args) -> tuple[int, list[str] | None]:
+    """(workers, devices) from ``--jobs``/``--devices``; a resumed campaign keeps its worker count."""
+    from .campaign import CampaignError
+    from .layout import read_meta
+    from .workers import default_jobs
+    devices = None
+    if args.devices is not None:
+        devices = [d.strip() for d in args.devices.split(",") if d.strip()]
+        if not devices:
+            raise CampaignError("bad --devices: empty list")
+    jobs = args.jobs
+    if jobs is not None and jobs < 1:
+        raise CampaignError(f"bad --jobs {jobs}: must be >= 1")
+    meta = read_meta(args.out) if args.resume else None
+    if meta is not None:
+        started = meta.get("jobs", 1)
+        if jobs is None:
+            jobs = started
+        elif jobs != started:
+            raise CampaignError(f"{args.out}: --resume with --jobs {jobs}, but the campaign was "
+                                f"started with --jobs {started}")
+    return (jobs if jobs is not None else default_jobs(args.backend, devices)), devices
 
 
 def cmd_report(args) -> int:
@@ -73,7 +105,8 @@ def register(sub) -> None:
                     "what the model allows, run them on the backend and record every forbidden "
                     "outcome: confirmed, minimized with the backend in the loop, deduplicated, "
                     "written to OUT/findings/<id>/. Resumable (--resume) and shardable (--shard).")
-    p.add_argument("--backend", required=True, help="sim, sim:MUTANT, opencl, opencl:P:D")
+    p.add_argument("--backend", required=True,
+                   help="sim, sim:MUTANT, opencl, opencl:P:D, isa:TARGET[:MUTANT]")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--time", type=float, metavar="S",
                      help="seconds of campaign (default 60 when --programs is not given)")
@@ -91,6 +124,13 @@ def register(sub) -> None:
     p.add_argument("--resume", action="store_true", help="continue the campaign in --out")
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="run only programs i with i %% N == K-1 (disjoint seeds)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes, each running shard j/N of the campaign into "
+                        "DIR/shard-KofN/ (default: one per core; one per device for opencl; "
+                        "a resumed campaign keeps its count)")
+    p.add_argument("--devices", default=None, metavar="B1,B2,...",
+                   help="one backend per worker: worker j takes entry j mod the list's length "
+                        "(e.g. opencl:0:0,opencl:0:1); overrides --backend")
     p.add_argument("--iterations", type=int, default=1000,
                    help="backend iterations per program run (default 1000)")
     p.add_argument("--minimize-seconds", type=float, default=60.0,

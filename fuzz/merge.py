@@ -1,6 +1,7 @@
 """``scopefuzz merge OUT DIR...``: join campaign directories (shards, machines) into one.
 
-The merged journal holds every program entry of every part, tagged with the part's ``campaign`` id
+A part may itself be a parallel (``--jobs``) or merged campaign. The merged journal holds every
+program entry of every part, tagged with the part's ``campaign`` id
 (a program done twice by the same part is kept once); findings with the same id (canonical hash of
 the minimized test) become one finding whose ``sources`` list every program that led to it.
 ``scopefuzz report OUT`` then reports the whole campaign.
@@ -13,7 +14,8 @@ import os
 
 from .campaign import JOURNAL, META
 from .findings import load_findings, publish
-from .journal import Journal, atomic_write, read_journal
+from .journal import Journal, atomic_write
+from .layout import part_metas, program_entries
 
 
 class MergeError(Exception):
@@ -32,16 +34,10 @@ def merge(out: str, parts: list[str]) -> dict:
             raise MergeError(f"{d}: not a campaign directory (no {META})")
         with open(mp, encoding="utf-8") as f:
             meta = json.load(f)
-        sub = meta.get("merged") or [meta]
-        for m in sub:
+        for m in part_metas(meta, d).values():
             if m.get("uid") not in {x.get("uid") for x in metas}:
                 metas.append(m)
-        uid = meta.get("uid", d)
-        for e in read_journal(os.path.join(d, JOURNAL)):
-            if e.get("type") != "program":
-                continue
-            e = dict(e)
-            e.setdefault("campaign", uid)
+        for e in program_entries(d, meta):
             key = (e["campaign"], e["i"])
             if key in seen:
                 continue

@@ -18,10 +18,11 @@ from typing import Callable
 
 from litmus.scopes import SCOPES
 
-from .campaign import JOURNAL, META
+from .campaign import META
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
-from .journal import atomic_write, read_journal
+from .journal import atomic_write
+from .layout import part_metas, program_entries
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
 
 
@@ -37,15 +38,10 @@ def load_campaign(directory: str) -> dict:
         raise ReportError(f"{directory}: not a campaign directory (no {META})")
     with open(meta_path, encoding="utf-8") as f:
         meta = json.load(f)
-    entries = list(read_journal(os.path.join(directory, JOURNAL)))
     parts: dict[str, dict] = {}
-    default_uid = meta.get("uid", "campaign")
-    metas = {m.get("uid", f"part{k}"): m for k, m in enumerate(meta.get("merged", []))} \
-        or {default_uid: meta}
-    for e in entries:
-        if e.get("type") != "program":
-            continue
-        uid = e.get("campaign", default_uid)
+    metas = part_metas(meta, directory)
+    for e in program_entries(directory, meta):
+        uid = e["campaign"]
         p = parts.setdefault(uid, {"uid": uid, "meta": metas.get(uid, meta), "programs": [],
                                    "status": Counter(), "executions": 0, "active": 0.0})
         p["programs"].append(e)
@@ -59,13 +55,16 @@ def load_campaign(directory: str) -> dict:
             pairs.update(e.get("pairs", []))
     errors = Counter(e.get("error", "") for p in parts.values() for e in p["programs"]
                      if e.get("status") in ("oracle-error", "backend-error", "too-big"))
+    refused = Counter(e.get("error", "") for p in parts.values() for e in p["programs"]
+                      if e.get("status") == "refused")
     unconfirmed = [e for p in parts.values() for e in p["programs"]
                    if e.get("status") == "unconfirmed"]
     findings = sorted(load_findings(directory),      # smallest (most actionable) first
                       key=lambda r: (r.get("minimize", {}).get("size_after", 0),
                                      r.get("first", {}).get("t", 0.0), r["id"]))
     return {"dir": directory, "meta": meta, "parts": parts, "kinds": kinds, "pairs": pairs,
-            "errors": errors, "unconfirmed": unconfirmed, "findings": findings}
+            "errors": errors, "refused": refused, "unconfirmed": unconfirmed,
+            "findings": findings}
 
 
 def oracle_explainer(test, outcome):
@@ -208,6 +207,11 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
         lines += ["## Errors", "", "| error | programs |", "|---|---:|"]
         lines += [f"| {html.escape(msg)} | {n} |" for msg, n in camp["errors"].most_common(20)]
         lines.append("")
+    if camp["refused"]:
+        lines += ["## Refused programs", "", f"{sum(camp['refused'].values())} programs the "
+                  "backend cannot express (not run):", "", "| reason | programs |", "|---|---:|"]
+        lines += [f"| {html.escape(msg)} | {n} |" for msg, n in camp["refused"].most_common(20)]
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 
@@ -257,6 +261,9 @@ def _finding_html(r: dict, text: str, svg: str) -> str:
         parts.append(f'<div class="graph">{svg}</div>')
     if m.get("steps"):
         parts.append(f"<h3>Minimization</h3><p>{e('; '.join(m['steps']))}</p>")
+    if r.get("evidence"):
+        parts.append(f"<details open><summary>Backend evidence (compiled code)</summary>"
+                     f"<pre>{e(r['evidence'])}</pre></details>")
     parts += [f"<details><summary>Original program</summary><pre>{e(r['original'])}</pre>"
               "</details>", "</section>"]
     return "\n".join(parts)
@@ -320,6 +327,10 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
         out.append('<section id="errors"><h2>Errors</h2>' + _table(
             ["error", "programs"], [[e(m), f'<td class="num">{n}</td>']
                                     for m, n in camp["errors"].most_common(20)]) + "</section>")
+    if camp["refused"]:
+        out.append('<section id="refused"><h2>Refused programs (not expressible)</h2>' + _table(
+            ["reason", "programs"], [[e(m), f'<td class="num">{n}</td>']
+                                     for m, n in camp["refused"].most_common(20)]) + "</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
