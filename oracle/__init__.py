@@ -9,6 +9,7 @@ its event builder makes.
 
 import os as _os
 
+from litmus.jitcache import announce_compiles as _announce
 from litmus.jitcache import guard as _guard
 
 #: the sources the package's compiled (numba) code is built from, constants included: a change to
@@ -16,6 +17,7 @@ from litmus.jitcache import guard as _guard
 #: code guards its own folder)
 _guard(_os.path.dirname(_os.path.abspath(__file__)),
        ["engine.py", "events.py", "lang.py", "pack.py", "../litmus/rmw.py", "../litmus/rmw_jit.py"])
+_announce("oracle", "the oracle")
 
 from .check import Result, check, clear_cache  # noqa: E402
 from .contracts import ConformanceModel, OracleResult  # noqa: E402

@@ -18,7 +18,8 @@ A folder may register several units (variants of one model reading a switch diff
 ``tileir`` and ``tileir-nochain``), each with its own model file ``<name>.model`` in that folder.
 
 The units are found by listing ``oracle/models/`` (a subfolder with an ``__init__.py``) and
-imported on first use; nothing else names them. The default model of each dialect is
+imported on first use (:func:`get` imports the folder of that name alone, so a check loads its
+own model only); nothing else names them. The default model of each dialect is
 :data:`litmus.dialects.DEFAULT_MODEL` (litmus imports no oracle code); :func:`check_defaults`
 checks that every default names a unit that reads that dialect.
 """
@@ -106,6 +107,12 @@ def _discover() -> None:
             importlib.import_module(f"oracle.models.{d}")
 
 
+def _load(name: str) -> None:
+    """Import the unit in folder ``name`` only (a check needs its own model, not all of them)."""
+    if name.isidentifier() and os.path.isfile(os.path.join(MODELS_DIR, name, "__init__.py")):
+        importlib.import_module(f"oracle.models.{name}")
+
+
 def names() -> list[str]:
     _discover()
     return sorted(_UNITS)
@@ -115,6 +122,9 @@ def get(name: str) -> ModelUnit:
     """The unit registered as ``name``; an unknown name is an :class:`OracleError`."""
     unit = _UNITS.get(name)
     if unit is None:
+        _load(name)
+        unit = _UNITS.get(name)
+    if unit is None:                    # registered by a folder of another name
         _discover()
         unit = _UNITS.get(name)
     if unit is None:

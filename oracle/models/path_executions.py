@@ -227,6 +227,20 @@ def _build(test: Test, combo: tuple[Path, ...]):
     return x
 
 
+def add_observables(pe, test: Test, combo, x0, final: dict) -> None:
+    """Outcome keys of one path combination built in readable form (``x0`` from
+    :func:`_build`; the PTX builder): each register is the value an event read (or a constant
+    the path assigned), each global the value its final-memory read ``final[name]`` sees."""
+    for tid, path in enumerate(combo):
+        regs = path.reg_dict()
+        for r in test.registers(tid):
+            v = regs.get(r, test.register_init(tid, r))
+            pe.observables.append((f"P{tid}:{r}", ("event", x0.op_event[tid][v[1]])
+                                   if isinstance(v, tuple) else ("const", v)))
+    for loc in test.globals:
+        pe.observables.append((loc.name, ("event", final[loc.name])))
+
+
 def path_values(path: Path) -> tuple[frozenset, frozenset]:
     """The (location, value) pairs a path's reads assume and the ones its writes write."""
     reads, writes = set(), set()

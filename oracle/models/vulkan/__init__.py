@@ -10,11 +10,16 @@ import os as _os
 from oracle.models import with_declared_properties
 from oracle.registry import ModelUnit, register
 
-from . import fallback
 from .builder import RELS, SETS
 from .builder import build as _build_with
 
 build = with_declared_properties("vulkan", _build_with)
+
+
+def _fallback(test, stop=None):
+    """The Python version of the model (imported on first use: most programs never need it)."""
+    from .fallback import check
+    return check(test, stop=stop)
 
 
 UNIT = register(ModelUnit(
@@ -24,7 +29,7 @@ UNIT = register(ModelUnit(
     sets=frozenset(SETS),
     relations=frozenset(RELS),
     hints=frozenset({"CO", "IW"}),
-    fallback=fallback.check,
+    fallback=_fallback,
     suites={"VULKAN": "verdict", "VULKAN-DR": "race"},
     edges=("po", "rf", "co", "fr", "sw", "rmw"),
     directory=_os.path.dirname(_os.path.abspath(__file__)),
