@@ -106,9 +106,16 @@ def mutant_of(backend: str) -> str | None:
     return rest or None if fam == "sim" else None
 
 
+#: journal statuses of programs that ran on the backend (the only ones that exercised anything)
+EXECUTED = ("ok", "finding", "unconfirmed")
+#: journal statuses of programs that errored (the oracle, the backend, or the size limit)
+ERRORED = ("oracle-error", "backend-error", "too-big")
+
+
 @dataclass
 class Stats:
     programs: int = 0
+    executed: int = 0
     executions: int = 0
     findings: int = 0
     undef: int = 0
@@ -188,11 +195,13 @@ class Campaign:
         st = e.get("status")
         if st in ("undef", "all-undef"):
             self.stats.undef += 1
-        elif st in ("oracle-error", "backend-error", "too-big"):
+        elif st in ERRORED:
             self.stats.errors += 1
         elif st == "unconfirmed":
             self.stats.unconfirmed += 1
-        self.coverage.add(e.get("kinds", []), e.get("pairs", []))
+        if st in EXECUTED:      # coverage is what ran, not what was drawn
+            self.stats.executed += 1
+            self.coverage.add(e.get("kinds", []), e.get("pairs", []))
 
     @property
     def backend(self):

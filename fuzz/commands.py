@@ -7,16 +7,51 @@ import sys
 from .strategies import FEATURES, FeatureError, parse_features
 
 
+#: exit statuses of ``fuzz`` (0, 1 and 2 are DESIGN.md's contract; the others say why a campaign
+#: could not be trusted)
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_STORAGE = 3    # the campaign directory could not be written (read-only, not a dir, disk full)
+EXIT_ERRORS = 4     # most programs errored (oracle, backend or size limit): nothing was tested
+
+EXIT_HELP = """exit status: 0 no finding; 1 findings; 2 unusable arguments or campaign directory;
+3 the campaign directory could not be written (what was written is intact: --resume continues);
+4 most programs errored (oracle or backend errors): the campaign tested next to nothing"""
+
+
+def _finite(name: str, value, low: float, strict: bool) -> None:
+    """Reject nan, infinities and values below ``low`` (or equal to it when ``strict``)."""
+    import math
+    if value is None:
+        return
+    if not math.isfinite(value) or value < low or (strict and value == low):
+        rel = ">" if strict else ">="
+        raise ValueError(f"bad {name} {value}: must be a finite number {rel} {low:g}")
+
+
+def validate_fuzz_args(args) -> None:
+    """Option checks of ``fuzz`` (one-line ValueError each)."""
+    _finite("--time", args.time, 0, strict=True)
+    _finite("--minimize-seconds", args.minimize_seconds, 0, strict=False)
+    if args.programs is not None and args.programs < 0:
+        raise ValueError(f"bad --programs {args.programs}: must be >= 0")
+    if args.iterations < 1:
+        raise ValueError(f"bad --iterations {args.iterations}: must be >= 1")
+    if args.stop_after is not None and args.stop_after < 1:
+        raise ValueError(f"bad --stop-after {args.stop_after}: must be >= 1")
+    if args.seed < 0:
+        raise ValueError(f"bad --seed {args.seed}: must be >= 0")
+
+
+def errors_dominate(stats) -> bool:
+    """More than half of the campaign's programs errored."""
+    return stats.programs > 0 and 2 * stats.errors > stats.programs
+
+
 def cmd_fuzz(args) -> int:
     from .campaign import Campaign, CampaignError, Config, parse_shard
     from .progress import Progress
     try:
-        if args.time is not None and args.time <= 0:
-            raise CampaignError(f"bad --time {args.time}: must be > 0 seconds")
-        if args.programs is not None and args.programs < 0:
-            raise CampaignError(f"bad --programs {args.programs}: must be >= 0")
-        if args.iterations < 1:
-            raise CampaignError(f"bad --iterations {args.iterations}: must be >= 1")
+        validate_fuzz_args(args)
         cfg = Config(backend=args.backend, out=args.out, seed=args.seed,
                      programs=args.programs,
                      time=args.time if (args.time is not None or args.programs is not None)
@@ -27,17 +62,41 @@ def cmd_fuzz(args) -> int:
                      max_findings=args.stop_after)
         camp = Campaign(cfg, progress=None if args.quiet else Progress())
         stats = camp.run()
-    except (CampaignError, FeatureError) as e:
+    except (CampaignError, FeatureError, ValueError) as e:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
-        return 2
-    print(f"{args.out}: {stats.programs} programs, {stats.findings} finding(s), "
-          f"{stats.undef} undef, {stats.errors} errors, {stats.unconfirmed} unconfirmed",
-          file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:
+        print(f"scopefuzz fuzz: {storage_message(args.out, e)}; what was written is intact "
+              "(--resume continues)", file=sys.stderr)
+        return EXIT_STORAGE
+    print(f"{args.out}: {stats.programs} programs ({stats.executed} executed), "
+          f"{stats.findings} finding(s), {stats.undef} undef, {stats.errors} errors, "
+          f"{stats.unconfirmed} unconfirmed", file=sys.stderr)
     if args.report:
-        from .report import build_report
-        page, _ = build_report(args.out)
+        from .report import ReportError, build_report
+        try:
+            page, _ = build_report(args.out)
+        except ReportError as e:
+            print(f"scopefuzz fuzz: report: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        except OSError as e:
+            print(f"scopefuzz fuzz: report: {storage_message(args.out, e)}", file=sys.stderr)
+            return EXIT_STORAGE
         print(f"report: {page}", file=sys.stderr)
-    return 1 if stats.findings else 0
+    if stats.findings:
+        return EXIT_FINDINGS
+    if errors_dominate(stats):
+        print(f"scopefuzz fuzz: {stats.errors} of {stats.programs} programs errored (see the "
+              "journal's error lines or the report's Errors section): the campaign tested next "
+              f"to nothing (exit {EXIT_ERRORS})", file=sys.stderr)
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+def storage_message(where: str, e: OSError) -> str:
+    """One line for a file-system error: the path and the reason, no traceback."""
+    path = e.filename or where
+    return f"cannot write {path}: {e.strerror or e}"
 
 
 def cmd_report(args) -> int:
@@ -46,7 +105,10 @@ def cmd_report(args) -> int:
         page, md = build_report(args.dir)
     except ReportError as e:
         print(f"scopefuzz report: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except OSError as e:
+        print(f"scopefuzz report: {storage_message(args.dir, e)}", file=sys.stderr)
+        return EXIT_STORAGE
     print(page)
     print(md)
     return 0
@@ -58,7 +120,10 @@ def cmd_merge(args) -> int:
         counts = merge(args.out, args.dirs)
     except MergeError as e:
         print(f"scopefuzz merge: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except OSError as e:
+        print(f"scopefuzz merge: {storage_message(args.out, e)}", file=sys.stderr)
+        return EXIT_STORAGE
     print(f"{args.out}: {counts['parts']} parts, {counts['programs']} programs, "
           f"{counts['findings']} finding(s)")
     return 0
@@ -67,6 +132,7 @@ def cmd_merge(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser(
         "fuzz", help="a fuzz campaign: draw programs, oracle, run, compare (exit 1 if findings)",
+        epilog=EXIT_HELP,
         description="Draw programs (Hypothesis-style strategies, deterministic per --seed), compute "
                     "what the model allows, run them on the backend and record every forbidden "
                     "outcome: confirmed, minimized with the backend in the loop, deduplicated, "

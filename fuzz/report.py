@@ -18,7 +18,7 @@ from typing import Callable
 
 from litmus.scopes import SCOPES
 
-from .campaign import JOURNAL, META
+from .campaign import ERRORED, EXECUTED, JOURNAL, META
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
 from .journal import atomic_write, read_journal
@@ -55,10 +55,11 @@ def load_campaign(directory: str) -> dict:
     kinds, pairs = Counter(), Counter()
     for p in parts.values():
         for e in p["programs"]:
-            kinds.update(e.get("kinds", []))
-            pairs.update(e.get("pairs", []))
+            if e.get("status") in EXECUTED:     # coverage: what ran, not what was drawn
+                kinds.update(e.get("kinds", []))
+                pairs.update(e.get("pairs", []))
     errors = Counter(e.get("error", "") for p in parts.values() for e in p["programs"]
-                     if e.get("status") in ("oracle-error", "backend-error", "too-big"))
+                     if e.get("status") in ERRORED)
     unconfirmed = [e for p in parts.values() for e in p["programs"]
                    if e.get("status") == "unconfirmed"]
     findings = sorted(load_findings(directory),      # smallest (most actionable) first
@@ -149,6 +150,18 @@ def timeline_svg(camp: dict, width: int = 640, height: int = 200) -> str:
 
 # --- Markdown -----------------------------------------------------------------------------------
 
+def md_cell(text: str) -> str:
+    """``text`` as one Markdown table cell: plain characters (no HTML entities), pipes escaped."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def part_findings(camp: dict, part: dict) -> int:
+    """Distinct findings first found by ``part`` (so the column sums to the report's total)."""
+    if len(camp["parts"]) == 1:
+        return len(camp["findings"])
+    return sum(1 for r in camp["findings"] if (r.get("first") or {}).get("campaign") == part["uid"])
+
+
 def _throughput_rows(camp: dict) -> list[str]:
     rows = ["| part | backend | programs | findings | undef | errors | unconfirmed | seconds | "
             "programs/s | executions/s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -156,7 +169,7 @@ def _throughput_rows(camp: dict) -> list[str]:
         m, s, t = p["meta"], p["status"], max(p["active"], 1e-9)
         n = len(p["programs"])
         errs = s["oracle-error"] + s["backend-error"] + s["too-big"]
-        rows.append(f"| {p['uid']} | `{m.get('backend', '?')}` | {n} | {s['finding']} | "
+        rows.append(f"| {p['uid']} | `{m.get('backend', '?')}` | {n} | {part_findings(camp, p)} | "
                     f"{s['undef'] + s['all-undef']} | {errs} | {s['unconfirmed']} | {p['active']:.1f} | "
                     f"{n / t:.1f} | {p['executions'] / t:,.0f} |")
     return rows
@@ -177,13 +190,42 @@ def _coverage_lines(camp: dict) -> list[str]:
     return lines
 
 
+def counts(camp: dict) -> dict[str, int]:
+    """Programs drawn, executed on the backend, and errored, over all parts."""
+    n = {"programs": 0, "executed": 0, "errors": 0}
+    for p in camp["parts"].values():
+        n["programs"] += len(p["programs"])
+        n["executed"] += sum(p["status"][s] for s in EXECUTED)
+        n["errors"] += sum(p["status"][s] for s in ERRORED)
+    return n
+
+
+def summary_text(camp: dict) -> str:
+    """The report's first line: findings, programs drawn, executed and errored."""
+    n = counts(camp)
+    return (f"{len(camp['findings'])} finding(s); {n['programs']} programs drawn, "
+            f"{n['executed']} executed on the backend, {n['errors']} errored.")
+
+
+def no_finding_text(camp: dict) -> str:
+    """What an empty findings list means: nothing forbidden seen, or nothing run at all."""
+    n = counts(camp)
+    if n["executed"] == 0:
+        return ("No program was executed on the backend"
+                + (f" ({n['errors']} errored, see Errors)" if n["errors"] else "")
+                + ": this campaign tested nothing.")
+    text = f"No forbidden outcome was observed in {n['executed']} executed programs."
+    if 2 * n["errors"] > n["programs"]:
+        text += f" Most programs errored ({n['errors']} of {n['programs']}, see Errors)."
+    return text
+
+
 def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     fs = camp["findings"]
     lines = [f"# scopefuzz campaign report: {camp['dir']}", "",
-             f"{len(fs)} finding(s); {sum(len(p['programs']) for p in camp['parts'].values())} "
-             "programs.", "", "## Findings", ""]
+             summary_text(camp), "", "## Findings", ""]
     if not fs:
-        lines += ["No forbidden outcome was observed.", ""]
+        lines += [no_finding_text(camp), ""]
     for r in fs:
         lines += [f"- [{r['id']}](findings/{r['id']}/report.md): `{r['backend']}`, "
                   f"forbidden `{outcome_text(r['forbidden'][0]['outcome'])}`, "
@@ -206,7 +248,7 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
                       "", "```", e.get("test", "").rstrip("\n"), "```", ""]
     if camp["errors"]:
         lines += ["## Errors", "", "| error | programs |", "|---|---:|"]
-        lines += [f"| {html.escape(msg)} | {n} |" for msg, n in camp["errors"].most_common(20)]
+        lines += [f"| {md_cell(msg)} | {n} |" for msg, n in camp["errors"].most_common(20)]
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -267,8 +309,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     fs = camp["findings"]
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>scopefuzz report: {e(camp['dir'])}</title><style>{_CSS}</style></head><body>",
-           f"<h1>scopefuzz campaign report</h1><p>{e(camp['dir'])}: {len(fs)} finding(s), "
-           f"{sum(len(p['programs']) for p in camp['parts'].values())} programs.</p>",
+           f"<h1>scopefuzz campaign report</h1><p>{e(camp['dir'])}: {e(summary_text(camp))}</p>",
            '<section id="summary"><h2>Findings</h2>']
     if fs:
         out.append("<ul>" + "".join(
@@ -276,7 +317,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
             f'forbidden <code>{e(outcome_text(r["forbidden"][0]["outcome"]))}</code></li>'
             for r in fs) + "</ul>")
     else:
-        out.append("<p>No forbidden outcome was observed.</p>")
+        out.append(f"<p>{e(no_finding_text(camp))}</p>")
     out.append("</section>")
     for r in fs:
         text, svg = explanations.get(r["id"], ("", ""))
@@ -287,7 +328,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
         s, t = p["status"], max(p["active"], 1e-9)
         n = len(p["programs"])
         rows.append([e(p["uid"]), f"<code>{e(p['meta'].get('backend', '?'))}</code>",
-                     f'<td class="num">{n}</td>', f'<td class="num">{s["finding"]}</td>',
+                     f'<td class="num">{n}</td>', f'<td class="num">{part_findings(camp, p)}</td>',
                      f'<td class="num">{s["undef"] + s["all-undef"]}</td>',
                      f'<td class="num">{s["oracle-error"] + s["backend-error"] + s["too-big"]}</td>',
                      f'<td class="num">{p["active"]:.1f}</td>', f'<td class="num">{n / t:.1f}</td>',
