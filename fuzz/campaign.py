@@ -32,7 +32,7 @@ from hw import Backend
 from . import coverage as cov
 from .compare import compare
 from .findings import findings_dir, load_findings, publish
-from .journal import Journal, atomic_write, clean_temporaries, read_journal
+from .journal import Journal, atomic_write, clean_temporaries, read_journal, read_json
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
 from .progress import Progress
 from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
@@ -157,8 +157,7 @@ class Campaign:
         clean_temporaries(self.dir)
         clean_temporaries(findings_dir(self.dir))
         if os.path.exists(meta_path):
-            with open(meta_path, encoding="utf-8") as f:
-                meta = json.load(f)
+            meta = read_json(meta_path, CampaignError)
             mine = self.cfg.identity()
             for k, v in mine.items():
                 if meta.get(k) != v:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from typing import Callable
 
 from litmus.ir import UNDEF
 
-from .journal import atomic_dir, atomic_write
+from .journal import atomic_dir, atomic_write, read_json
 
 TEST_FILE = "minimized.litmus"
 ORIGINAL_FILE = "original.litmus"
@@ -23,8 +25,21 @@ def findings_dir(campaign_dir: str) -> str:
     return os.path.join(campaign_dir, "findings")
 
 
-def load_findings(campaign_dir: str) -> list[dict]:
-    """Every finding of a campaign directory, oldest first."""
+class FindingFileError(Exception):
+    """A ``finding.json`` that cannot be read (one line naming the file)."""
+
+
+def warn_bad_finding(message: str) -> None:
+    print(f"scopefuzz: skipping {message}", file=sys.stderr)
+
+
+def load_findings(campaign_dir: str,
+                  on_bad: Callable[[str], None] | None = warn_bad_finding) -> list[dict]:
+    """Every finding of a campaign directory, oldest first.
+
+    A corrupt ``finding.json`` is skipped and named through ``on_bad`` (default: a line on stderr);
+    ``on_bad=None`` raises :class:`FindingFileError` instead.
+    """
     d = findings_dir(campaign_dir)
     out = []
     if not os.path.isdir(d):
@@ -33,8 +48,17 @@ def load_findings(campaign_dir: str) -> list[dict]:
         path = os.path.join(d, name, "finding.json")
         if name.startswith(".") or not os.path.exists(path):
             continue
-        with open(path, encoding="utf-8") as f:
-            out.append(json.load(f))
+        try:
+            rec = read_json(path, FindingFileError)
+            for key in ("id", "test", "forbidden", "sources"):
+                if key not in rec:
+                    raise FindingFileError(f"{path}: no {key!r} field")
+        except FindingFileError as e:
+            if on_bad is None:
+                raise
+            on_bad(str(e))
+            continue
+        out.append(rec)
     out.sort(key=lambda r: (r.get("first", {}).get("t", 0.0), r["id"]))
     return out
 
@@ -57,14 +81,22 @@ def publish(campaign_dir: str, record: dict) -> bool:
     }
     if atomic_dir(d, files):
         return True
-    add_sources(campaign_dir, record["id"], record["sources"])
+    add_sources(campaign_dir, record["id"], record["sources"], record)
     return False
 
 
-def add_sources(campaign_dir: str, fid: str, sources: list[dict]) -> None:
+def add_sources(campaign_dir: str, fid: str, sources: list[dict],
+                record: dict | None = None) -> None:
     path = os.path.join(findings_dir(campaign_dir), fid, "finding.json")
-    with open(path, encoding="utf-8") as f:
-        rec = json.load(f)
+    try:
+        rec = read_json(path, FindingFileError)
+        rec["sources"]
+    except (FindingFileError, KeyError, TypeError) as e:
+        if record is None:
+            raise
+        # a corrupt record is replaced by the one in hand (same id: same minimized test)
+        warn_bad_finding(f"{e}: rewritten from the new record")
+        rec = dict(record, sources=[])
     have = {_source_key(s) for s in rec["sources"]}
     new = [s for s in sources if _source_key(s) not in have]
     if not new:

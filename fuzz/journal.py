@@ -118,6 +118,23 @@ class Journal:
         self._f.close()
 
 
+def read_json(path: str, error: type[Exception]) -> dict:
+    """The JSON object in ``path``, or ``error("path: reason")`` when it cannot be read or parsed
+    (a corrupt ``campaign.json`` or ``finding.json`` is named, never a traceback)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise error(f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{path}: not UTF-8 text ({e.reason})") from None
+    except OSError as e:
+        raise error(f"{path}: {e.strerror or e}") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected a JSON object, found {type(data).__name__}")
+    return data
+
+
 def read_journal(path: str) -> Iterator[dict]:
     """The journal's complete entries, in order (an unfinished last line is skipped)."""
     if not os.path.exists(path):

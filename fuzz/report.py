@@ -21,7 +21,7 @@ from litmus.scopes import SCOPES
 from .campaign import ERRORED, EXECUTED, JOURNAL, META
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
-from .journal import atomic_write, read_journal
+from .journal import atomic_write, read_journal, read_json
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
 
 
@@ -35,8 +35,7 @@ def load_campaign(directory: str) -> dict:
     meta_path = os.path.join(directory, META)
     if not os.path.exists(meta_path):
         raise ReportError(f"{directory}: not a campaign directory (no {META})")
-    with open(meta_path, encoding="utf-8") as f:
-        meta = json.load(f)
+    meta = read_json(meta_path, ReportError)
     entries = list(read_journal(os.path.join(directory, JOURNAL)))
     parts: dict[str, dict] = {}
     default_uid = meta.get("uid", "campaign")

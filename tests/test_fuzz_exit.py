@@ -137,3 +137,68 @@ def test_help_documents_exit_statuses(capsys):
     for code in ("0 no finding", "1 findings", "2 unusable", "3 the campaign directory could not be "
                  "written", "4 most programs errored"):
         assert code in out
+
+
+# --- corrupt campaign files (item 13) --------------------------------------------------------------
+
+@pytest.fixture
+def finding_dir(fake_world, tmp_path):
+    """A campaign with findings (a fake backend with stale reads)."""
+    fake_world.setattr(hw, "get_backend", lambda name: StaleReadBackend(0.3))
+    out = tmp_path / "c"
+    assert main(["fuzz", "--backend", "fake", "--programs", "12", "--features",
+                 "atomics,plain,fences,rmw", "--iterations", "100", "--quiet", "--out", str(out),
+                 "--minimize-seconds", "30"]) == 1
+    return out
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_corrupt_campaign_json_is_named(finding_dir, tmp_path, capsys):
+    meta = finding_dir / "campaign.json"
+    meta.write_text('{"backend": "fake",\n  "seed": ')
+    assert main(["report", str(finding_dir)]) == 2
+    assert f"{meta}:2:11: not valid JSON" in _one_error_line(capsys)
+    assert main(["fuzz", "--backend", "fake", "--programs", "14", "--features",
+                 "atomics,plain,fences,rmw", "--iterations", "100", "--quiet", "--out",
+                 str(finding_dir), "--resume"]) == 2
+    assert f"{meta}:2:11" in _one_error_line(capsys)
+    merged = tmp_path / "m"
+    assert main(["merge", str(merged), str(finding_dir)]) == 2
+    assert str(meta) in _one_error_line(capsys)
+    assert not merged.exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".tmp")]
+
+
+def test_corrupt_finding_json(finding_dir, tmp_path, capsys):
+    ids = sorted(os.listdir(finding_dir / "findings"))
+    bad = finding_dir / "findings" / ids[0] / "finding.json"
+    bad.write_text("{")
+    # report: the bad finding is skipped and named, the rest is reported
+    assert main(["report", str(finding_dir)]) == 0
+    err = capsys.readouterr().err
+    assert f"skipping {bad}:1:2: not valid JSON" in err and "Traceback" not in err
+    md = (finding_dir / "report.md").read_text()
+    assert all(f"findings/{i}/report.md" in md for i in ids[1:])
+    # merge: stops, names the file, leaves nothing behind
+    merged = tmp_path / "m"
+    assert main(["merge", str(merged), str(finding_dir)]) == 2
+    assert str(bad) in _one_error_line(capsys)
+    assert not merged.exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".tmp")]
+    # resume: goes on (the bad file named on stderr)
+    assert main(["fuzz", "--backend", "fake", "--programs", "14", "--features",
+                 "atomics,plain,fences,rmw", "--iterations", "100", "--quiet", "--out",
+                 str(finding_dir), "--resume", "--minimize-seconds", "30"]) in (0, 1)
+    assert str(bad) in capsys.readouterr().err
+
+
+def test_merge_into_a_file_or_full_directory_is_refused(finding_dir, tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("x")
+    assert main(["merge", str(f), str(finding_dir)]) == 2
+    assert "not an empty directory" in _one_error_line(capsys)
+    assert main(["merge", str(tmp_path / "ok"), str(finding_dir)]) == 0
+    assert (tmp_path / "ok" / "campaign.json").exists()
