@@ -12,6 +12,7 @@ import json
 import sys
 
 from hw import BackendError, ExhaustiveBackend, get_backend
+from litmus.about import JSON_SCHEMA
 from litmus.dialects import litmus_files, parse_file
 from litmus.lexer import ParseError
 from litmus.outcome import format_outcome
@@ -79,7 +80,7 @@ def cmd_run(args) -> int:
             except ParseError as e:
                 errors += 1
                 if args.json:
-                    print(json.dumps({"file": path, "error": str(e)}))
+                    print(json.dumps({"file": path, "error": str(e), "schema": JSON_SCHEMA}))
                 else:
                     print(str(e), file=sys.stderr)
                 continue
@@ -89,14 +90,16 @@ def cmd_run(args) -> int:
             except Exception as e:          # backend or oracle refused: one line, go on
                 errors += 1
                 msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+                if not msg.startswith(f"{path}:"):
+                    msg = f"{path}:1:1: {msg}"      # a whole-test error: the test's first line
                 if args.json:
-                    print(json.dumps({"file": path, "error": f"{path}: {msg}"}))
+                    print(json.dumps({"file": path, "error": msg, "schema": JSON_SCHEMA}))
                 else:
-                    print(f"{path}: {msg}", file=sys.stderr)
+                    print(msg, file=sys.stderr)
                 continue
             forbidden += obj.get("forbidden", 0)
             if args.json:
-                print(json.dumps(obj))
+                print(json.dumps(dict(obj, schema=JSON_SCHEMA)))
             else:
                 _print_text(obj)
             sys.stdout.flush()

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 
+from litmus.about import JSON_SCHEMA
 from litmus.dialects import litmus_files, parse_file
 from litmus.expected import race_verdict, read_expected
 from litmus.lexer import ParseError
@@ -41,7 +42,7 @@ def cmd_check(args) -> int:
             if not msg.startswith(path) and isinstance(e, OracleError):
                 msg = f"{path}:1:1: {msg}"
             if args.json:
-                print(json.dumps({"file": path, "error": msg}))
+                print(json.dumps({"file": path, "error": msg, "schema": JSON_SCHEMA}))
             else:
                 print(msg, file=sys.stderr)
             status = 2
@@ -51,7 +52,7 @@ def cmd_check(args) -> int:
                               "verdict": res.verdict, "condition": format_condition(test.condition),
                               "states": res.states, "flags": res.flags, "ub": res.ub,
                               "candidates": res.candidates, "consistent": res.consistent,
-                              "seconds": round(res.seconds, 6)}))
+                              "seconds": round(res.seconds, 6), "schema": JSON_SCHEMA}))
         else:
             print(f"{test.name}  {res.verdict}  ({len(res.states)} states, {res.candidates} "
                   f"candidates, {res.consistent} consistent, {res.seconds:.4f} s)")

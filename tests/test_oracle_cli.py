@@ -39,7 +39,7 @@ def test_check_json_fields(suite, capsys):
     assert [o["test"] for o in lines] == ["MP", "SB"]          # sorted by path
     mp = lines[0]
     assert set(mp) == {"test", "file", "model", "verdict", "condition", "states", "flags", "ub",
-                       "candidates", "consistent", "seconds"}
+                       "candidates", "consistent", "seconds", "schema"}
     assert mp["model"] == "amdgpu" and mp["verdict"] == "No"
     assert {"P1:r0": 0, "P1:r1": "undef", "x": 1, "y": 1} in mp["states"]
     assert mp["condition"].startswith("exists")
@@ -57,7 +57,7 @@ def test_unreadable_file_gives_error_object_and_exit_2(tmp_path, capsys):
     bad.write_text("AMDGPU bad\n{ x = 0; }\n P0 ;\n frob x ;\nexists (x == 0)\n")
     assert main(["check", "--json", str(bad)]) == 2
     obj = json.loads(capsys.readouterr().out)
-    assert set(obj) == {"file", "error"}
+    assert set(obj) == {"file", "error", "schema"}
     assert obj["error"].startswith(f"{bad}:4:")
 
 
@@ -105,3 +105,21 @@ def test_explain_command_and_svg(suite, tmp_path, capsys):
 def test_explain_bad_outcome(suite, capsys):
     assert main(["explain", str(suite / "sub" / "mp.litmus"), "--outcome", "P7:r0 == 1"]) == 2
     assert "P7" in capsys.readouterr().err
+
+
+def test_version_and_json_schema(tmp_path, capsys):
+    """``--version`` names the distribution's version; every ``--json`` line carries ``schema``."""
+    import importlib.metadata
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"scopefuzz {importlib.metadata.version('scopefuzz')}")
+    good = tmp_path / "sb.litmus"
+    good.write_text(SB)
+    bad = tmp_path / "bad.litmus"
+    bad.write_text("AMDGPU bad\n{ x = 0; }\n P0 ;\n frob x ;\nexists (x == 0)\n")
+    main(["check", "--json", str(good), str(bad)])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 2 and all(obj["schema"] == 1 for obj in lines)
+    assert lines[0]["verdict"] == "Ok" and "error" in lines[1]
