@@ -12,7 +12,7 @@ import re
 from typing import Callable
 
 from .ir import Test
-from .lexer import ParseError, Source
+from .lexer import BOM, ParseError, Source
 from .parse_amdgpu import parse_amdgpu
 
 #: dialect word (as written in the header, case-sensitive) -> parser(text, path) -> Test
@@ -38,7 +38,18 @@ def dialect_of(text: str) -> str | None:
 
 
 def parse(text: str, path: str = "<string>") -> Test:
-    """Parse a litmus test in any dialect that has a front end."""
+    """Parse a litmus test in any dialect that has a front end (a leading byte-order mark is
+    dropped). Input that would exhaust the parser's recursion is a ParseError too."""
+    if text.startswith(BOM):
+        text = text[1:]
+    try:
+        return _parse(text, path)
+    except RecursionError:
+        raise ParseError(path, 1, 1, "the test nests too deeply to read (parentheses or "
+                                     "blocks)") from None
+
+
+def _parse(text: str, path: str) -> Test:
     if re.match(r"\s*C\s", text) and "C" in FRONT_ENDS: return FRONT_ENDS["C"](text, path)  # noqa: E701 ('(*p)' is a C dereference, not a comment)
     src = Source(text, path)          # reports unterminated comments and quotes first
     m = re.search(r"\S+", src.clean)

@@ -26,7 +26,7 @@ import numpy as np
 from litmus.dialects import parse
 from litmus.ir import UNDEF, Atom, And, Test
 from litmus.lexer import ParseError
-from litmus.outcome import satisfiable
+from litmus.outcome import read_outcome, satisfiable
 from litmus.printer import format_prop, format_test
 
 from .check import default_model, pre_executions
@@ -153,12 +153,8 @@ def _outcome_prop(test: Test, outcome):
     if isinstance(outcome, dict):
         return And(tuple(Atom(int(k[1:k.index(":")]) if ":" in k else None,
                               k.split(":")[-1], "==", int(v)) for k, v in outcome.items()))
-    if test.dialect != "AMDGPU":
-        raise OracleError("explain reads outcomes of AMDGPU-dialect tests only")
-    text = format_test(test).rstrip("\n").split("\n")
-    text[-1] = f"exists ({outcome})"
     try:
-        return parse("\n".join(text), "<outcome>").condition.prop
+        return read_outcome(test, outcome)      # the printed form or the condition form
     except ParseError as e:
         raise OracleError(f"--outcome {outcome!r}: {e.reason}")
 
