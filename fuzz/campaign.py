@@ -31,7 +31,7 @@ from hw import Backend
 
 from . import coverage as cov
 from .compare import compare
-from .findings import findings_dir, load_findings, publish
+from .findings import TEST_FILE, findings_dir, load_findings, publish
 from .journal import Journal, atomic_write, clean_temporaries, read_journal, read_json
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
 from .progress import Progress
@@ -383,6 +383,7 @@ class Campaign:
         # the record's histogram: the first re-run that shows a forbidden outcome
         runs, hits, forb_iters, total = self.cfg.repro_runs, 0, 0, 0
         shown = None
+        shown_seed, shown_params = pseed, dict(hist.params)
         for k in range(runs):
             seed_box[0] += 1
             try:
@@ -395,9 +396,10 @@ class Campaign:
                 hits += 1
                 forb_iters += c.forbidden
                 if shown is None:
-                    shown = c
+                    shown, shown_seed, shown_params = c, seed_box[0], dict(h.params)
         if shown is None:                 # minimized too far for these seeds: keep the original
             small, r, shown = renumber_registers(test), res, compare(res, hist, test.condition)
+            shown_seed, shown_params = pseed, dict(hist.params)
         f = shown.forbidden_outcomes()
         cond = forbidding_condition(small, f[0][0], r.states)
         small = Test(f"{test.name}-min", small.locations, small.threads, cond,
@@ -431,6 +433,8 @@ class Campaign:
             "sources": [{"campaign": self.uid, "index": i, "seed": pseed}],
             "baseline": base,
         }
+        record.update(reproduction(self.cfg.backend, shown_seed, self.cfg.iterations,
+                                   shown_params, kernel_source(self.backend, small)))
         if publish(self.dir, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
@@ -446,6 +450,34 @@ _WARM_UP = """AMDGPU warm-up
  st.atom.rel.agent y, 1 | ld r1, x                ;
 exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """
+
+
+def reproduction(backend: str, seed: int, iterations: int, params: dict,
+                 kernel: str | None) -> dict:
+    """What a finding needs to be reproduced from its record alone: the tool's version and git
+    revision, the ``scopefuzz run`` command line of the run shown (same backend, seed and
+    iterations: on the simulator it gives the same histogram), the backend's parameters (device,
+    driver, build options, stress settings, scope mapping) and the generated kernel, if any."""
+    from litmus.about import git_revision, version
+    return {
+        "tool": {"version": version(), "git": git_revision()},
+        "reproduce": {"command": f"scopefuzz run --backend {backend} --seed {seed} "
+                                 f"--iterations {iterations} {TEST_FILE}",
+                      "backend": backend, "seed": seed, "iterations": iterations},
+        "params": json.loads(json.dumps(params, default=str)),
+        "kernel": kernel,
+    }
+
+
+def kernel_source(backend, test: Test) -> str | None:
+    """The generated kernel source of ``test`` on backends that compile one (OpenCL), else None."""
+    kernel_for = getattr(backend, "kernel_for", None)
+    if kernel_for is None:
+        return None
+    try:
+        return kernel_for(test).source
+    except Exception:
+        return None
 
 
 def _one_line(e: Exception) -> str:

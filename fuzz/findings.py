@@ -19,6 +19,7 @@ from .journal import atomic_dir, atomic_write, read_json
 
 TEST_FILE = "minimized.litmus"
 ORIGINAL_FILE = "original.litmus"
+KERNEL_FILE = "kernel.cl"
 
 
 def findings_dir(campaign_dir: str) -> str:
@@ -79,6 +80,8 @@ def publish(campaign_dir: str, record: dict) -> bool:
         "finding.json": json.dumps(record, indent=1, sort_keys=True) + "\n",
         "report.md": finding_markdown(record),
     }
+    if record.get("kernel"):
+        files[KERNEL_FILE] = record["kernel"]
     if atomic_dir(d, files):
         return True
     add_sources(campaign_dir, record["id"], record["sources"], record)
@@ -152,6 +155,22 @@ def baseline_text(record: dict) -> str | None:
             "(the bug is specific to this backend)")
 
 
+def reproduce_lines(record: dict) -> list[str]:
+    """The "Reproduce" section: command, tool version, backend parameters, kernel file."""
+    rep = record.get("reproduce")
+    if not rep:
+        return []
+    tool = record.get("tool") or {}
+    lines = ["## Reproduce", "", "In the finding's directory:", "", "```", rep["command"], "```", "",
+             f"- scopefuzz {tool.get('version', '?')}"
+             + (f", git revision `{tool['git']}`" if tool.get("git") else "")]
+    for k, v in sorted((record.get("params") or {}).items()):
+        lines.append(f"- {k}: `{v}`")
+    if record.get("kernel"):
+        lines.append(f"- generated kernel: `{KERNEL_FILE}` (beside this report)")
+    return lines + [""]
+
+
 def finding_markdown(record: dict, explanation: str | None = None) -> str:
     """A finding written up for a bug report (Markdown, paste-ready)."""
     m = record.get("minimize", {})
@@ -184,6 +203,7 @@ def finding_markdown(record: dict, explanation: str | None = None) -> str:
         *allowed_lines(record),
         "",
     ]
+    lines += reproduce_lines(record)
     if explanation:
         lines += ["## Why the model forbids it", "", "```", explanation.rstrip("\n"), "```", ""]
     if m.get("steps"):

@@ -285,6 +285,10 @@ def _finding_html(r: dict, text: str, svg: str) -> str:
         f"<li>forbidden outcome: <code class=\"forbidden\">"
         f"{e(outcome_text(r['forbidden'][0]['outcome']))}</code></li>",
         f"<li>reproduced: {e(reproduced_text(r))}</li>",
+        (f"<li>reproduce (in findings/{e(r['id'])}/): <code>{e(r['reproduce']['command'])}</code>"
+         f" with scopefuzz {e(str((r.get('tool') or {}).get('version', '?')))}"
+         + (f" (git {e(r['tool']['git'])})" if (r.get("tool") or {}).get("git") else "")
+         + "</li>") if r.get("reproduce") else "",
         f"<li>{e(baseline_text(r)[2:])}</li>" if baseline_text(r) else "",
         f"<li>minimized from {m.get('size_before')} to {m.get('size_after')} instructions</li>",
         "</ul>",
