@@ -4,7 +4,8 @@ A campaign directory holds
 
 - ``campaign.json``: its parameters (backend, seed, features, shard, iterations), written once;
 - ``journal.jsonl``: one fsynced line per session start and per program done (status, coverage,
-  executions, the finding it led to, or the error it raised);
+  executions, the finding it led to, or the error it raised), rotated into sealed segments
+  ``journal.000001.jsonl``... every 64 MiB (``fuzz/journal.py``); ``--resume`` and ``report`` stream it;
 - ``findings/<id>/``: one directory per distinct minimized finding (``fuzz/findings.py``).
 
 Program *i* is a pure function of (seed, i) (:func:`fuzz.strategies.draw_program`), shard K/N takes the
@@ -32,7 +33,7 @@ from hw import Backend
 from . import coverage as cov
 from .compare import compare
 from .findings import TEST_FILE, findings_dir, load_findings, publish
-from .journal import Journal, atomic_write, clean_temporaries, read_journal, read_json
+from .journal import DoneSet, Journal, atomic_write, clean_temporaries, read_journal, read_json
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
 from .progress import Progress
 from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
@@ -139,7 +140,7 @@ class Campaign:
         self.progress = progress
         self.stats = Stats()
         self.coverage = cov.Coverage()
-        self.done: set[int] = set()
+        self.done = DoneSet(config.shard[0] - 1, config.shard[1])   # bounded memory on resume
         self.known: dict[str, dict] = {}
         self.uid = (f"{config.backend}-seed{config.seed}-"
                     f"shard{config.shard[0]}of{config.shard[1]}")
@@ -166,8 +167,9 @@ class Campaign:
         else:
             meta = dict(self.cfg.identity(), uid=self.uid, created=time.time(), version=1)
             atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
-        for e in read_journal(jpath):
-            if e.get("type") == "program":
+        for e in read_journal(jpath):          # streamed: a week's journal does not fit in memory
+            if e.get("type") == "program" and isinstance(e.get("i"), int) \
+                    and e["i"] not in self.done:
                 self.done.add(e["i"])
                 self._count(e)
                 self.stats.active = max(self.stats.active, e.get("t", 0.0))

@@ -17,7 +17,7 @@ import shutil
 
 from .campaign import JOURNAL, META
 from .findings import FindingFileError, load_findings, publish
-from .journal import Journal, atomic_write, read_journal, read_json
+from .journal import DoneSet, Journal, atomic_write, journal_paths, read_journal, read_json
 
 
 class MergeError(Exception):
@@ -30,8 +30,8 @@ def merge(out: str, parts: list[str]) -> dict:
         raise MergeError(f"{out}: already holds a campaign; merge into a new directory")
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise MergeError(f"{out}: exists and is not an empty directory; merge into a new one")
-    metas, seen = [], set()
-    entries = []
+    metas = []
+    sources = []               # (part directory, its uid)
     for d in parts:
         mp = os.path.join(d, META)
         if not os.path.exists(mp):
@@ -41,17 +41,7 @@ def merge(out: str, parts: list[str]) -> dict:
         for m in sub:
             if m.get("uid") not in {x.get("uid") for x in metas}:
                 metas.append(m)
-        uid = meta.get("uid", d)
-        for e in read_journal(os.path.join(d, JOURNAL)):
-            if e.get("type") != "program":
-                continue
-            e = dict(e)
-            e.setdefault("campaign", uid)
-            key = (e["campaign"], e["i"])
-            if key in seen:
-                continue
-            seen.add(key)
-            entries.append(e)
+        sources.append((d, meta.get("uid", d)))
     backends = sorted({m.get("backend") for m in metas})
     meta = {"uid": "merged", "merged": metas, "version": 1,
             "backend": backends[0] if len(backends) == 1 else "mixed"}
@@ -61,10 +51,8 @@ def merge(out: str, parts: list[str]) -> dict:
     try:
         os.makedirs(tmp)
         atomic_write(os.path.join(tmp, META), json.dumps(meta, indent=1, sort_keys=True) + "\n")
-        j = Journal(os.path.join(tmp, JOURNAL))
-        for e in entries:
-            j.append(e)
-        j.close()
+        programs = _stream_entries(Journal(os.path.join(tmp, JOURNAL), sync=False), sources,
+                                   metas)
         new = 0
         for d in parts:
             try:
@@ -77,4 +65,38 @@ def merge(out: str, parts: list[str]) -> dict:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {"parts": len(parts), "programs": len(entries), "findings": new}
+    return {"parts": len(parts), "programs": programs, "findings": new}
+
+
+def _done_set(meta: dict | None) -> DoneSet:
+    k, _, n = str((meta or {}).get("shard", "1/1")).partition("/")
+    try:
+        return DoneSet(int(k) - 1, int(n))
+    except ValueError:
+        return DoneSet()
+
+
+def _stream_entries(journal: Journal, sources, metas) -> int:
+    """Copy every part's program entries into ``journal``, tagged with their part's uid, each
+    (part, program) once; streamed (memory bounded by the parts, not the programs)."""
+    by_uid = {m.get("uid"): m for m in metas}
+    seen: dict[str, DoneSet] = {}
+    n = 0
+    try:
+        for d, uid in sources:
+            for jpath in journal_paths(d) or [os.path.join(d, JOURNAL)]:
+                for e in read_journal(jpath):
+                    if e.get("type") != "program" or not isinstance(e.get("i"), int):
+                        continue
+                    e.setdefault("campaign", uid)
+                    done = seen.get(e["campaign"])
+                    if done is None:
+                        done = seen[e["campaign"]] = _done_set(by_uid.get(e["campaign"]))
+                    if e["i"] in done:
+                        continue
+                    done.add(e["i"])
+                    journal.append(e)
+                    n += 1
+    finally:
+        journal.close()
+    return n

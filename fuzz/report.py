@@ -3,7 +3,9 @@
 Per finding: the minimized test, the observed histogram against the allowed set, the forbidden
 outcome, the oracle's explanation (``oracle.explain``: failed axiom, witness cycle, execution graph
 SVG), how often it reproduced, the backend/mutant and the minimization steps. Per campaign: throughput,
-coverage of instruction kinds and scope pairs, and a timeline of programs and findings.
+coverage of instruction kinds and scope pairs, and a timeline of programs and findings. The journal
+is streamed into counters and bounded samples, so a week-long campaign's report needs no more memory
+than a minute's.
 The Markdown is meant to be pasted into a bug report.
 """
 
@@ -21,7 +23,7 @@ from litmus.scopes import SCOPES
 from .campaign import ERRORED, EXECUTED, JOURNAL, META
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
-from .journal import atomic_write, read_journal, read_json
+from .journal import atomic_write, journal_paths, read_journal, read_json
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
 
 
@@ -31,36 +33,85 @@ class ReportError(Exception):
 
 # --- gathering ----------------------------------------------------------------------------------
 
+#: bounds of what a report keeps per campaign, whatever the journal's length (aggregates are
+#: counters; only these samples keep per-program detail)
+TIMELINE_POINTS = 2000      # per part: the cumulative-programs curve, thinned by halving
+FINDING_POINTS = 5000       # per part: programs that led to a finding (timeline dots)
+UNCONFIRMED_SAMPLE = 50     # unconfirmed observations shown in full
+ERROR_KINDS = 1000          # distinct error messages counted (the rest as "(other errors)")
+
+
+class _Part:
+    """One campaign part's aggregates, built while the journal streams past."""
+
+    def __init__(self, uid: str, meta: dict):
+        self.uid, self.meta = uid, meta
+        self.n = 0
+        self.status: Counter = Counter()
+        self.executions = 0
+        self.active = 0.0
+        self.points: list[tuple[float, int]] = []     # (t, programs so far), every `stride`-th
+        self.stride = 1
+        self.found: list[tuple[float, int]] = []      # (t, programs so far) of finding programs
+
+    def add(self, e: dict) -> None:
+        self.n += 1
+        st = e.get("status", "?")
+        self.status[st] += 1
+        self.executions += e.get("executions", 0) or 0
+        t = e.get("t", 0.0) or 0.0
+        self.active = max(self.active, t)
+        if self.n % self.stride == 0:
+            self.points.append((t, self.n))
+            if len(self.points) > TIMELINE_POINTS:      # thin: keep every other point
+                self.points = self.points[1::2]
+                self.stride *= 2
+        if st == "finding" and len(self.found) < FINDING_POINTS:
+            self.found.append((t, self.n))
+
+    def finish(self) -> None:
+        if self.n and (not self.points or self.points[-1][1] != self.n):
+            self.points.append((self.active, self.n))
+
+    # dict-style access for the renderers
+    def __getitem__(self, key):
+        return {"uid": self.uid, "meta": self.meta, "status": self.status,
+                "executions": self.executions, "active": self.active}[key]
+
+
 def load_campaign(directory: str) -> dict:
+    """Stream the campaign's journal(s) into aggregates (memory bounded by the constants above,
+    not by the number of programs) and load its findings."""
     meta_path = os.path.join(directory, META)
     if not os.path.exists(meta_path):
         raise ReportError(f"{directory}: not a campaign directory (no {META})")
     meta = read_json(meta_path, ReportError)
-    entries = list(read_journal(os.path.join(directory, JOURNAL)))
-    parts: dict[str, dict] = {}
+    parts: dict[str, _Part] = {}
     default_uid = meta.get("uid", "campaign")
     metas = {m.get("uid", f"part{k}"): m for k, m in enumerate(meta.get("merged", []))} \
         or {default_uid: meta}
-    for e in entries:
-        if e.get("type") != "program":
-            continue
-        uid = e.get("campaign", default_uid)
-        p = parts.setdefault(uid, {"uid": uid, "meta": metas.get(uid, meta), "programs": [],
-                                   "status": Counter(), "executions": 0, "active": 0.0})
-        p["programs"].append(e)
-        p["status"][e.get("status", "?")] += 1
-        p["executions"] += e.get("executions", 0)
-        p["active"] = max(p["active"], e.get("t", 0.0))
-    kinds, pairs = Counter(), Counter()
-    for p in parts.values():
-        for e in p["programs"]:
-            if e.get("status") in EXECUTED:     # coverage: what ran, not what was drawn
+    kinds, pairs, errors = Counter(), Counter(), Counter()
+    unconfirmed: list[dict] = []
+    for jpath in journal_paths(directory) or [os.path.join(directory, JOURNAL)]:
+        for e in read_journal(jpath):
+            if e.get("type") != "program":
+                continue
+            uid = e.get("campaign", default_uid)
+            p = parts.get(uid)
+            if p is None:
+                p = parts[uid] = _Part(uid, metas.get(uid, meta))
+            p.add(e)
+            st = e.get("status")
+            if st in EXECUTED:          # coverage: what ran, not what was drawn
                 kinds.update(e.get("kinds", []))
                 pairs.update(e.get("pairs", []))
-    errors = Counter(e.get("error", "") for p in parts.values() for e in p["programs"]
-                     if e.get("status") in ERRORED)
-    unconfirmed = [e for p in parts.values() for e in p["programs"]
-                   if e.get("status") == "unconfirmed"]
+            elif st in ERRORED:
+                msg = e.get("error", "")
+                errors[msg if msg in errors or len(errors) < ERROR_KINDS else "(other errors)"] += 1
+            if st == "unconfirmed" and len(unconfirmed) < UNCONFIRMED_SAMPLE:
+                unconfirmed.append(e)
+    for p in parts.values():
+        p.finish()
     findings = sorted(load_findings(directory),      # smallest (most actionable) first
                       key=lambda r: (r.get("minimize", {}).get("size_after", 0),
                                      r.get("first", {}).get("t", 0.0), r["id"]))
@@ -108,13 +159,11 @@ def timeline_svg(camp: dict, width: int = 640, height: int = 200) -> str:
     series = []
     tmax, nmax = 1e-9, 1
     for p in camp["parts"].values():
-        pts, n = [], 0
-        for e in sorted(p["programs"], key=lambda e: e.get("t", 0.0)):
-            n += 1
-            pts.append((e.get("t", 0.0), n, e.get("status") == "finding"))
-        series.append((p["uid"], pts))
+        pts = [(t, n, False) for t, n in p.points] + [(t, n, True) for t, n in p.found]
+        pts.sort(key=lambda x: (x[1], x[2]))
+        series.append((p.uid, pts))
         if pts:
-            tmax = max(tmax, pts[-1][0])
+            tmax = max(tmax, max(t for t, _, _ in pts))
             nmax = max(nmax, pts[-1][1])
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
 
@@ -135,7 +184,7 @@ def timeline_svg(camp: dict, width: int = 640, height: int = 200) -> str:
         if not pts:
             continue
         c = colors[k % len(colors)]
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(t, n) for t, n, _ in pts))
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(t, n) for t, n, f in pts if not f))
         out.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="{path}">'
                    f'<title>{html.escape(uid)}</title></polyline>')
         for t, n, found in pts:
@@ -166,7 +215,7 @@ def _throughput_rows(camp: dict) -> list[str]:
             "programs/s | executions/s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in camp["parts"].values():
         m, s, t = p["meta"], p["status"], max(p["active"], 1e-9)
-        n = len(p["programs"])
+        n = p.n
         errs = s["oracle-error"] + s["backend-error"] + s["too-big"]
         rows.append(f"| {p['uid']} | `{m.get('backend', '?')}` | {n} | {part_findings(camp, p)} | "
                     f"{s['undef'] + s['all-undef']} | {errs} | {s['unconfirmed']} | {p['active']:.1f} | "
@@ -193,7 +242,7 @@ def counts(camp: dict) -> dict[str, int]:
     """Programs drawn, executed on the backend, and errored, over all parts."""
     n = {"programs": 0, "executed": 0, "errors": 0}
     for p in camp["parts"].values():
-        n["programs"] += len(p["programs"])
+        n["programs"] += p.n
         n["executed"] += sum(p["status"][s] for s in EXECUTED)
         n["errors"] += sum(p["status"][s] for s in ERRORED)
     return n
@@ -329,7 +378,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     rows = []
     for p in camp["parts"].values():
         s, t = p["status"], max(p["active"], 1e-9)
-        n = len(p["programs"])
+        n = p.n
         rows.append([e(p["uid"]), f"<code>{e(p['meta'].get('backend', '?'))}</code>",
                      f'<td class="num">{n}</td>', f'<td class="num">{part_findings(camp, p)}</td>',
                      f'<td class="num">{s["undef"] + s["all-undef"]}</td>',
