@@ -37,6 +37,9 @@ def pytest_addoption(parser):
                      "(overrides --litmus-backend)")
     g.addoption("--litmus-model", default=None, metavar="M",
                 help="memory model of the oracle (default: the dialect's)")
+    g.addoption("--litmus-timeout", type=float, default=60.0, metavar="SECONDS",
+                help="stop the oracle on one litmus file after SECONDS: the item fails as timed "
+                     "out, with no verdict (default 60; 0: no limit)")
     g.addoption("--litmus-fuzz", type=float, default=None, metavar="SECONDS",
                 help="add an item running a fuzz campaign of SECONDS against the backend")
     parser.addini("litmus_paths", type="paths", default=[],

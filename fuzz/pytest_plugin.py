@@ -214,9 +214,13 @@ class LitmusItem(pytest.Item):
             test = parse_file(self.path)
         except ParseError as e:
             raise LitmusFailure(str(e))
+        from oracle.deadline import Timeout, call_with_timeout
         model = self.config.getoption("--litmus-model")
+        limit = self.config.getoption("--litmus-timeout")
         try:
-            result = oracle.check(test, model)
+            result = call_with_timeout(oracle.check, limit, test, model)
+        except Timeout as e:
+            raise LitmusFailure(f"{test.name}: the oracle {e} (--litmus-timeout)")
         except oracle.OracleError as e:
             raise LitmusFailure(f"{self.path}: oracle: {e}")
         self.user_properties.append(("verdict", result.verdict))

@@ -21,12 +21,14 @@ from .compare import compare
 
 
 def run_one(backend, test, path: str, iterations: int, seed: int,
-            exhaustive: bool = False) -> dict:
+            exhaustive: bool = False, timeout: float | None = None) -> dict:
     """Run ``test`` and compare with the oracle: the ``run --json`` object (DESIGN.md).
     ``exhaustive``: every scheduling (an :class:`~hw.ExhaustiveBackend`, i.e. sim) up to
-    ``iterations`` schedules; counts are then schedules."""
+    ``iterations`` schedules; counts are then schedules. ``timeout`` limits the oracle
+    (:class:`oracle.deadline.Timeout`)."""
     import oracle
-    res = oracle.check(test)
+    from oracle.deadline import call_with_timeout
+    res = call_with_timeout(oracle.check, timeout, test)
     base = {"test": test.name, "file": path, "backend": backend.name}
     if res.verdict == "Undef":
         why = "; ".join(res.ub) or "undefined behaviour"
@@ -86,14 +88,15 @@ def cmd_run(args) -> int:
                 continue
             try:
                 obj = run_one(backend, test, path, args.iterations, args.seed,
-                              args.exhaustive)
+                              args.exhaustive, args.timeout)
             except Exception as e:          # backend or oracle refused: one line, go on
                 errors += 1
                 msg = str(e).splitlines()[0] if str(e) else type(e).__name__
                 if not msg.startswith(f"{path}:"):
                     msg = f"{path}:1:1: {msg}"      # a whole-test error: the test's first line
                 if args.json:
-                    print(json.dumps({"file": path, "error": msg, "schema": JSON_SCHEMA}))
+                    extra = {"timeout": True} if type(e).__name__ == "Timeout" else {}
+                    print(json.dumps({"file": path, "error": msg, **extra, "schema": JSON_SCHEMA}))
                 else:
                     print(msg, file=sys.stderr)
                 continue
@@ -125,5 +128,7 @@ def register(sub) -> None:
     p.add_argument("--exhaustive", action="store_true",
                    help="every scheduling instead of random ones (sim only; --iterations caps "
                         "the number of schedules)")
+    from oracle.commands import timeout_option
+    timeout_option(p)
     p.set_defaults(func=cmd_run)
 

@@ -106,6 +106,8 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
         return res
     t0 = time.perf_counter()
     unit = get_unit(model)
+    if unit.fallback is None:
+        _check_size(test)           # before any search: a huge test fails at once
     prog = load_model(model)
     try:
         pes = pre_executions(unit, test)
@@ -154,6 +156,16 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
     _CACHE[key] = Result(res.model, res.verdict, list(res.states), res.flags, res.ub,
                          res.candidates, res.consistent, res.seconds)
     return res
+
+
+def _check_size(test: Test) -> None:
+    """Every instruction gives at least one event and every location an initial write: past the
+    engine's limit on that lower bound alone, no search (barrier schedules included) can start."""
+    from .events import MAX_EVENTS
+    n = sum(len([i for i in th.code if i is not None]) for th in test.threads) + len(test.locations)
+    if n > MAX_EVENTS:
+        raise TooManyEvents(f"{test.name}: program has more than {MAX_EVENTS} events (the engine's "
+                            f"limit): {n} instructions and locations")
 
 
 def _fallback_result(test: Test, unit: ModelUnit, t0: float) -> Result:

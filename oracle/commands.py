@@ -12,6 +12,7 @@ from litmus.expected import race_verdict, read_expected
 from litmus.lexer import ParseError
 from litmus.printer import format_condition
 
+from .deadline import Timeout, call_with_timeout
 from .errors import OracleError
 
 
@@ -34,9 +35,19 @@ def cmd_check(args) -> int:
     agree = disagree = missing = 0
     dr = args.dr or bool(expected and expected.race)
     for path in files:
+        test = None
         try:
             test = parse_file(path)
-            res = check(test, args.model)
+            res = call_with_timeout(check, args.timeout, test, args.model)
+        except Timeout as e:
+            msg = f"{path}:1:1: {test.name}: {e}"
+            if args.json:
+                print(json.dumps({"test": test.name, "file": path, "error": msg, "timeout": True,
+                                  "schema": JSON_SCHEMA}))
+            else:
+                print(msg, file=sys.stderr)
+            status = 2
+            continue
         except (ParseError, OracleError) as e:
             msg = str(e)
             if not msg.startswith(path) and isinstance(e, OracleError):
@@ -82,19 +93,47 @@ def cmd_check(args) -> int:
 
 
 # --- explain -------------------------------------------------------------------------------------
-def cmd_explain(args) -> int:
+def _explained(test, outcome, model, svg: bool) -> tuple[str, str]:
+    """The explanation's text and (when asked) SVG: plain strings, so they cross a process."""
     from .explanation import explain
+    ex = explain(test, outcome, model)
+    return ex.text(), (ex.svg() if svg else "")
+
+
+def timeout_option(p) -> None:
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="stop the oracle on a test after SECONDS; the test is reported as timed "
+                        "out, never given a verdict (default: no limit)")
+
+
+def _seconds(text: str) -> float:
+    import argparse
+    import math
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return v
+
+
+def cmd_explain(args) -> int:
     try:
         test = parse_file(args.file)
-        ex = explain(test, args.outcome, args.model)
+        text, svg = call_with_timeout(_explained, args.timeout, test, args.outcome, args.model,
+                                      bool(args.svg))
+    except Timeout as e:
+        print(f"{args.file}:1:1: {e}", file=sys.stderr)
+        return 2
     except (ParseError, OracleError) as e:
         print(str(e), file=sys.stderr)
         return 2
-    sys.stdout.write(ex.text())
+    sys.stdout.write(text)
     if args.svg:
         try:
             with open(args.svg, "w", encoding="utf-8") as f:
-                f.write(ex.svg())
+                f.write(svg)
         except OSError as e:
             print(f"{args.svg}: cannot write: {e.strerror or e}", file=sys.stderr)
             return 2
@@ -113,6 +152,7 @@ def register(sub) -> None:
     p.add_argument("--dr", action="store_true",
                    help="compare the racy flag, not the verdict (Dat3M -DR suites: 1 = race-free;"
                         " automatic when the CSV name ends in -DR)")
+    timeout_option(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("explain", help="why the model forbids (or allows) an outcome",
@@ -124,4 +164,5 @@ def register(sub) -> None:
                    help="e.g. 'P1:r0 == 1 /\\ P1:r1 == 0'")
     p.add_argument("--model", default=None)
     p.add_argument("--svg", metavar="OUT", help="also draw the executions as SVG")
+    timeout_option(p)
     p.set_defaults(func=cmd_explain)
