@@ -58,7 +58,10 @@ def cmd_check(args) -> int:
                 print(msg, file=sys.stderr)
             status = 2
             continue
-        if args.json:
+        if args.format == "herd":
+            from .herd_format import herd_lines
+            print("\n".join(herd_lines(test, res)))
+        elif args.json:
             print(json.dumps({"test": test.name, "file": path, "model": res.model,
                               "verdict": res.verdict, "condition": format_condition(test.condition),
                               "states": res.states, "flags": res.flags, "ub": res.ub,
@@ -147,6 +150,9 @@ def register(sub) -> None:
     p.add_argument("files", nargs="+", metavar="FILE|DIR")
     p.add_argument("--model", default=None, help="memory model (default: the dialect's)")
     p.add_argument("--json", action="store_true", help="one JSON object per test per line")
+    p.add_argument("--format", choices=("text", "herd"), default="text",
+                   help="herd: herd7's layout (Test/States/Ok|No/Witnesses/Condition/Observation), "
+                        "for scripts that parse herd logs")
     p.add_argument("--expect", metavar="CSV", help="compare with expected verdicts (path,verdict)")
     p.add_argument("--states", action="store_true", help="also print the allowed states")
     p.add_argument("--dr", action="store_true",
