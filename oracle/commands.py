@@ -96,11 +96,12 @@ def cmd_check(args) -> int:
 
 
 # --- explain -------------------------------------------------------------------------------------
-def _explained(test, outcome, model, svg: bool) -> tuple[str, str]:
-    """The explanation's text and (when asked) SVG: plain strings, so they cross a process."""
+def _explained(test, outcome, model, svg: bool, dot: bool = False) -> tuple[str, str, str]:
+    """The explanation's text and (when asked) SVG and DOT: plain strings, so they cross a
+    process."""
     from .explanation import explain
     ex = explain(test, outcome, model)
-    return ex.text(), (ex.svg() if svg else "")
+    return ex.text(), (ex.svg() if svg else ""), (ex.dot() if dot else "")
 
 
 def timeout_option(p) -> None:
@@ -124,8 +125,8 @@ def _seconds(text: str) -> float:
 def cmd_explain(args) -> int:
     try:
         test = parse_file(args.file)
-        text, svg = call_with_timeout(_explained, args.timeout, test, args.outcome, args.model,
-                                      bool(args.svg))
+        text, svg, dot = call_with_timeout(_explained, args.timeout, test, args.outcome,
+                                           args.model, bool(args.svg), bool(args.dot))
     except Timeout as e:
         print(f"{args.file}:1:1: {e}", file=sys.stderr)
         return 2
@@ -133,12 +134,14 @@ def cmd_explain(args) -> int:
         print(str(e), file=sys.stderr)
         return 2
     sys.stdout.write(text)
-    if args.svg:
+    for path, content in ((args.svg, svg), (args.dot, dot)):
+        if not path:
+            continue
         try:
-            with open(args.svg, "w", encoding="utf-8") as f:
-                f.write(svg)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(content)
         except OSError as e:
-            print(f"{args.svg}: cannot write: {e.strerror or e}", file=sys.stderr)
+            print(f"{path}: cannot write: {e.strerror or e}", file=sys.stderr)
             return 2
     return 0
 
@@ -170,5 +173,6 @@ def register(sub) -> None:
                    help="e.g. 'P1:r0 == 1 /\\ P1:r1 == 0'")
     p.add_argument("--model", default=None)
     p.add_argument("--svg", metavar="OUT", help="also draw the executions as SVG")
+    p.add_argument("--dot", metavar="OUT", help="also write the executions as Graphviz DOT")
     timeout_option(p)
     p.set_defaults(func=cmd_explain)
