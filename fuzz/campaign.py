@@ -274,7 +274,8 @@ class Campaign:
         """Compile the oracle's and the backends' kernels (numba JIT) before the clock starts, so
         ``--time`` is spent fuzzing. Failures here are ignored: the loop records them per program."""
         from litmus import parse
-        mp = parse(_WARM_UP)
+        from oracle.deadline import WARM_UP_TEST
+        mp = parse(WARM_UP_TEST)
         for step in (lambda: self.checker(mp), lambda: self.backend.run(mp, 8, 0),
                      lambda: self.baseline.run(mp, 8, 0) if self.baseline is not None else None):
             try:
@@ -445,13 +446,6 @@ class Campaign:
         return fid
 
 
-_WARM_UP = """AMDGPU warm-up
-{ x = 0; y = 0; }
- P0@wg 0                | P1@wg 1                 ;
- st x, 1                | ld.atom.acq.agent r0, y ;
- st.atom.rel.agent y, 1 | ld r1, x                ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-"""
 
 
 def reproduction(backend: str, seed: int, iterations: int, params: dict,

@@ -40,7 +40,8 @@ def _child(conn, fn, args) -> None:
         os._exit(0)
 
 
-_WARM_UP = """AMDGPU warm-up
+#: a small message-passing test every warm-up (here and in campaigns) checks
+WARM_UP_TEST = """AMDGPU warm-up
 { x = 0; y = 0; }
  P0@wg 0                | P1@wg 1                 ;
  st x, 1                | ld.atom.acq.agent r0, y ;
@@ -55,7 +56,7 @@ def warm_up() -> None:
     try:
         from litmus import parse
         from .check import check
-        check(parse(_WARM_UP))
+        check(parse(WARM_UP_TEST))
     except Exception:
         pass
 

@@ -11,13 +11,7 @@ import re
 
 from fuzz.cli import main
 
-MP = """AMDGPU MP
-{ x = 0; y = 0; }
- P0@wg 0                | P1@wg 1                 ;
- st x, 1                | ld.atom.acq.agent r0, y ;
- st.atom.rel.agent y, 1 | ld r1, x                ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-"""
+from test_outcome_reader import MP  # noqa: E402 (the MP test shared with the outcome tests)
 
 
 def test_explain_writes_dot_and_svg_with_legend(tmp_path, capsys):

@@ -20,13 +20,7 @@ from oracle.deadline import Timeout, call_with_timeout
 
 pytest_plugins = ["pytester"]
 
-SB = """AMDGPU SB
-{ x = 0; y = 0; }
- P0             | P1             ;
- st.atom x, 1   | st.atom y, 1   ;
- ld.atom r0, y  | ld.atom r0, x  ;
-exists (P0:r0 == 0 /\\ P1:r0 == 0)
-"""
+from test_oracle_cli import SB  # noqa: E402 (relaxed SB, shared with the CLI tests)
 
 
 def _slow_check(test, *a, **k):
