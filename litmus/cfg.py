@@ -8,6 +8,11 @@ Vulkan tests have labels, ``beq``/``bne``/``goto`` and spin loops. Their front e
 
 - ``val=EXPR``: the value stored / the rmw operand / the assigned value when it is not a constant
   (``st``, ``rmw``, ``assign``); ``exp=EXPR``: the expected value of a ``cas``;
+- ``unseq=ID:SIDE`` on an access: it lies in operand SIDE (0 or 1) of operator ID of a C
+  expression; accesses in the two operands of one operator are unsequenced (:func:`unsequenced`);
+- ``arr=NAME:LEN`` and ``off=EXPR`` on an access: an address dependency, the access goes to the
+  element ``NAME[off]`` of an array of LEN locations (``NAME[0]`` .. ``NAME[LEN-1]``; ``loc`` is
+  ``NAME[0]``), chosen per path (:func:`access_location`);
 - ``cond=EXPR`` and ``target=L`` of a ``branch`` (jump when EXPR is non-zero), ``target=L`` of a
   ``goto``, ``label=L`` of a ``label``.
 
@@ -28,7 +33,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from .ir import Instr, Test, prop_atoms
-from .rmw import OP_CODES, apply_rmw
+from .rmw import RMW_CODES, apply_rmw
 
 #: Default bound on how often one instruction may execute in a path (loop unrolling).
 UNROLL = 3
@@ -119,7 +124,7 @@ def data_constants(test: Test) -> set[int]:
             out.update(ins.args)
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "exp", "cond"):
+            if k in ("val", "exp", "cond", "off"):
                 out |= expr_constants(parse_expr_text(v))
     for prop in (test.condition.prop, dict(test.meta).get("filter")):
         if prop is not None:
@@ -165,7 +170,11 @@ class Op:
 
     ``kind``: ``R`` read, ``W`` write, ``U`` read-modify-write (a read of ``rval`` and a write of
     ``wval``), ``F`` fence, ``B`` control barrier, ``AV``/``VIS`` device availability/visibility
-    operations. ``index`` is the instruction's row in the thread's code.
+    operations. ``index`` is the instruction's row in the thread's code. ``bar_id``: the value of
+    a barrier's ``id=`` operand on this path (a register id is evaluated). ``deps`` (only when
+    :func:`thread_paths` is asked for them): the positions, in the path's ops, of the reads this
+    operation depends on: through the value it writes or compares (data), through its address
+    (``off=``) or through a branch taken or not before it (control).
     """
 
     kind: str
@@ -175,6 +184,8 @@ class Op:
     rval: int | None = None
     wval: int | None = None
     prov: frozenset = frozenset()     # write instructions the written value derives from
+    bar_id: int | None = None
+    deps: frozenset = frozenset()     # reads (positions in the path's ops) it depends on
 
 
 @dataclass(frozen=True)
@@ -200,9 +211,52 @@ def used_registers(code: tuple[Instr, ...]) -> set[str]:
     for ins in code:
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "cond", "exp"):
+            if k in ("val", "cond", "exp", "id", "off"):
                 used |= expr_registers(parse_expr_text(v))
     return used
+
+
+def unsequenced(a: Instr, b: Instr) -> bool:
+    """Are two instructions of one thread unsequenced (C11 6.5p3: accesses in the two operands
+    of one operator, marked ``unseq=ID:SIDE`` by the C front end)? Program order leaves such a
+    pair unordered."""
+    if not a.attrs or not b.attrs:
+        return False
+    sides = {}
+    for x in a.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            sides[gid] = side
+    for x in b.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            if sides.get(gid, side) != side:
+                return True
+    return False
+
+
+def array_elements(ins: Instr) -> list[str]:
+    """Every location an access may reach: its ``loc``, or each element of its ``arr=`` array."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return [ins.loc]
+    name, _, size = arr.rpartition(":")
+    return [f"{name}[{k}]" for k in range(int(size))]
+
+
+def access_location(ins: Instr, regs: dict[str, int]) -> str | None:
+    """The location an access reaches with these register values: its ``loc``, or for an
+    address dependency (``arr=NAME:LEN``, ``off=EXPR``) the element ``NAME[off]``; None when
+    the offset falls outside the array (no location of the test: such a path is dropped,
+    :func:`thread_paths`)."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return ins.loc
+    name, _, size = arr.rpartition(":")
+    k = _operand(ins, "off", 0, regs)
+    if not isinstance(k, int) or not 0 <= k < int(size):
+        return None
+    return f"{name}[{k}]"
 
 
 def spin_loops(code: tuple[Instr, ...]) -> set[int]:
@@ -249,13 +303,18 @@ def loop_body(code: tuple[Instr, ...]) -> set[int]:
 
 def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                  read_domain: Callable[[str], Iterable], unroll: int = UNROLL,
-                 limit: int = 200000, key=None) -> list[Path]:
+                 limit: int = 200000, key=None, deps: bool = False) -> list[Path]:
     """Every path through ``code`` with reads returning values from ``read_domain(loc)``.
 
     ``read_domain`` gives ints, or ``(value, provenance)`` pairs when ``key`` is set (then each
     write op carries in ``prov`` the set of write instructions its value derives from, with
     ``(key, index)`` for itself, and a read-modify-write outside loops never consumes a value
-    derived from itself; :func:`value_domains` uses this).
+    derived from itself; :func:`value_domains` uses this). ``deps``: fill each op's ``deps``
+    (the reads it depends on by data or control, for models with a dependency relation).
+
+    A ``cas`` whose attrs hold ``cmov`` writes on failure too (the value it read back: PTX's
+    ``atom.cas``, whose semantics is ``*a = (*a == b) ? c : *a``); otherwise a failed cas is a
+    read with its failure order.
     """
     labels = _labels(code)
     spins = spin_loops(code)
@@ -264,6 +323,7 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
     out: list[Path] = []
     reg_names = sorted(set(init_regs) | {i.reg for i in code if i.reg})
     empty = frozenset()
+    ctrl = "#ctrl"          # the key of the control dependencies in a path's read-deps map
 
     def dep(ins, keyname, regs_prov):
         text = attr(ins, keyname)
@@ -274,7 +334,17 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
             p = p | regs_prov.get(r, empty)
         return p
 
-    def run(pc: int, regs: dict[str, int], prov: dict, ops: list[Op], counts: dict[int, int]):
+    def rdeps(ins, rd, *keys):
+        """The reads an op of ``ins`` depends on: its operands' and the control dependencies."""
+        if not deps:
+            return empty
+        p = rd.get(ctrl, empty)
+        for k in keys:
+            p = p | dep(ins, k, rd)
+        return p
+
+    def run(pc: int, regs: dict[str, int], prov: dict, ops: list[Op], counts: dict[int, int],
+            rd: dict):
         while pc < len(code):
             ins = code[pc]
             c = counts.get(pc, 0) + 1
@@ -291,6 +361,8 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                 pc = labels[attr(ins, "target")]
                 continue
             if b == "branch":
+                if deps:
+                    rd[ctrl] = rdeps(ins, rd, "cond")
                 if _operand(ins, "cond", 0, regs):
                     if pc in spins:
                         return
@@ -302,24 +374,31 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                 regs[ins.reg] = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                 if key is not None:
                     prov[ins.reg] = dep(ins, "val", prov)
+                if deps:
+                    rd[ins.reg] = dep(ins, "val", rd)
                 pc += 1
                 continue
+            loc = access_location(ins, regs) if b in ("st", "ld", "rmw", "cas") else None
+            if b in ("st", "ld", "rmw", "cas") and loc is None:
+                return            # an address outside its array: not an access of this test
             if b == "st":
                 v = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                 wp = (dep(ins, "val", prov) | {(key, pc)}) if key is not None else empty
-                ops.append(Op("W", pc, ins, ins.loc, None, v, wp))
+                ops.append(Op("W", pc, ins, loc, None, v, wp,
+                              deps=rdeps(ins, rd, "val", "off")))
                 pc += 1
                 continue
             if b == "ld" and ins.reg not in used:
                 # a free read: nothing depends on its value, so rf alone decides it later
-                ops.append(Op("R", pc, ins, ins.loc, None, None))
+                ops.append(Op("R", pc, ins, loc, None, None, deps=rdeps(ins, rd, "off")))
                 regs[ins.reg] = ("read", len(ops) - 1)
                 pc += 1
                 continue
             if b in ("ld", "rmw", "cas"):
-                entries = read_domain(ins.loc)
+                entries = read_domain(loc)
                 if key is None:
                     entries = [(v, [empty]) for v in sorted(set(entries))]
+                here = frozenset({len(ops)})
                 for v, provs in entries:
                     if key is not None and b != "ld" and pc not in looped:
                         # an rmw cannot read a value derived from itself (it runs once)
@@ -327,36 +406,43 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                         if not provs:
                             continue
                     vp = min(provs, key=len)
-                    r2, p2, o2 = dict(regs), dict(prov), list(ops)
+                    r2, p2, o2, d2 = dict(regs), dict(prov), list(ops), dict(rd)
                     if b == "ld":
-                        o2.append(Op("R", pc, ins, ins.loc, v, None))
+                        o2.append(Op("R", pc, ins, loc, v, None, deps=rdeps(ins, rd, "off")))
                     elif b == "rmw":
                         operand = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                         wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                             else empty
-                        o2.append(Op("U", pc, ins, ins.loc, v, apply_rmw(OP_CODES[ins.op], v, operand), wp))
+                        new = apply_rmw(RMW_CODES[ins.op], v, operand)
+                        o2.append(Op("U", pc, ins, loc, v, new, wp,
+                                     deps=rdeps(ins, rd, "val", "off")))
                     else:
                         exp = _operand(ins, "exp", ins.args[0] if ins.args else 0, regs)
                         des = _operand(ins, "val", ins.args[1] if len(ins.args) > 1 else 0, regs)
-                        if v == exp:
+                        dd = rdeps(ins, rd, "exp", "val", "off")
+                        if v == exp or "cmov" in ins.attrs:
                             wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                                 else empty
-                            o2.append(Op("U", pc, ins, ins.loc, v, des, wp))
+                            o2.append(Op("U", pc, ins, loc, v, des if v == exp else v, wp,
+                                         deps=dd))
                         else:
-                            o2.append(Op("R", pc, ins.replace(order=ins.fail_order), ins.loc,
-                                         v, None))
+                            o2.append(Op("R", pc, ins.replace(order=ins.fail_order), loc,
+                                         v, None, deps=dd))
                     if ins.reg:
                         r2[ins.reg] = v
                         if key is not None:
                             p2[ins.reg] = vp
-                    run(pc + 1, r2, p2, o2, dict(counts))
+                        if deps:
+                            d2[ins.reg] = here
+                    run(pc + 1, r2, p2, o2, dict(counts), d2)
                     if len(out) > limit:
                         raise ValueError(f"more than {limit} paths in one thread")
                 return
             if b == "fence":
-                ops.append(Op("F", pc, ins))
+                ops.append(Op("F", pc, ins, deps=rdeps(ins, rd)))
             elif b == "cbar":
-                ops.append(Op("B", pc, ins))
+                bid = _operand(ins, "id", None, regs) if attr(ins, "id") is not None else None
+                ops.append(Op("B", pc, ins, bar_id=bid, deps=rdeps(ins, rd, "id")))
             elif b == "avdevice":
                 ops.append(Op("AV", pc, ins))
             elif b == "visdevice":
@@ -367,7 +453,7 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
         final = {r: regs.get(r, 0) for r in reg_names}
         out.append(Path(tuple(ops), tuple(sorted(final.items()))))
 
-    run(0, dict(init_regs), {}, [], {})
+    run(0, dict(init_regs), {}, [], {}, {})
     return out
 
 
@@ -384,24 +470,32 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     ``thin_air`` (a model without a no-thin-air axiom, ``allow thin-air`` in its model file): a
     value that flows around a cycle of rf and data dependencies (``r0 = x; y = r0`` against
     ``r1 = y; x = r1``) is written by no instruction of its own, and the model does not constrain
-    it; every location's domain then starts with :func:`thin_air_values` as well, each a value
-    with no derivation. A read is still given such a value only where some write of that value
+    it; the domain of every location some write stores a register-dependent value into then
+    starts with :func:`thin_air_values` as well, each a value with no derivation (a location
+    written only with constants cannot hold such a value). A read is still given such a value only where some write of that value
     exists in the execution (the search's rf must justify it), i.e. on such a cycle.
     """
     prov: dict[str, dict[int, set[frozenset]]] = {
         loc.name: {loc.init: {frozenset()}} for loc in test.locations}
     if thin_air:
+        # only a location some write stores a register-dependent value into can hold a value
+        # out of thin air: every other write stores a constant, or an rmw result of constants
+        # and the location's own values, which the fixpoint below derives
+        tainted = {loc for _, _, ins in test.instructions()
+                   if ins.base in ("st", "rmw", "cas") and attr(ins, "val") is not None
+                   for loc in array_elements(ins)}
         for c in thin_air_values(test):
-            for p in prov.values():
-                p.setdefault(c, {frozenset()})
+            for loc in tainted:
+                prov[loc].setdefault(c, {frozenset()})
     # every constant a store can write, whether or not its branch is reachable from the values
     # found so far: a branch may be taken only thanks to a (po | rf) cycle (load buffering),
     # which models without a no-thin-air axiom (vulkan) allow; seed=False for models with one
     # (rc11: every value of a consistent execution derives along an acyclic po | rf)
     for tid, i, ins in test.instructions() if seed else ():
         if ins.base == "st" and attr(ins, "val") is None:
-            prov[ins.loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
-                frozenset({(tid, i)}))
+            for loc in array_elements(ins):
+                prov[loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
+                    frozenset({(tid, i)}))
     for _ in range(rounds):
         grown = False
         for tid, th in enumerate(test.threads):
@@ -429,15 +523,16 @@ MAX_COMBINATIONS = 200_000
 
 
 def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
-                     thin_air: bool = False) -> list[list[Path]]:
-    """Per thread, its paths with reads drawn from :func:`value_domains`.
+                     thin_air: bool = False, deps: bool = False) -> list[list[Path]]:
+    """Per thread, its paths with reads drawn from :func:`value_domains` (``deps``: with each
+    op's dependencies, :func:`thread_paths`).
 
     Raises ValueError when the combinations of paths exceed :data:`MAX_COMBINATIONS`."""
     dom = value_domains(test, unroll, seed=seed, thin_air=thin_air)
     out = []
     for tid, th in enumerate(test.threads):
         regs = {r: test.register_init(tid, r) for r in test.registers(tid)}
-        out.append(thread_paths(th.code, regs, lambda loc: dom[loc], unroll))
+        out.append(thread_paths(th.code, regs, lambda loc: dom[loc], unroll, deps=deps))
     combos = 1
     for paths in out:
         combos *= max(1, len(paths))

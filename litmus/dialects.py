@@ -19,6 +19,8 @@ from .parse_amdgpu import parse_amdgpu
 FRONT_ENDS: dict[str, Callable[[str, str], Test]] = {"AMDGPU": parse_amdgpu}
 from .parse_c import parse_c; FRONT_ENDS["C"] = parse_c  # noqa: E402,E702 (conformance front end)
 from .parse_vulkan import parse_vulkan; FRONT_ENDS.update(Vulkan=parse_vulkan, VULKAN=parse_vulkan)  # noqa: E402,E702
+from .parse_ptx import parse_ptx; FRONT_ENDS.update(PTX=parse_ptx, ptx=parse_ptx)  # noqa: E402,E702
+from .parse_opencl import parse_opencl; FRONT_ENDS["OPENCL"] = parse_opencl  # noqa: E402,E702
 
 #: default memory model of each dialect (DESIGN.md, `scopefuzz check`)
 DEFAULT_MODEL = {"AMDGPU": "amdgpu", "C": "rc11", "Vulkan": "vulkan", "VULKAN": "vulkan",
@@ -50,7 +52,9 @@ def parse(text: str, path: str = "<string>") -> Test:
 
 
 def _parse(text: str, path: str) -> Test:
-    if re.match(r"\s*C\s", text) and "C" in FRONT_ENDS: return FRONT_ENDS["C"](text, path)  # noqa: E701 ('(*p)' is a C dereference, not a comment)
+    m = re.match(r"\s*(C|OPENCL)\s", text)   # '(*p)' is a C dereference, not a comment
+    if m:
+        return FRONT_ENDS[m.group(1)](text, path)
     src = Source(text, path)          # reports unterminated comments and quotes first
     m = re.search(r"\S+", src.clean)
     if not m:

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from litmus.cfg import UNROLL, Path, paths_per_thread
+from litmus.cfg import UNROLL, Path, paths_per_thread, unsequenced
 from litmus.ir import Test
 from litmus.outcome import evaluate, verdict as herd_verdict
 
@@ -196,7 +196,9 @@ def _build(test: Test, combo: tuple[Path, ...]):
     for ids in thread_events:
         for a, i in enumerate(ids):
             for j in ids[a + 1:]:
-                po[i] |= 1 << j
+                # the accesses of two operands of one C operator are unsequenced (C11 6.5p3)
+                if not unsequenced(events[i].instr, events[j].instr):
+                    po[i] |= 1 << j
     rmw = empty(n)
     for r, w in rmw_pairs:
         rmw[r] |= 1 << w
@@ -223,6 +225,35 @@ def _build(test: Test, combo: tuple[Path, ...]):
     x = Execution(test, events, n, po, rmw, loc, sets, ext)
     x.op_event = op_event
     return x
+
+
+def path_values(path: Path) -> tuple[frozenset, frozenset]:
+    """The (location, value) pairs a path's reads assume and the ones its writes write."""
+    reads, writes = set(), set()
+    for op in path.ops:
+        if op.rval is not None:
+            reads.add((op.loc, op.rval))
+        if op.wval is not None:
+            writes.add((op.loc, op.wval))
+    return frozenset(reads), frozenset(writes)
+
+
+def justifiable_combinations(test: Test, paths: list[list[Path]]):
+    """The combinations of one path per thread in which every value a read assumed is written
+    to its location by some write of the combination (or is the initial value). The others have
+    no candidate execution at all (a read's rf source must write the value its path assumed),
+    so dropping them keeps every outcome; with thin-air value domains most combinations are of
+    that kind."""
+    init = {(loc.name, loc.init) for loc in test.locations}
+    sig = [[path_values(p) for p in ps] for ps in paths]
+    for idx in itertools.product(*(range(len(ps)) for ps in paths)):
+        reads, writes = set(), set(init)
+        for t, k in enumerate(idx):
+            r, w = sig[t][k]
+            reads |= r
+            writes |= w
+        if reads <= writes:
+            yield tuple(paths[t][k] for t, k in enumerate(idx))
 
 
 def _rf_choices(x: Execution) -> list[list[int]]:

@@ -14,14 +14,13 @@ write of its own thread).
 
 from __future__ import annotations
 
-import itertools
 
 from litmus.cfg import paths_per_thread
 from litmus.ir import Test
 
 from oracle.errors import OracleError
 from oracle.events import REQ_EQ, Event, PreExecution
-from oracle.models.path_executions import _build
+from oracle.models.path_executions import _build, justifiable_combinations
 
 #: the vocabulary this builder provides (declared by the unit, oracle/models/rc11/__init__.py)
 SETS = ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR")
@@ -116,13 +115,24 @@ def add_observables(pe: PreExecution, test: Test, combo, x0, final: dict) -> Non
         pe.observables.append((loc.name, ("event", final[loc.name])))
 
 
-def build(test: Test) -> list[PreExecution]:
-    """Every pre-execution of a C-dialect test (one per combination of thread paths)."""
+def path_combinations(test: Test, allow: frozenset = frozenset()):
+    """(combination of thread paths, its events) for every combination whose assumed read
+    values some write can give (path_executions.justifiable_combinations).
+
+    ``allow``: the model file's declared properties. rc11 declares none: its (po | rf)
+    acyclicity lets the value domains derive along po | rf alone. A model with ``allow
+    thin-air`` (c11, opencl) also gets values that only a (po | rf) cycle justifies, and values
+    out of thin air (litmus/cfg.py: value_domains)."""
+    thin = "thin-air" in allow
     try:
-        paths = paths_per_thread(test, seed=False)     # rc11 has no (po | rf) cycles
+        paths = paths_per_thread(test, seed=thin, thin_air=thin)
     except ValueError as e:
         raise OracleError(str(e)) from None
-    out = []
-    for combo in itertools.product(*paths):
-        out.append(to_pre_execution(test, _build(test, combo), combo))
-    return out
+    for combo in justifiable_combinations(test, paths):
+        yield combo, _build(test, combo)
+
+
+def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
+    """Every pre-execution of a C-dialect test (one per combination of thread paths,
+    :func:`path_combinations`)."""
+    return [to_pre_execution(test, x0, combo) for combo, x0 in path_combinations(test, allow)]

@@ -7,21 +7,14 @@ Python over bit sets, which decides programs over the engine's 64 events.
 
 import os as _os
 
+from oracle.models import with_declared_properties
 from oracle.registry import ModelUnit, register
 
 from . import fallback
 from .builder import RELS, SETS
 from .builder import build as _build_with
 
-_ALLOW: list = []
-
-
-def build(test):
-    """The builder, given the model file's declared properties (``allow thin-air``)."""
-    if not _ALLOW:
-        from oracle.lang import load_model
-        _ALLOW.append(load_model("vulkan").allow)
-    return _build_with(test, allow=_ALLOW[0])
+build = with_declared_properties("vulkan", _build_with)
 
 
 UNIT = register(ModelUnit(
