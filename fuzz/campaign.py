@@ -30,6 +30,7 @@ from litmus import Test, canonical_hash, format_test
 from litmus.ir import UNDEF
 
 from hw import Backend
+from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
 from .compare import compare
@@ -40,8 +41,7 @@ from .progress import Progress
 from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
                          program_seed)
 
-META = "campaign.json"
-JOURNAL = "journal.jsonl"
+from .layout import JOURNAL, META  # noqa: E402  (re-exported: the one-process layout's files)
 
 
 class CampaignError(Exception):
@@ -82,6 +82,8 @@ class Config:
     baseline: str | None = None       # a reference backend (e.g. "sim" for "sim:MUTANT")
     max_findings: int | None = None   # stop after this many new findings (not on the baseline)
     model: str | None = None          # the oracle's model; None: AMDGPU programs, amdgpu model
+    findings_root: str | None = None  # the directory whose findings/ this campaign publishes to
+    #                                   (a parallel campaign's shards share their parent's); None: out
 
     def identity(self) -> dict:
         """What must match for ``--resume`` (program numbering and meaning of each program)."""
@@ -97,6 +99,20 @@ class Config:
 #: incremental model evaluation): a program with a huge candidate space is journaled as an oracle
 #: error instead of stalling the campaign
 ORACLE_BUDGET = 5_000_000
+
+
+def lock_campaign(directory: str):
+    """One process per campaign directory: an exclusive ``flock`` on ``DIR/.lock`` (it dies with
+    the process, even on SIGKILL). Returns the open lock file (closing it releases the lock)."""
+    import fcntl
+    f = open(os.path.join(directory, ".lock"), "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise CampaignError(f"{directory}: another scopefuzz process is running this "
+                            "campaign") from None
+    return f
 
 
 def default_checker(model: str | None = None):
@@ -128,6 +144,9 @@ def program_kind(model: str | None):
 
 def mutant_of(backend: str) -> str | None:
     fam, _, rest = backend.partition(":")
+    if fam == "isa":                      # isa:TARGET[,OPTS]:MUTANT[,OPTS]
+        mut = rest.partition(":")[2].split(",")[0]
+        return mut or None
     return rest or None if fam == "sim" else None
 
 
@@ -145,6 +164,7 @@ class Stats:
     findings: int = 0
     undef: int = 0
     errors: int = 0
+    refused: int = 0          # programs the backend cannot express (BackendRefused)
     unconfirmed: int = 0
     active: float = 0.0
 
@@ -154,9 +174,11 @@ class Campaign:
 
     def __init__(self, config: Config, backend: Backend | None = None,
                  checker: Callable | None = None, progress: Progress | None = None,
-                 baseline: Backend | None = None):
+                 baseline: Backend | None = None, stop: Callable[[], bool] | None = None):
         self.cfg = config
         self.dir = config.out
+        self.root = config.findings_root or config.out   # where findings/ is
+        self._stop = stop            # asked between programs: True ends the session early
         self._backend = backend
         self._baseline = baseline
         self.new_findings = 0
@@ -177,10 +199,12 @@ class Campaign:
         if exists and not self.cfg.resume:
             raise CampaignError(f"{self.dir}: already holds a campaign (use --resume, or another "
                                 "--out)")
-        os.makedirs(findings_dir(self.dir), exist_ok=True)
+        os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(findings_dir(self.root), exist_ok=True)
         self._lock()
         clean_temporaries(self.dir)
-        clean_temporaries(findings_dir(self.dir))
+        if self.root == self.dir:     # a shared findings/ is cleaned by the parent, not a shard
+            clean_temporaries(findings_dir(self.root))
         if os.path.exists(meta_path):
             meta = read_json(meta_path, CampaignError)
             mine = self.cfg.identity()
@@ -197,7 +221,7 @@ class Campaign:
                 self.done.add(e["i"])
                 self._count(e)
                 self.stats.active = max(self.stats.active, e.get("t", 0.0))
-        for rec in load_findings(self.dir):
+        for rec in load_findings(self.root):
             self.known[rec["id"]] = rec
         self.stats.findings = len(self.known)
         self.journal = Journal(jpath)
@@ -205,14 +229,7 @@ class Campaign:
                              "pid": os.getpid(), "done": len(self.done)})
 
     def _lock(self) -> None:
-        """One process per campaign directory (the lock dies with the process, even on SIGKILL)."""
-        import fcntl
-        self._lock_file = open(os.path.join(self.dir, ".lock"), "w")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise CampaignError(f"{self.dir}: another scopefuzz process is running this "
-                                "campaign") from None
+        self._lock_file = lock_campaign(self.dir)
 
     def _count(self, e: dict) -> None:
         self.stats.programs += 1
@@ -222,6 +239,8 @@ class Campaign:
             self.stats.undef += 1
         elif st in ERRORED:
             self.stats.errors += 1
+        elif st == "refused":
+            self.stats.refused += 1
         elif st == "unconfirmed":
             self.stats.unconfirmed += 1
         if st in EXECUTED:      # coverage is what ran, not what was drawn
@@ -299,6 +318,8 @@ class Campaign:
                 if self.cfg.max_findings is not None and \
                         self.new_findings >= self.cfg.max_findings:
                     break
+                if self._stop is not None and self._stop():
+                    break
         finally:
             self.journal.close()
             self._lock_file.close()
@@ -329,7 +350,7 @@ class Campaign:
         pseed = program_seed(self.cfg.seed, i)
         draw = program_kind(self.cfg.model)[1]
         test = draw(self.cfg.seed, i, self.cfg.features, self.cfg.near_miss)
-        entry = {"type": "program", "i": i, "seed": pseed, "name": test.name,
+        entry = {"type": "program", "campaign": self.uid, "i": i, "seed": pseed, "name": test.name,
                  "kinds": cov.kinds(test), "pairs": cov.scope_pairs(test), "size": test.size}
         execs = [0]
         t0 = time.monotonic()
@@ -359,6 +380,9 @@ class Campaign:
         entry["verdict"] = res.verdict
         try:
             hist = self._run(test, self.cfg.iterations, pseed, execs)
+        except BackendRefused as e:       # a construct the backend cannot express
+            entry["error"] = _one_line(e)
+            return "refused"
         except Exception as e:
             entry["error"] = _one_line(e)
             return "backend-error"
@@ -475,7 +499,12 @@ class Campaign:
         }
         record.update(reproduction(self.cfg.backend, shown_seed, self.cfg.iterations,
                                    shown_params, kernel_source(self.backend, small)))
-        if publish(self.dir, record):
+        if isinstance(self.backend, EvidenceBackend):     # e.g. the isa backend's compiled code
+            try:
+                record["evidence"] = self.backend.evidence(small)
+            except Exception as e:
+                record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
+        if publish(self.root, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
             if base is None or base.get("forbidden", 1) == 0:

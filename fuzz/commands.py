@@ -62,29 +62,30 @@ def cmd_fuzz(args) -> int:
                      iterations=args.iterations, resume=args.resume,
                      minimize_seconds=args.minimize_seconds, baseline=args.baseline,
                      max_findings=args.stop_after, model=args.model)
-        camp = Campaign(cfg, progress=None if args.quiet else Progress())
-        stats = camp.run()
+        jobs, devices = _jobs(args)
+        progress = None if args.quiet else Progress()
+        if jobs == 1:
+            if devices:
+                cfg.backend = devices[0]
+            stats = Campaign(cfg, progress=progress).run()
+        else:
+            from .workers import ParallelCampaign
+            stats = ParallelCampaign(cfg, jobs, devices, progress=progress).run()
     except (CampaignError, FeatureError, ValueError) as e:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except OSError as e:
+    except OSError as e:      # this process's or a worker's (fuzz.workers re-raises it here)
         print(f"scopefuzz fuzz: {storage_message(args.out, e)}; what was written is intact "
               "(--resume continues)", file=sys.stderr)
         return EXIT_STORAGE
     print(f"{args.out}: {stats.programs} programs ({stats.executed} executed), "
           f"{stats.findings} finding(s), {stats.undef} undef, {stats.errors} errors, "
-          f"{stats.unconfirmed} unconfirmed", file=sys.stderr)
+          f"{stats.refused} refused, {stats.unconfirmed} unconfirmed", file=sys.stderr)
     if args.report:
-        from .report import ReportError, build_report
-        try:
-            page, _ = build_report(args.out)
-        except ReportError as e:
-            print(f"scopefuzz fuzz: report: {e}", file=sys.stderr)
-            return EXIT_USAGE
-        except OSError as e:
-            print(f"scopefuzz fuzz: report: {storage_message(args.out, e)}", file=sys.stderr)
-            return EXIT_STORAGE
-        print(f"report: {page}", file=sys.stderr)
+        rc, paths = write_report(args.out, "scopefuzz fuzz: report")
+        if paths is None:
+            return rc
+        print(f"report: {paths[0]}", file=sys.stderr)
     if stats.findings:
         return EXIT_FINDINGS
     if errors_dominate(stats):
@@ -101,18 +102,50 @@ def storage_message(where: str, e: OSError) -> str:
     return f"cannot write {path}: {e.strerror or e}"
 
 
-def cmd_report(args) -> int:
+def _jobs(args) -> tuple[int, list[str] | None]:
+    """(workers, devices) from ``--jobs``/``--devices``; a resumed campaign keeps its worker count."""
+    from .campaign import CampaignError
+    from .layout import read_meta
+    from .workers import default_jobs
+    devices = None
+    if args.devices is not None:
+        devices = [d.strip() for d in args.devices.split(",") if d.strip()]
+        if not devices:
+            raise CampaignError("bad --devices: empty list")
+    jobs = args.jobs
+    if jobs is not None and jobs < 1:
+        raise CampaignError(f"bad --jobs {jobs}: must be >= 1")
+    meta = read_meta(args.out, CampaignError) if args.resume else None
+    if meta is not None:
+        started = meta.get("jobs", 1)
+        if jobs is None:
+            jobs = started
+        elif jobs != started:
+            raise CampaignError(f"{args.out}: --resume with --jobs {jobs}, but the campaign was "
+                                f"started with --jobs {started}")
+    return (jobs if jobs is not None else default_jobs(args.backend, devices)), devices
+
+
+def write_report(directory: str, who: str) -> tuple[int, tuple[str, str] | None]:
+    """Build the report of ``directory``: (0, (html, md)), or (exit status, None) after one line
+    on stderr prefixed by ``who`` (2: not a campaign; 3: it could not be written)."""
     from .report import ReportError, build_report
     try:
-        page, md = build_report(args.dir)
+        return EXIT_OK, build_report(directory)
     except ReportError as e:
-        print(f"scopefuzz report: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        print(f"{who}: {e}", file=sys.stderr)
+        return EXIT_USAGE, None
     except OSError as e:
-        print(f"scopefuzz report: {storage_message(args.dir, e)}", file=sys.stderr)
-        return EXIT_STORAGE
-    print(page)
-    print(md)
+        print(f"{who}: {storage_message(directory, e)}", file=sys.stderr)
+        return EXIT_STORAGE, None
+
+
+def cmd_report(args) -> int:
+    rc, paths = write_report(args.dir, "scopefuzz report")
+    if paths is None:
+        return rc
+    print(paths[0])
+    print(paths[1])
     return 0
 
 
@@ -139,7 +172,8 @@ def register(sub) -> None:
                     "what the model allows, run them on the backend and record every forbidden "
                     "outcome: confirmed, minimized with the backend in the loop, deduplicated, "
                     "written to OUT/findings/<id>/. Resumable (--resume) and shardable (--shard).")
-    p.add_argument("--backend", required=True, help="sim, sim:MUTANT, opencl, opencl:P:D")
+    p.add_argument("--backend", required=True,
+                   help="sim, sim:MUTANT, opencl, opencl:P:D, isa:TARGET[:MUTANT]")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--time", type=float, metavar="S",
                      help="seconds of campaign (default 60 when --programs is not given)")
@@ -157,6 +191,13 @@ def register(sub) -> None:
     p.add_argument("--resume", action="store_true", help="continue the campaign in --out")
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="run only programs i with i %% N == K-1 (disjoint seeds)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes, each running shard j/N of the campaign into "
+                        "DIR/shard-KofN/ (default: one per core; one per device for opencl; "
+                        "a resumed campaign keeps its count)")
+    p.add_argument("--devices", default=None, metavar="B1,B2,...",
+                   help="one backend per worker: worker j takes entry j mod the list's length "
+                        "(e.g. opencl:0:0,opencl:0:1); overrides --backend")
     p.add_argument("--iterations", type=int, default=1000,
                    help="backend iterations per program run (default 1000)")
     p.add_argument("--minimize-seconds", type=float, default=60.0,

@@ -8,6 +8,7 @@ is on disk completely or not at all, whenever the campaign is killed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -90,23 +91,40 @@ def publish(campaign_dir: str, record: dict) -> bool:
 
 def add_sources(campaign_dir: str, fid: str, sources: list[dict],
                 record: dict | None = None) -> None:
+    """Add ``sources`` to finding ``fid`` (read, extend, replace: under the findings lock, since
+    the shards of a parallel campaign publish into one ``findings/`` at once). A corrupt
+    ``finding.json`` is rewritten from ``record`` (the same id: the same minimized test) when one
+    is given, else named in a :class:`FindingFileError`."""
     path = os.path.join(findings_dir(campaign_dir), fid, "finding.json")
-    try:
-        rec = read_json(path, FindingFileError)
-        rec["sources"]
-    except (FindingFileError, KeyError, TypeError) as e:
-        if record is None:
-            raise
-        # a corrupt record is replaced by the one in hand (same id: same minimized test)
-        warn_bad_finding(f"{e}: rewritten from the new record")
-        rec = dict(record, sources=[])
-    have = {_source_key(s) for s in rec["sources"]}
-    new = [s for s in sources if _source_key(s) not in have]
-    if not new:
-        return
-    rec["sources"] = rec["sources"] + new
-    atomic_write(path, json.dumps(rec, indent=1, sort_keys=True) + "\n")
-    atomic_write(os.path.join(os.path.dirname(path), "report.md"), finding_markdown(rec))
+    with findings_lock(campaign_dir):
+        try:
+            rec = read_json(path, FindingFileError)
+            rec["sources"]
+        except (FindingFileError, KeyError, TypeError) as e:
+            if record is None:
+                raise
+            warn_bad_finding(f"{e}: rewritten from the new record")
+            rec = dict(record, sources=[])
+        have = {_source_key(s) for s in rec["sources"]}
+        new = [s for s in sources if _source_key(s) not in have]
+        if not new:
+            return
+        rec["sources"] = rec["sources"] + new
+        atomic_write(path, json.dumps(rec, indent=1, sort_keys=True) + "\n")
+        atomic_write(os.path.join(os.path.dirname(path), "report.md"), finding_markdown(rec))
+
+
+@contextlib.contextmanager
+def findings_lock(campaign_dir: str):
+    """An exclusive ``flock`` on ``DIR/.findings.lock`` (released by the kernel if its holder
+    dies)."""
+    import fcntl
+    with open(os.path.join(campaign_dir, ".findings.lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 # --- rendering ----------------------------------------------------------------------------------
@@ -206,6 +224,8 @@ def finding_markdown(record: dict, explanation: str | None = None) -> str:
     lines += reproduce_lines(record)
     if explanation:
         lines += ["## Why the model forbids it", "", "```", explanation.rstrip("\n"), "```", ""]
+    if record.get("evidence"):            # backend-provided, e.g. the isa backend's machine code
+        lines += [record["evidence"].rstrip("\n"), ""]
     if m.get("steps"):
         lines += ["## Minimization", "", "; ".join(m["steps"]), ""]
     lines += ["## Original program", "", "```", record["original"].rstrip("\n"), "```", ""]

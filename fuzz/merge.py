@@ -1,6 +1,7 @@
 """``scopefuzz merge OUT DIR...``: join campaign directories (shards, machines) into one.
 
-The merged journal holds every program entry of every part, tagged with the part's ``campaign`` id
+A part may itself be a parallel (``--jobs``) or merged campaign. The merged journal holds every
+program entry of every part, tagged with the part's ``campaign`` id
 (a program done twice by the same part is kept once); findings with the same id (canonical hash of
 the minimized test) become one finding whose ``sources`` list every program that led to it.
 ``scopefuzz report OUT`` then reports the whole campaign.
@@ -17,7 +18,8 @@ import shutil
 
 from .campaign import JOURNAL, META
 from .findings import FindingFileError, load_findings, publish
-from .journal import DoneSet, Journal, atomic_write, journal_paths, read_journal, read_json
+from .journal import DoneSet, Journal, atomic_write
+from .layout import part_metas, program_entries, read_meta
 
 
 class MergeError(Exception):
@@ -31,17 +33,16 @@ def merge(out: str, parts: list[str]) -> dict:
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise MergeError(f"{out}: exists and is not an empty directory; merge into a new one")
     metas = []
-    sources = []               # (part directory, its uid)
+    sources = []               # (part directory, its campaign.json)
     for d in parts:
         mp = os.path.join(d, META)
         if not os.path.exists(mp):
             raise MergeError(f"{d}: not a campaign directory (no {META})")
-        meta = read_json(mp, MergeError)
-        sub = meta.get("merged") or [meta]
-        for m in sub:
+        meta = read_meta(d, MergeError)
+        for m in part_metas(meta, d, MergeError).values():
             if m.get("uid") not in {x.get("uid") for x in metas}:
                 metas.append(m)
-        sources.append((d, meta.get("uid", d)))
+        sources.append((d, meta))
     backends = sorted({m.get("backend") for m in metas})
     meta = {"uid": "merged", "merged": metas, "version": 1,
             "backend": backends[0] if len(backends) == 1 else "mixed"}
@@ -80,23 +81,21 @@ def _stream_entries(journal: Journal, sources, metas) -> int:
     """Copy every part's program entries into ``journal``, tagged with their part's uid, each
     (part, program) once; streamed (memory bounded by the parts, not the programs)."""
     by_uid = {m.get("uid"): m for m in metas}
-    seen: dict[str, DoneSet] = {}
+    seen: dict[str, DoneSet] = {}      # one per part (a parallel part: one per shard)
     n = 0
     try:
-        for d, uid in sources:
-            for jpath in journal_paths(d) or [os.path.join(d, JOURNAL)]:
-                for e in read_journal(jpath):
-                    if e.get("type") != "program" or not isinstance(e.get("i"), int):
-                        continue
-                    e.setdefault("campaign", uid)
-                    done = seen.get(e["campaign"])
-                    if done is None:
-                        done = seen[e["campaign"]] = _done_set(by_uid.get(e["campaign"]))
-                    if e["i"] in done:
-                        continue
-                    done.add(e["i"])
-                    journal.append(e)
-                    n += 1
+        for d, meta in sources:
+            for e in program_entries(d, meta, MergeError):   # tagged with their part's uid
+                if not isinstance(e.get("i"), int):
+                    continue
+                done = seen.get(e["campaign"])
+                if done is None:
+                    done = seen[e["campaign"]] = _done_set(by_uid.get(e["campaign"]))
+                if e["i"] in done:
+                    continue
+                done.add(e["i"])
+                journal.append(e)
+                n += 1
     finally:
         journal.close()
     return n

@@ -7,8 +7,9 @@ failure report shows the histogram, the forbidden outcomes and the oracle's expl
 whose verdict is ``Undef`` only check the verdict (they are never run).
 
 With ``--litmus-devices=opencl:0:0,opencl:0:1`` each xdist worker takes its own device, round robin
-by worker number. ``--litmus-fuzz=SECONDS`` adds one item that runs a fuzz campaign against the backend
-and fails on a finding. Fixtures ``litmus_backend`` and ``litmus_oracle`` serve users' own tests.
+by worker number. ``--litmus-fuzz=SECONDS`` adds one item per xdist worker (one without xdist): item
+K runs shard K/N of one fuzz campaign against the backend and fails on a finding; the controller
+merges the shards into one campaign directory and report (``fuzz/gather.py``). Fixtures ``litmus_backend`` and ``litmus_oracle`` serve users' own tests.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from litmus import ParseError, format_outcome, parse_file
 from litmus.expected import read_expected
 
 from .compare import compare
+from .gather import send_home
 
 # The options, the ini value ``litmus_paths`` and the fixtures are declared by the light entry-point
 # module ``scopefuzz_pytest`` (pytest and the standard library only), which registers this module
@@ -104,6 +106,9 @@ def session(config) -> _Session:
 
 def pytest_configure(config):
     session(config)
+    if config.getoption("--litmus-fuzz") and not hasattr(config, "workerinput"):
+        from .gather import Gatherer       # the xdist controller gathers the fuzz shards
+        config.pluginmanager.register(Gatherer(config), "scopefuzz-gather")
 
 
 def pytest_unconfigure(config):
@@ -179,11 +184,24 @@ class MissingListed(pytest.Item):
         return self.path, 0, f"expected.csv: {self.name}"
 
 
+def worker_count(config) -> int:
+    """The number of xdist workers when this process is one (``config.workerinput``), else 1.
+    (Not the ``PYTEST_XDIST_WORKER_COUNT`` variable: a pytest run started from inside an xdist
+    worker, e.g. by pytester, inherits it without being a worker.)"""
+    wi = getattr(config, "workerinput", None)
+    return max(1, int(wi.get("workercount", 1))) if wi else 1
+
+
 def pytest_collection_modifyitems(session, config, items):
     seconds = config.getoption("--litmus-fuzz")
     if seconds:
-        items.append(FuzzItem.from_parent(session, name=f"litmus-fuzz[{seconds:g}s]",
-                                          seconds=seconds))
+        # one campaign item per xdist worker, item K taking shard K/N of one campaign seed; every
+        # worker collects the same N items (xdist requires it) and fuzz.gather's scheduler gives
+        # each worker its own
+        n = worker_count(config)
+        for k in range(1, n + 1):
+            name = f"litmus-fuzz[{seconds:g}s]" if n == 1 else f"litmus-fuzz[{seconds:g}s-{k}of{n}]"
+            items.append(FuzzItem.from_parent(session, name=name, seconds=seconds, shard=(k, n)))
 
 
 class LitmusFile(pytest.File):
@@ -286,23 +304,35 @@ class LitmusItem(pytest.Item):
 class FuzzItem(pytest.Item):
     """A fuzz campaign of a fixed duration against the backend; fails on any finding."""
 
-    def __init__(self, *, seconds: float, **kw):
+    def __init__(self, *, seconds: float, shard: tuple[int, int] = (1, 1), **kw):
         super().__init__(**kw)
         self.seconds = seconds
+        self.shard = shard
 
     def runtest(self):
         from fuzz.campaign import Campaign, Config
         session: _Session = self.config.stash[_KEY]
-        # a fresh directory per run: earlier campaigns (and their findings) are kept
+        # a fresh directory per run (earlier campaigns and their findings are kept), on this
+        # worker's host
         tag = re.sub(r"[^A-Za-z0-9_.-]", "_", session.spec)
         stamp = time.strftime("%Y%m%d-%H%M%S")
+        k, n = self.shard
         out = (pathlib.Path(self.config.rootpath) / ".scopefuzz-pytest"
-               / f"{tag}-{stamp}-{os.getpid()}-w{worker_index()}")
+               / (f"{tag}-{stamp}-{os.getpid()}-w{worker_index()}"
+                  + ("" if n == 1 else f"-shard{k}of{n}")))
         cfg = Config(backend=session.spec, out=str(out), seed=self.config.getoption("--litmus-seed"),
-                     time=self.seconds)
-        stats = Campaign(cfg).run()
+                     time=self.seconds, shard=self.shard)
+        from fuzz.workers import numba_thread_limit, numba_threads
+        try:
+            # the xdist workers of one host share its cores: one simulator thread each when there
+            # are as many workers as cores (as ``scopefuzz fuzz --jobs`` does)
+            with numba_thread_limit(numba_threads(n)):
+                stats = Campaign(cfg).run()
+        finally:
+            send_home(self.config, str(out))
         self.user_properties.append(("programs", stats.programs))
         self.user_properties.append(("findings", stats.findings))
+        self.user_properties.append(("shard", f"{k}/{n}"))
         if stats.findings:
             raise LitmusFailure(f"fuzz campaign on {session.spec}: {stats.findings} finding(s) in "
                                 f"{stats.programs} programs; see {out}/findings "

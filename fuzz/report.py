@@ -12,7 +12,6 @@ The Markdown is meant to be pasted into a bug report.
 from __future__ import annotations
 
 import html
-import json
 import os
 import re
 from collections import Counter
@@ -20,10 +19,11 @@ from typing import Callable
 
 from litmus.scopes import SCOPES
 
-from .campaign import ERRORED, EXECUTED, JOURNAL, META
+from .campaign import ERRORED, EXECUTED, META
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
-from .journal import atomic_write, journal_paths, read_journal, read_json
+from .journal import atomic_write, read_json
+from .layout import part_metas, program_entries
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
 
 
@@ -79,6 +79,11 @@ class _Part:
                 "executions": self.executions, "active": self.active}[key]
 
 
+def _count_bounded(counter: Counter, msg: str) -> None:
+    """Count ``msg``, keeping at most :data:`ERROR_KINDS` distinct messages."""
+    counter[msg if msg in counter or len(counter) < ERROR_KINDS else "(other errors)"] += 1
+
+
 def load_campaign(directory: str) -> dict:
     """Stream the campaign's journal(s) into aggregates (memory bounded by the constants above,
     not by the number of programs) and load its findings."""
@@ -87,36 +92,33 @@ def load_campaign(directory: str) -> dict:
         raise ReportError(f"{directory}: not a campaign directory (no {META})")
     meta = read_json(meta_path, ReportError)
     parts: dict[str, _Part] = {}
-    default_uid = meta.get("uid", "campaign")
-    metas = {m.get("uid", f"part{k}"): m for k, m in enumerate(meta.get("merged", []))} \
-        or {default_uid: meta}
-    kinds, pairs, errors = Counter(), Counter(), Counter()
+    metas = part_metas(meta, directory, ReportError)
+    kinds, pairs, errors, refused = Counter(), Counter(), Counter(), Counter()
     unconfirmed: list[dict] = []
-    for jpath in journal_paths(directory) or [os.path.join(directory, JOURNAL)]:
-        for e in read_journal(jpath):
-            if e.get("type") != "program":
-                continue
-            uid = e.get("campaign", default_uid)
-            p = parts.get(uid)
-            if p is None:
-                p = parts[uid] = _Part(uid, metas.get(uid, meta))
-            p.add(e)
-            st = e.get("status")
-            if st in EXECUTED:          # coverage: what ran, not what was drawn
-                kinds.update(e.get("kinds", []))
-                pairs.update(e.get("pairs", []))
-            elif st in ERRORED:
-                msg = e.get("error", "")
-                errors[msg if msg in errors or len(errors) < ERROR_KINDS else "(other errors)"] += 1
-            if st == "unconfirmed" and len(unconfirmed) < UNCONFIRMED_SAMPLE:
-                unconfirmed.append(e)
+    for e in program_entries(directory, meta, ReportError):   # every part's journals, streamed
+        uid = e["campaign"]
+        p = parts.get(uid)
+        if p is None:
+            p = parts[uid] = _Part(uid, metas.get(uid, meta))
+        p.add(e)
+        st = e.get("status")
+        if st in EXECUTED:          # coverage: what ran, not what was drawn
+            kinds.update(e.get("kinds", []))
+            pairs.update(e.get("pairs", []))
+        elif st in ERRORED:
+            _count_bounded(errors, e.get("error", ""))
+        elif st == "refused":
+            _count_bounded(refused, e.get("error", ""))
+        if st == "unconfirmed" and len(unconfirmed) < UNCONFIRMED_SAMPLE:
+            unconfirmed.append(e)
     for p in parts.values():
         p.finish()
     findings = sorted(load_findings(directory),      # smallest (most actionable) first
                       key=lambda r: (r.get("minimize", {}).get("size_after", 0),
                                      r.get("first", {}).get("t", 0.0), r["id"]))
     return {"dir": directory, "meta": meta, "parts": parts, "kinds": kinds, "pairs": pairs,
-            "errors": errors, "unconfirmed": unconfirmed, "findings": findings}
+            "errors": errors, "refused": refused, "unconfirmed": unconfirmed,
+            "findings": findings}
 
 
 def oracle_explainer(test, outcome):
@@ -298,6 +300,11 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
         lines += ["## Errors", "", "| error | programs |", "|---|---:|"]
         lines += [f"| {md_cell(msg)} | {n} |" for msg, n in camp["errors"].most_common(20)]
         lines.append("")
+    if camp["refused"]:
+        lines += ["## Refused programs", "", f"{sum(camp['refused'].values())} programs the "
+                  "backend cannot express (not run):", "", "| reason | programs |", "|---|---:|"]
+        lines += [f"| {md_cell(msg)} | {n} |" for msg, n in camp["refused"].most_common(20)]
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 
@@ -351,6 +358,9 @@ def _finding_html(r: dict, text: str, svg: str) -> str:
         parts.append(f'<div class="graph">{svg}</div>')
     if m.get("steps"):
         parts.append(f"<h3>Minimization</h3><p>{e('; '.join(m['steps']))}</p>")
+    if r.get("evidence"):
+        parts.append(f"<details open><summary>Backend evidence (compiled code)</summary>"
+                     f"<pre>{e(r['evidence'])}</pre></details>")
     parts += [f"<details><summary>Original program</summary><pre>{e(r['original'])}</pre>"
               "</details>", "</section>"]
     return "\n".join(parts)
@@ -413,6 +423,10 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
         out.append('<section id="errors"><h2>Errors</h2>' + _table(
             ["error", "programs"], [[e(m), f'<td class="num">{n}</td>']
                                     for m, n in camp["errors"].most_common(20)]) + "</section>")
+    if camp["refused"]:
+        out.append('<section id="refused"><h2>Refused programs (not expressible)</h2>' + _table(
+            ["reason", "programs"], [[e(m), f'<td class="num">{n}</td>']
+                                     for m, n in camp["refused"].most_common(20)]) + "</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

@@ -36,7 +36,7 @@ def fake_world(monkeypatch):
 
 
 def _fuzz(out, *extra):
-    return main(["fuzz", "--backend", "fake", "--programs", "8", "--features",
+    return main(["fuzz", "--jobs", "1", "--backend", "fake", "--programs", "8", "--features",
                  "atomics,plain,fences,rmw", "--iterations", "20", "--quiet", "--out", str(out),
                  *extra])
 
@@ -102,7 +102,7 @@ def test_full_disk_is_a_storage_error_and_keeps_the_journal(fake_world, tmp_path
             raise OSError(errno.ENOSPC, "No space left on device", self.path)
         real(self, entry)
     fake_world.setattr(Journal, "append", full)
-    r = main(["fuzz", "--backend", "fake", "--programs", "16", "--features",
+    r = main(["fuzz", "--jobs", "1", "--backend", "fake", "--programs", "16", "--features",
               "atomics,plain,fences,rmw", "--iterations", "20", "--quiet", "--out", str(out),
               "--resume"])
     assert r == EXIT_STORAGE
@@ -146,7 +146,7 @@ def finding_dir(fake_world, tmp_path):
     """A campaign with findings (a fake backend with stale reads)."""
     fake_world.setattr(hw, "get_backend", lambda name: StaleReadBackend(0.3))
     out = tmp_path / "c"
-    assert main(["fuzz", "--backend", "fake", "--programs", "12", "--features",
+    assert main(["fuzz", "--jobs", "1", "--backend", "fake", "--programs", "12", "--features",
                  "atomics,plain,fences,rmw", "--iterations", "100", "--quiet", "--out", str(out),
                  "--minimize-seconds", "30"]) == 1
     return out
@@ -163,7 +163,7 @@ def test_corrupt_campaign_json_is_named(finding_dir, tmp_path, capsys):
     meta.write_text('{"backend": "fake",\n  "seed": ')
     assert main(["report", str(finding_dir)]) == 2
     assert f"{meta}:2:11: not valid JSON" in _one_error_line(capsys)
-    assert main(["fuzz", "--backend", "fake", "--programs", "14", "--features",
+    assert main(["fuzz", "--jobs", "1", "--backend", "fake", "--programs", "14", "--features",
                  "atomics,plain,fences,rmw", "--iterations", "100", "--quiet", "--out",
                  str(finding_dir), "--resume"]) == 2
     assert f"{meta}:2:11" in _one_error_line(capsys)
@@ -189,7 +189,7 @@ def test_corrupt_finding_json(finding_dir, tmp_path, capsys):
     assert str(bad) in _one_error_line(capsys)
     assert not merged.exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".tmp")]
     # resume: goes on (the bad file named on stderr)
-    assert main(["fuzz", "--backend", "fake", "--programs", "14", "--features",
+    assert main(["fuzz", "--jobs", "1", "--backend", "fake", "--programs", "14", "--features",
                  "atomics,plain,fences,rmw", "--iterations", "100", "--quiet", "--out",
                  str(finding_dir), "--resume", "--minimize-seconds", "30"]) in (0, 1)
     assert str(bad) in capsys.readouterr().err

@@ -92,7 +92,7 @@ def fake_world(monkeypatch):
 
 
 def _fuzz(out, programs, *extra):
-    return main(["fuzz", "--backend", "fake", "--programs", str(programs), "--features",
+    return main(["fuzz", "--jobs", "1", "--backend", "fake", "--programs", str(programs), "--features",
                  "atomics,plain,fences,rmw", "--iterations", "50", "--quiet", "--out", str(out),
                  *extra])
 

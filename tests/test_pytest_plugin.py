@@ -201,6 +201,58 @@ def test_fuzz_item_fails_on_a_finding_and_passes_without(pytester):
     r.assert_outcomes(passed=1)
 
 
+def test_fuzz_items_one_per_xdist_worker_merge_into_one_report(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW.replace("0 if \":\" in k else 1", "0 if \":\" in k else 12345"))
+    pytester.makeconftest(FAKE_CONFTEST)
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus-fuzz=3", "--litmus-backend=fake:bad",
+                                      "-p", "no:cacheprovider", "-v", str(pytester.path))
+    r.assert_outcomes(failed=2)
+    r.stdout.fnmatch_lines(["*litmus-fuzz[[]3s-1of2[]]*", "*litmus-fuzz[[]3s-2of2[]]*",
+                            "*scopefuzz: 2 fuzz shards from 1 host(s) merged into *-merged: "
+                            "* programs, * finding(s); report *report.html*"])
+    base = pytester.path / ".scopefuzz-pytest"
+    merged = [d for d in base.iterdir() if d.name.endswith("-merged")]
+    shards = sorted((d for d in base.iterdir() if not d.name.endswith("-merged")),
+                    key=lambda d: d.name[-9:])
+    assert len(merged) == 1 and len(shards) == 2
+    assert [d.name[-9:] for d in shards] == ["shard1of2", "shard2of2"]
+    m = merged[0]
+    meta = json.loads((m / "campaign.json").read_text())
+    assert sorted(p["shard"] for p in meta["merged"]) == ["1/2", "2/2"]
+    entries = [json.loads(line) for line in (m / "journal.jsonl").read_text().splitlines()]
+    by_shard = {}
+    for e in entries:
+        by_shard.setdefault(e["campaign"], set()).add(e["i"])
+    assert len(by_shard) == 2
+    evens, odds = sorted(by_shard.values(), key=min)
+    assert evens and odds and all(i % 2 == 0 for i in evens) and all(i % 2 == 1 for i in odds)
+    # every shard's journal made it home, and every finding of either shard is in the merge
+    for d in shards:
+        local = [json.loads(line) for line in (d / "journal.jsonl").read_text().splitlines()]
+        assert {e["i"] for e in local if e["type"] == "program"} in (evens, odds)
+    local_ids = {f.name for d in shards for f in (d / "findings").iterdir()}
+    assert local_ids and {f.name for f in (m / "findings").iterdir()} == local_ids
+    report = (m / "report.md").read_text()
+    assert "shard1of2" in report and "shard2of2" in report
+
+
+def test_fuzz_shards_run_on_distinct_workers_among_litmus_items(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW)
+    pytester.makeconftest(FAKE_CONFTEST)
+    for k in range(10):
+        pytester.makefile(".litmus", **{f"sb{k}": SB})
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus", "--litmus-fuzz=1",
+                                      "--litmus-backend=fake:x",
+                                      "-p", "no:cacheprovider", "-v", str(pytester.path))
+    ran = {}
+    for line in r.stdout.lines:
+        if "litmus-fuzz[" in line and line.startswith("[gw"):
+            ran[line.split("litmus-fuzz[")[1].split("]")[0]] = line[1:4]
+    assert set(ran) == {"1s-1of2", "1s-2of2"}, r.stdout.str()[-2000:]
+    assert len(set(ran.values())) == 2            # one shard per worker
+    r.stdout.fnmatch_lines(["*scopefuzz: 2 fuzz shards from 1 host(s) merged into *"])
+
+
 # --- living next to other projects (issue 17 item 3) ----------------------------------------------
 
 HERD_AARCH64 = """AArch64 MP

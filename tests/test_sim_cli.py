@@ -103,8 +103,8 @@ def test_run_unknown_backend_is_one_line(capsys):
 
 def test_mutants_lists_each_with_description(capsys):
     assert main(["mutants"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == len(MUTANTS) >= 16
+    lines = [ln for ln in capsys.readouterr().out.strip().splitlines() if ln.startswith("sim:")]
+    assert len(lines) == len(MUTANTS) >= 16          # (the isa mutants follow, tested elsewhere)
     for line, m in zip(lines, MUTANTS.values()):
         assert line.startswith(f"sim:{m.name} ") and m.summary in line
 
