@@ -145,3 +145,37 @@ def test_report_memory_is_bounded_by_samples(tmp_path, monkeypatch):
     _, md = build_report(str(d), explainer=None)
     assert f"{n} programs drawn, {n - errs} executed on the backend, {errs} errored" in \
         open(md, encoding="utf-8").read()
+
+
+def test_a_parallel_campaigns_segmented_shard_journals_stream_into_report_and_merge(tmp_path):
+    """A ``--jobs 2`` directory (fuzz/layout.py: campaign.json lists the shard directories) whose
+    shard journals were rotated into segments: the report counts every program of every segment
+    on its shard's row, and merge copies each (shard, program) once, even given the campaign
+    twice. Every journal of a shard directory counts (``journal_paths``)."""
+    from fuzz.merge import merge
+    d = tmp_path / "c"
+    d.mkdir()
+    (d / "campaign.json").write_text(json.dumps(
+        {"uid": "par", "backend": "x", "jobs": 2, "shards": ["shard-1of2", "shard-2of2"]}))
+    for k in (1, 2):
+        sd = d / f"shard-{k}of2"
+        sd.mkdir()
+        (sd / "campaign.json").write_text(json.dumps(
+            {"uid": f"x-shard{k}of2", "backend": "x", "shard": f"{k}/2"}))
+        j = Journal(str(sd / "journal.jsonl"), segment_bytes=400)
+        late = Journal(str(sd / "journal-late.jsonl"), segment_bytes=400)   # a second journal
+        j.append({"type": "session", "ts": 0.0})
+        for i in range(k - 1, 60, 2):      # entries without "campaign": tagged by their directory
+            (late if i >= 50 else j).append(
+                {"type": "program", "i": i, "status": "ok", "t": i / 10, "executions": 7})
+        j.close()
+        late.close()
+        assert len(journal_segments(str(sd / "journal.jsonl"))) > 3     # really segmented
+    camp = load_campaign(str(d))
+    assert {uid: (p.n, p.executions) for uid, p in camp["parts"].items()} == \
+        {"x-shard1of2": (30, 210), "x-shard2of2": (30, 210)}
+    counts = merge(str(tmp_path / "m"), [str(d), str(d)])
+    assert counts["programs"] == 60
+    merged = [e for e in read_journal(str(tmp_path / "m" / "journal.jsonl"))]
+    assert sorted((e["campaign"], e["i"]) for e in merged) == \
+        sorted((f"x-shard{i % 2 + 1}of2", i) for i in range(60))
