@@ -138,8 +138,9 @@ def program_kind(model: str | None):
         return "PTX", ptx_strategies.draw_program, ptx_strategies.parse_ptx_features
     if "AMDGPU" in dialects:
         return "AMDGPU", draw_program, parse_features
+    hint = " (Tile IR programs: fuzz --against ptx, docs/tileir.md)" if "TILEIR" in dialects else ""
     raise CampaignError(f"model {model} reads {'/'.join(dialects)} tests; the fuzzer draws "
-                        f"AMDGPU and PTX programs")
+                        f"AMDGPU and PTX programs{hint}")
 
 
 def mutant_of(backend: str) -> str | None:

@@ -48,11 +48,66 @@ def errors_dominate(stats) -> bool:
     return stats.programs > 0 and 2 * stats.errors > stats.programs
 
 
+def cmd_weakening(args) -> int:
+    """``fuzz --model M --against N``: the strict-weakening campaign (fuzz/weakening.py)."""
+    from oracle import OracleError
+    from oracle.registry import get
+    from .weakening import WeakeningCampaign
+    model = args.model or "tileir"
+    try:
+        for name in (model, args.against):
+            get(name)
+    except OracleError as e:
+        print(f"scopefuzz fuzz: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if "TILEIR" not in get(model).dialects or "PTX" not in get(args.against).dialects:
+        print(f"scopefuzz fuzz: --against compares a TILEIR model with a PTX model through the "
+              f"Tile IR -> PTX mapping (got --model {model} --against {args.against})",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.backend is not None:
+        print("scopefuzz fuzz: --against compares two models; it takes no --backend",
+              file=sys.stderr)
+        return EXIT_USAGE
+
+    def progress(st, secs):
+        if not args.quiet:
+            print(f"\r{st.programs} programs ({st.race_free} race-free, {st.racy} racy, "
+                  f"{st.over_budget} over budget), {st.counterexamples} counterexample(s), "
+                  f"{st.programs / max(secs, 1e-9):.1f} programs/s", end="", file=sys.stderr)
+
+    camp = WeakeningCampaign(args.out, model, args.against, args.seed,
+                             seconds=args.time if (args.time is not None or args.programs is not None)
+                             else 60.0, programs=args.programs,
+                             minimize_seconds=args.minimize_seconds, progress=progress)
+    try:
+        st = camp.run()
+    except OSError as e:
+        print(f"scopefuzz fuzz: {storage_message(args.out, e)}", file=sys.stderr)
+        return EXIT_STORAGE
+    if not args.quiet:
+        print(file=sys.stderr)
+    print(f"{args.out}: {st.programs} programs, {st.race_free} race-free, {st.racy} racy, "
+          f"{st.over_budget} over budget, {st.counterexamples} counterexample(s), "
+          f"{st.programs / max(st.seconds, 1e-9):.2f} programs/s", file=sys.stderr)
+    return EXIT_FINDINGS if st.counterexamples else EXIT_OK
+
+
 def cmd_fuzz(args) -> int:
+    try:
+        validate_fuzz_args(args)      # both kinds of campaign
+    except ValueError as e:
+        print(f"scopefuzz fuzz: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.against is not None:
+        return cmd_weakening(args)
+    if args.backend is None:
+        print("scopefuzz fuzz: --backend is required (or --against for a model comparison)",
+              file=sys.stderr)
+        return EXIT_USAGE
     from .campaign import Campaign, CampaignError, Config, parse_shard, program_kind
     from .progress import Progress
     try:
-        validate_fuzz_args(args)
         cfg = Config(backend=args.backend, out=args.out, seed=args.seed,
                      programs=args.programs,
                      time=args.time if (args.time is not None or args.programs is not None)
@@ -172,8 +227,13 @@ def register(sub) -> None:
                     "what the model allows, run them on the backend and record every forbidden "
                     "outcome: confirmed, minimized with the backend in the loop, deduplicated, "
                     "written to OUT/findings/<id>/. Resumable (--resume) and shardable (--shard).")
-    p.add_argument("--backend", required=True,
+    p.add_argument("--backend",
                    help="sim, sim:MUTANT, opencl, opencl:P:D, isa:TARGET[:MUTANT]")
+    p.add_argument("--against", default=None, metavar="MODEL",
+                   help="test the strict-weakening property instead of a backend: every outcome "
+                        "MODEL (a PTX model) allows for the lowered program of a race-free Tile IR "
+                        "program is allowed by --model (docs/tileir.md); writes OUT/weakening.json "
+                        "and OUT/counterexamples/")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--time", type=float, metavar="S",
                      help="seconds of campaign (default 60 when --programs is not given)")
@@ -183,7 +243,10 @@ def register(sub) -> None:
     p.add_argument("--out", default="campaign", metavar="DIR")
     p.add_argument("--model", default=None, metavar="M",
                    help="the oracle's model; its dialect decides the programs drawn: ptx, ptx60 "
-                        "draw PTX programs (default: AMDGPU programs, model amdgpu)")
+                        "draw PTX programs (default: AMDGPU programs, model amdgpu); with "
+                        "--against: the TILEIR model whose strict weakening is tested (default "
+                        "tileir; variants tileir-nochain, tileir-patterns, tileir-cause, "
+                        "tileir-casnowrite)")
     p.add_argument("--features", default=None,
                    help="comma-separated subset of: " + " ".join(FEATURES)
                         + " (default all; 'all,-async' removes one); with --model ptx: "

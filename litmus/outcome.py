@@ -190,15 +190,17 @@ def read_outcome(test, text: str) -> Prop:
     ``--outcome:1:col``, the column counted in ``text``."""
     from .dialects import parse
     from .lexer import ParseError
+    from .print_tileir import format_tileir
     from .printer import format_test
     try:
         body = outcome_condition_text(text)
     except ValueError as e:
         raise ParseError("--outcome", 1, 1, str(e)) from None
-    if test.dialect != "AMDGPU":
+    printer = {"AMDGPU": format_test, "TILEIR": format_tileir}.get(test.dialect)
+    if printer is None:
         raise ParseError("--outcome", 1, 1, f"outcomes of {test.dialect}-dialect tests cannot be "
-                                            "read yet (AMDGPU only)")
-    lines = format_test(test).rstrip("\n").split("\n")
+                                            "read yet (AMDGPU and TILEIR only)")
+    lines = printer(test).rstrip("\n").split("\n")
     prefix = "exists ("
     lines[-1] = prefix + body + ")"
     try:

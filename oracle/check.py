@@ -21,6 +21,7 @@ from .events import UNDEF_VAL, table_of
 from .lang import load_model
 from .pack import search_pe
 from .registry import ModelUnit, get as get_unit
+from .ubflags import witness
 
 
 @dataclass
@@ -90,15 +91,18 @@ _CACHE: dict = {}
 CACHE_LIMIT = 100_000
 
 
-def check(test: Test, model: str | None = None, budget: int | None = None) -> Result:
+def check(test: Test, model: str | None = None, budget: int | None = None,
+          name_ub: bool = True) -> Result:
     """Allowed outcomes, verdict and statistics of ``test`` under ``model`` (dialect default).
 
     ``budget`` bounds the search (loop steps plus model evaluations per pre-execution): past it the
     check raises :class:`OracleError` instead of running on. Campaigns use it so that one program
     with a huge candidate space is recorded as an error instead of stalling the run; ``None``
-    means no limit (``scopefuzz check``)."""
+    means no limit (``scopefuzz check``). ``name_ub=False`` leaves the pair out of a UB flag's
+    reason (:mod:`oracle.ubflags` looks for it candidate by candidate; campaigns that only need
+    the verdict skip that)."""
     model = model or default_model(test)
-    key = _cache_key(test, model)
+    key = _cache_key(test, model if name_ub else (model, "unnamed-ub"))
     hit = _CACHE.get(key)
     if hit is not None:
         res = dataclasses.replace(hit, states=list(hit.states), seconds=0.0)
@@ -148,8 +152,11 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
                   for tup in sorted(seen, key=lambda tup: [(v == UNDEF_VAL, v) for v in tup])]
     else:
         states = [dict(zip(keys, tup)) for tup in sorted(seen)]
-    res = Result(model, verdict(test.condition, states, bool(ub)), states,
-                 [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1], ub,
+    raised = [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1]
+    for flag in raised:
+        if flag in unit.ub_flags:       # a flag meaning undefined behaviour: name the pair
+            ub.append(witness(pes, prog, unit.hints, flag) if name_ub else flag)
+    res = Result(model, verdict(test.condition, states, bool(ub)), states, raised, ub,
                  candidates, consistent, time.perf_counter() - t0)
     if len(_CACHE) >= CACHE_LIMIT:
         _CACHE.clear()

@@ -11,7 +11,11 @@ declaring
 - ``hints``: which of the engine's search hints (:data:`oracle.hints.HINTS`) the builder gives;
   the engine uses those and no others;
 - optionally a ``fallback`` deciding programs the engine refuses (more than 64 events), the
-  conformance ``suites`` it is measured on, and the relations explanations draw as one edge.
+  conformance ``suites`` it is measured on, the relations explanations draw as one edge, and the
+  flags that mean undefined behaviour (``ub_flags``).
+
+A folder may register several units (variants of one model reading a switch differently, e.g.
+``tileir`` and ``tileir-nochain``), each with its own model file ``<name>.model`` in that folder.
 
 The units are found by listing ``oracle/models/`` (a subfolder with an ``__init__.py``) and
 imported on first use; nothing else names them. The default model of each dialect is
@@ -51,6 +55,10 @@ class ModelUnit:
     edges: tuple[str, ...] = ()
     aliases: dict = field(default_factory=dict)
     directory: str = ""
+    #: flags of the model file that mean undefined behaviour (Tile IR: ``racy``): a consistent
+    #: execution raising one makes the verdict ``Undef``, and ``ub`` names the flag and the pair
+    #: of events that raised it (oracle/ubflags.py)
+    ub_flags: tuple[str, ...] = ()
 
     @property
     def model_file(self) -> str:

@@ -19,6 +19,18 @@ def cmd_codegen(args) -> int:
     except ParseError as e:
         print(str(e), file=sys.stderr)
         return 2
+    if test.dialect == "TILEIR":          # shown as the PTX program a compiler could emit
+        from litmus.mappings.tileir_ptx import LoweringError, lower
+        if args.dialect not in (None, "ptx"):
+            print(f"{args.file}: a TILEIR test is shown as its PTX program: --dialect ptx",
+                  file=sys.stderr)
+            return 2
+        try:
+            sys.stdout.write(lower(test))
+        except LoweringError as e:
+            print(f"{args.file}: {e}", file=sys.stderr)
+            return 2
+        return 0
     try:
         kernel = generate(test, args.dialect or ("ptx" if test.dialect == "PTX" else "cl3"))
     except CodegenError as e:
@@ -56,7 +68,9 @@ def register(sub) -> None:
                                    "inline PTX, NVIDIA GPUs) for PTX tests; the default is ptx "
                                    "for PTX tests, cl3 otherwise; or, with --dialect isa, the "
                                    "code clang-22 compiles for a gfx target next to the "
-                                   "simulator's hand lowering. Exit 2 on bad input.")
+                                   "simulator's hand lowering; a TILEIR test is shown as the PTX "
+                                   "litmus program a compiler could emit for it (ptx, its "
+                                   "default). Exit 2 on bad input.")
     p.add_argument("--dialect", "-d", choices=DIALECTS + ("isa",), default=None,
                    help="isa: clang-22's machine code for --target next to the simulator's hand "
                         "lowering, with every difference (docs/isa.md)")
