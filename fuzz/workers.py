@@ -11,7 +11,10 @@ restarts a worker that dies before its shard is done: the restarted worker resum
 (``--resume`` semantics: programs journaled are not run again, the one a kill cut off is redone).
 A worker dies with its parent (``PR_SET_PDEATHSIG`` on Linux; elsewhere it stops at the next
 program when its pipe closes), so a killed campaign leaves no orphan holding a shard's lock, and
-``--resume`` resumes every shard.
+``--resume`` resumes every shard. A worker that cannot write its shard (an ``OSError``: read-only,
+disk full) sends the error home; the parent stops the others and raises it, so ``scopefuzz fuzz``
+exits 3 as a one-process campaign does; the summary sums every shard's counts (exit 4 when most
+programs of all shards errored).
 
 Backends that own a device get one device per worker: ``devices`` (``--devices B1,B2,...``) gives
 worker *j* entry ``j mod len(devices)``, as the pytest plugin's ``--litmus-devices`` does.
