@@ -33,8 +33,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# the suite, then what a user of the wheel does (build, install into a fresh venv, use it from outside
+# the repository: .ci/wheel-check)
 test: setup
 	$(BIN)/python -m pytest -n auto -q
+	PY=$(BIN)/python .ci/wheel-check
 
 # The main job: a campaign on the simulator with one seeded bug (a mutant), checked against the
 # correct simulator as baseline, then the report. Each run gets its own directory: nothing is lost.

@@ -47,6 +47,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="scopefuzz",
         description="Property-based fuzzing and differential testing of GPU memory models.")
+    from litmus.about import version_line
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     module = COMMANDS.get(command) if command is not None else None

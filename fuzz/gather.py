@@ -104,7 +104,7 @@ class Gatherer:
             return
         from .merge import MergeError, merge
         from .pytest_plugin import backend_spec
-        from .report import build_report
+        from .report import ReportError, build_report
         tag = re.sub(r"[^A-Za-z0-9_.-]", "_", backend_spec(self.config))
         base = os.path.join(str(self.config.rootpath), ".scopefuzz-pytest")
         out = os.path.join(base, f"{tag}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-merged")
@@ -116,7 +116,7 @@ class Gatherer:
                 write_shard(dirs[-1], shard)
             self.counts = merge(out, dirs)
             build_report(out)
-        except (MergeError, OSError) as e:
+        except (MergeError, ReportError, OSError) as e:
             self.error = str(e).splitlines()[0]
             return
         finally:

@@ -11,7 +11,10 @@ restarts a worker that dies before its shard is done: the restarted worker resum
 (``--resume`` semantics: programs journaled are not run again, the one a kill cut off is redone).
 A worker dies with its parent (``PR_SET_PDEATHSIG`` on Linux; elsewhere it stops at the next
 program when its pipe closes), so a killed campaign leaves no orphan holding a shard's lock, and
-``--resume`` resumes every shard.
+``--resume`` resumes every shard. A worker that cannot write its shard (an ``OSError``: read-only,
+disk full) sends the error home; the parent stops the others and raises it, so ``scopefuzz fuzz``
+exits 3 as a one-process campaign does; the summary sums every shard's counts (exit 4 when most
+programs of all shards errored).
 
 Backends that own a device get one device per worker: ``devices`` (``--devices B1,B2,...``) gives
 worker *j* entry ``j mod len(devices)``, as the pytest plugin's ``--litmus-devices`` does.
@@ -118,7 +121,7 @@ class ParallelCampaign:
         return mine
 
     def open(self) -> None:
-        meta = read_meta(self.dir)
+        meta = read_meta(self.dir, CampaignError)
         if meta is not None and not self.cfg.resume:
             raise CampaignError(f"{self.dir}: already holds a campaign (use --resume, or another "
                                 "--out)")
@@ -220,6 +223,9 @@ class ParallelCampaign:
             if self.progress and any(w.base is not None for w in self.workers):
                 self.progress.finish(self.stats, self.coverage)
         if failure:
+            storage = next((w.storage for w in self.workers if w.storage), None)
+            if storage is not None:   # a shard's directory could not be written: exit 3, as --jobs 1
+                raise OSError(*storage)
             raise CampaignError(failure)
         return self.stats
 
@@ -269,7 +275,8 @@ class ParallelCampaign:
         total = Stats()
         cov = Coverage()
         for w in self.workers:
-            for f in ("programs", "executions", "undef", "errors", "unconfirmed"):
+            for f in ("programs", "executed", "executions", "undef", "errors", "refused",
+                      "unconfirmed"):
                 setattr(total, f, getattr(total, f) + w.stats.get(f, 0))
             total.active = max(total.active, w.stats.get("active", 0.0))
             for k, n in w.kinds.items():
@@ -299,6 +306,7 @@ class _Worker:
         self.restarts = 0
         self.finished = False        # its shard is done (or it stopped on request)
         self.error: str | None = None
+        self.storage: tuple | None = None    # (errno, strerror, filename) of a storage error
         self.base = None             # executions journaled before this run (first report)
         self.stats: dict = {}
         self.kinds: dict = {}
@@ -355,6 +363,10 @@ class _Worker:
             elif kind == "error":
                 self.finished = True
                 self.error = fatal = body
+            elif kind == "storage":           # an OSError writing the shard: the campaign stops
+                self.finished = True
+                self.storage = tuple(body)
+                self.error = fatal = f"{body[2] or self.parent.dir}: {body[1]}"
         return fatal
 
     def send_stop(self) -> None:
@@ -445,6 +457,10 @@ def worker_main(cfg: Config, conn, parent_pid: int) -> None:
         camp.run()
     except CampaignError as e:
         conn.send(("error", f"{shard_dirname(cfg.shard)}: {e}"))
+        conn.close()
+        return
+    except OSError as e:          # storage (read-only, disk full): the parent exits 3 with it
+        conn.send(("storage", (e.errno, e.strerror or str(e), e.filename or cfg.out)))
         conn.close()
         return
     conn.send(("done", None))

@@ -118,10 +118,12 @@ class ConditionParser(TokenCursor):
         t = self.peek()
         if t.text in self.sp.not_words:
             self.next()
-            return Not(self.unary())
+            with self.nest(self.src, "the final condition"):
+                return Not(self.unary())
         if t.text == "(":
             self.next()
-            p = self.prop()
+            with self.nest(self.src, "the final condition"):
+                p = self.prop()
             c = self.next()
             if c.text != ")":
                 raise self.err(c.pos if c.kind != "eof" else t.pos,

@@ -12,7 +12,7 @@ import re
 from typing import Callable
 
 from .ir import Test
-from .lexer import ParseError, Source
+from .lexer import BOM, ParseError, Source
 from .parse_amdgpu import parse_amdgpu
 
 #: dialect word (as written in the header, case-sensitive) -> parser(text, path) -> Test
@@ -42,7 +42,18 @@ def dialect_of(text: str) -> str | None:
 
 
 def parse(text: str, path: str = "<string>") -> Test:
-    """Parse a litmus test in any dialect that has a front end."""
+    """Parse a litmus test in any dialect that has a front end (a leading byte-order mark is
+    dropped). Input that would exhaust the parser's recursion is a ParseError too."""
+    if text.startswith(BOM):
+        text = text[1:]
+    try:
+        return _parse(text, path)
+    except RecursionError:
+        raise ParseError(path, 1, 1, "the test nests too deeply to read (parentheses or "
+                                     "blocks)") from None
+
+
+def _parse(text: str, path: str) -> Test:
     m = re.match(r"\s*(C|OPENCL)\s", text)   # '(*p)' is a C dereference, not a comment
     if m:
         return FRONT_ENDS[m.group(1)](text, path)

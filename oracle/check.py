@@ -120,6 +120,8 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
         res.verdict = verdict(test.condition, res.states, bool(res.ub))
         return res
     unit = get_unit(model)
+    if unit.fallback is None and test.dialect == "AMDGPU":
+        _check_size(test)           # before any search: a huge test fails at once
     prog = load_model(model)
     # the clock starts after what a process does once: reading the model file, loading (or
     # compiling) the engine's machine code (oracle/warmup.py)
@@ -175,6 +177,17 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     _CACHE[key] = Result(res.model, res.verdict, list(res.states), res.flags, res.ub,
                          res.candidates, res.consistent, res.seconds)
     return res
+
+
+def _check_size(test: Test) -> None:
+    """Every instruction of a (straight-line) AMDGPU test gives at least one event and every location
+    an initial write: past the engine's limit on that lower bound alone, no search (barrier
+    schedules included) can start."""
+    from .events import MAX_EVENTS
+    n = sum(len([i for i in th.code if i is not None]) for th in test.threads) + len(test.locations)
+    if n > MAX_EVENTS:
+        raise TooManyEvents(f"{test.name}: program has more than {MAX_EVENTS} events (the engine's "
+                            f"limit): {n} instructions and locations")
 
 
 def _fallback_result(test: Test, unit: ModelUnit, t0: float) -> Result:

@@ -20,8 +20,8 @@ from test_thin_air import OOTA_C
 DOCUMENTED: dict[str, str] = {}
 
 
-def expected(shared, suite="C11"):
-    csv_path = registry.get("c11").expected_csv(str(shared / "conformance"), suite)
+def expected(conformance, suite="C11"):
+    csv_path = registry.get("c11").expected_csv(str(conformance), suite)
     return [(e.path, e.written) for e in read_expected(csv_path).rows]
 
 
@@ -29,20 +29,20 @@ def herd(verdict):
     return {"Ok": "1", "No": "0"}[verdict]
 
 
-def test_c11_suite_agrees(shared):
-    rows = expected(shared)
+def test_c11_suite_agrees(conformance):
+    rows = expected(conformance)
     assert len(rows) >= 90
     bad = []
     for rel, want in rows:
-        res = oracle.check(parse_file(shared / "conformance" / rel), "c11")
+        res = oracle.check(parse_file(conformance / rel), "c11")
         if herd(res.verdict) != want and rel not in DOCUMENTED:
             bad.append((rel, want, res.verdict))
     assert bad == []
 
 
-def test_engine_and_reference_agree_on_the_suite(shared):
-    for rel, _ in expected(shared):
-        t = parse_file(shared / "conformance" / rel)
+def test_engine_and_reference_agree_on_the_suite(conformance):
+    for rel, _ in expected(conformance):
+        t = parse_file(conformance / rel)
         res = oracle.check(t, "c11")
         states, _, consistent = reference_check(t, "c11")
         assert {tuple(s[k] for k in t.observables()) for s in res.states} == states, rel
@@ -127,18 +127,18 @@ exists (1:t=2)
     assert oracle.check(two, "c11").verdict == "Ok"
 
 
-def test_sc_axiom_forbids_iriw_with_acquire_readers_only_in_c11(shared):
+def test_sc_axiom_forbids_iriw_with_acquire_readers_only_in_c11(conformance):
     # Batty et al. 2016's SC axiom orders the SC writes of IRIW-sc-sc-acq-sc-acq-sc through
     # hb, fr and mo: forbidden; RC11's psc (scb instead of hb) allows it
-    t = parse_file(shared / "conformance" / "C11/manual/IRIW-sc-sc-acq-sc-acq-sc.litmus")
+    t = parse_file(conformance / "C11/manual/IRIW-sc-sc-acq-sc-acq-sc.litmus")
     assert oracle.check(t, "c11").verdict == "No"
     assert oracle.check(t, "rc11").verdict == "Ok"
 
 
-def test_check_model_c11_on_the_command_line(shared, capsys):
+def test_check_model_c11_on_the_command_line(conformance, capsys):
     # rc11 stays the C dialect's default; --model c11 reads the same files
     from fuzz.cli import main
-    f = shared / "conformance" / "C11/manual/IRIW-sc-sc-acq-sc-acq-sc.litmus"
+    f = conformance / "C11/manual/IRIW-sc-sc-acq-sc-acq-sc.litmus"
     assert main(["check", "--json", str(f)]) == 0
     assert main(["check", "--json", "--model", "c11", str(f)]) == 0
     rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]

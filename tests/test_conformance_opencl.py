@@ -21,8 +21,8 @@ from reference import few_writes, reference_check
 DOCUMENTED: dict[str, str] = {}
 
 
-def expected(shared, suite):
-    csv_path = registry.get("opencl").expected_csv(str(shared / "conformance"), suite)
+def expected(conformance, suite):
+    csv_path = registry.get("opencl").expected_csv(str(conformance), suite)
     return [(e.path, e.written) for e in read_expected(csv_path).rows]
 
 
@@ -32,42 +32,42 @@ def observed(res, race):
     return {"Ok": "1", "No": "0"}[res.verdict]
 
 
-def run_suite(shared, suite):
+def run_suite(conformance, suite):
     race = suite.endswith("-DR")
     bad = []
-    for rel, want in expected(shared, suite):
-        res = oracle.check(parse_file(shared / "conformance" / rel), "opencl")
+    for rel, want in expected(conformance, suite):
+        res = oracle.check(parse_file(conformance / rel), "opencl")
         if observed(res, race) != want and rel not in DOCUMENTED:
             bad.append((rel, want, observed(res, race)))
     return bad
 
 
-def test_opencl_suite_agrees(shared):
-    assert len(expected(shared, "OPENCL")) >= 120
-    assert run_suite(shared, "OPENCL") == []
+def test_opencl_suite_agrees(conformance):
+    assert len(expected(conformance, "OPENCL")) >= 120
+    assert run_suite(conformance, "OPENCL") == []
 
 
-def test_opencl_dr_suite_agrees(shared):
-    assert len(expected(shared, "OPENCL-DR")) >= 25
-    assert run_suite(shared, "OPENCL-DR") == []
+def test_opencl_dr_suite_agrees(conformance):
+    assert len(expected(conformance, "OPENCL-DR")) >= 25
+    assert run_suite(conformance, "OPENCL-DR") == []
 
 
-def test_engine_and_reference_agree_on_the_suite(shared):
+def test_engine_and_reference_agree_on_the_suite(conformance):
     seen = set()
-    for rel, _ in expected(shared, "OPENCL") + expected(shared, "OPENCL-DR"):
+    for rel, _ in expected(conformance, "OPENCL") + expected(conformance, "OPENCL-DR"):
         if rel in seen:
             continue
         seen.add(rel)
-        t = parse_file(shared / "conformance" / rel)
+        t = parse_file(conformance / rel)
         res = oracle.check(t, "opencl")
         states, _, consistent = reference_check(t, "opencl")
         assert {tuple(s[k] for k in t.observables()) for s in res.states} == states, rel
         assert res.consistent == consistent, rel
 
 
-def test_check_picks_opencl_for_the_dialect(shared, capsys):
+def test_check_picks_opencl_for_the_dialect(conformance, capsys):
     assert DEFAULT_MODEL["OPENCL"] == "opencl"
-    f = shared / "conformance" / "OPENCL/overhauling/MP_ra_dev.litmus"
+    f = conformance / "OPENCL/overhauling/MP_ra_dev.litmus"
     assert main(["check", "--json", str(f)]) == 0
     row = json.loads(capsys.readouterr().out.splitlines()[0])
     assert row["model"] == "opencl"

@@ -21,8 +21,8 @@ exists (1:r0=1 /\\ 1:r1=0)
 """
 
 
-def test_every_c11_file_parses(shared):
-    files = litmus_files([shared / "conformance" / "C11"])
+def test_every_c11_file_parses(conformance):
+    files = litmus_files([conformance / "C11"])
     assert len(files) >= 90
     for f in files:
         t = parse_file(f)
@@ -124,9 +124,9 @@ def test_malformed_gives_line_col(text, line, col, words):
     assert "\n" not in str(err)
 
 
-def test_malformed_variants_of_suite_files(shared):
+def test_malformed_variants_of_suite_files(conformance):
     """Damaging a real suite file (drop a ';' or a ')') gives a ParseError, never a crash."""
-    files = litmus_files([shared / "conformance" / "C11"])[:30]
+    files = litmus_files([conformance / "C11"])[:30]
     for f in files:
         text = open(f).read()
         for needle in (";", ")"):

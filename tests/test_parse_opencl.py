@@ -26,8 +26,8 @@ exists (1:r0=1 /\\ 1:r2=0 /\\ y=1)
 """
 
 
-def test_every_opencl_file_parses(shared):
-    files = litmus_files([shared / "conformance" / "OPENCL"])
+def test_every_opencl_file_parses(conformance):
+    files = litmus_files([conformance / "OPENCL"])
     assert len(files) >= 120
     for f in files:
         t = parse_file(f)

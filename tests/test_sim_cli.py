@@ -19,7 +19,7 @@ from hw.sim.uops import CNT_LOAD, CNT_STORE, CNT_VM, GLD, INV1, INV2, WAIT, WB2
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MUT = ROOT / "corpora" / "mutants"
 KEYS = {"test", "file", "backend", "iterations", "seconds", "histogram", "forbidden",
-        "witnesses", "condition_observed"}
+        "witnesses", "condition_observed", "schema"}
 
 MP_ACQREL = """AMDGPU MP+relacq
 { x = 0; y = 0; }

@@ -282,3 +282,16 @@ def test_explain_reads_a_tileir_outcome(capsys):
     assert "is FORBIDDEN by model tileir" in out
     assert ("fails 'causality' (irreflexive): R x[0] [P1:1.0]=0 -fr-> W x[0]=1 [P0:0.0] -tko-> "
             "W f=1 [P0:1.0] -sw-> R f [P1:0.0]=1 -tko-> R x[0] [P1:1.0]=0") in out
+
+
+def test_explain_reads_a_tileir_outcome_in_the_printed_form(capsys):
+    """The one outcome reader (litmus.outcome.read_outcome) serves TILEIR tests too: the printed
+    form ``P1:r0=1; P1:r1=0;`` gives the same explanation as the condition form."""
+    from fuzz.cli import main
+    path = str(TILE / "MP+relacq+rlx.device.xblock.litmus")
+    main(["explain", "--outcome", "P1:r0 == 1 /\\ P1:r1 == 0", path])
+    cond = capsys.readouterr().out
+    main(["explain", "--outcome", "P1:r0=1; P1:r1=0;", path])
+    printed = capsys.readouterr().out
+    assert "is FORBIDDEN by model tileir" in printed
+    assert printed.split("\n", 1)[1] == cond.split("\n", 1)[1]    # the outcome line aside

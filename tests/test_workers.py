@@ -17,11 +17,12 @@ import time
 import pytest
 
 from fakes import fuzz_cli
+from fuzz.campaign import EXECUTED
 from fuzz.findings import load_findings
 from fuzz.journal import read_journal
 from fuzz.layout import program_entries, read_meta, sub_shard
 from fuzz.merge import merge
-from fuzz.report import load_campaign
+from fuzz.report import campaign_markdown, load_campaign
 
 PROGRAMS = "30"
 
@@ -75,9 +76,18 @@ def test_two_jobs_give_the_programs_and_findings_of_one(tmp_path, reference):
     assert {e["pid"] for e in _shard_journal(d, 1) + _shard_journal(d, 2)
             if e["type"] == "session"} and not (d / "journal.jsonl").exists()
     # the report and merge see both shards
+    for k in (1, 2):      # every program entry names its shard's campaign (the report's part)
+        assert {e["campaign"] for e in _shard_journal(d, k) if e["type"] == "program"} == \
+            {f"stale:0.3-seed0-shard{k}of2"}
     camp = load_campaign(str(d))
     assert sorted(camp["parts"]) == ["stale:0.3-seed0-shard1of2", "stale:0.3-seed0-shard2of2"]
-    assert sum(len(p["programs"]) for p in camp["parts"].values()) == 30
+    assert [p.n for p in camp["parts"].values()] == [15, 15]
+    md = campaign_markdown(camp, {})
+    for k in (1, 2):                      # one throughput row per shard, 15 programs each
+        assert f"| stale:0.3-seed0-shard{k}of2 | `stale:0.3` | 15 | " in md
+    # the summary line counts executed programs over both shards (not only the parent's)
+    executed = sum(1 for _, st, _ in _programs(reference) if st in EXECUTED)
+    assert executed and f"30 programs ({executed} executed)" in done.stderr
     merge(str(tmp_path / "m"), [str(d)])
     assert _programs(tmp_path / "m") == _programs(reference)
     assert _findings(tmp_path / "m") == _findings(reference)
@@ -170,3 +180,38 @@ def test_stop_after_counts_findings_over_all_shards(tmp_path):
     assert _findings(tmp_path / "c") and n < int(PROGRAMS)
     for k in (1, 2):                      # both shards stopped, each after a program it finished
         assert [e for e in _shard_journal(tmp_path / "c", k) if e["type"] == "program"]
+
+
+_BROKEN_ORACLE = """
+from fuzz import campaign
+def _broken(test, *a, **k):
+    raise RuntimeError("oracle exploded")
+campaign.default_checker = lambda: _broken
+"""
+
+
+def test_a_worker_storage_error_is_the_campaigns_exit_3(tmp_path):
+    """A shard directory that cannot be written (here a file stands where shard 2's directory
+    goes) stops the campaign with exit 3 and one line naming it, as with --jobs 1."""
+    d = tmp_path / "c"
+    d.mkdir()
+    (d / "shard-2of2").write_text("in the way\n")
+    done = _run(tmp_path, "--jobs", "2", "--out", str(d))
+    assert done.returncode == 3, done.stderr
+    err = done.stderr.strip().splitlines()
+    assert len(err) == 1 and "cannot write" in err[0] and "shard-2of2" in err[0], err
+    assert "Traceback" not in done.stderr
+    assert (d / "shard-2of2").read_text() == "in the way\n"
+
+
+def test_most_programs_errored_over_workers_is_exit_4(tmp_path):
+    """Every program of both shards errors (the oracle raises in each worker): exit 4, the count
+    summed over the shards."""
+    cmd = fuzz_cli(tmp_path, "--programs", "8", "--jobs", "2", "--out", str(tmp_path / "c"))
+    script = tmp_path / "runner.py"
+    text = script.read_text()
+    script.write_text(text.replace('if __name__ == "__main__":', _BROKEN_ORACLE.strip()
+                                   + '\nif __name__ == "__main__":'))
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 4, done.stderr
+    assert "8 of 8 programs errored" in done.stderr and "Traceback" not in done.stderr
