@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -215,3 +216,29 @@ def test_most_programs_errored_over_workers_is_exit_4(tmp_path):
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 4, done.stderr
     assert "8 of 8 programs errored" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("preset, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_simulator_threads_wait_passively_unless_the_user_says(preset, expected):
+    """libgomp reads OMP_WAIT_POLICY when numba's threading layer loads (the first parallel
+    kernel): the simulator's module sets it before, so idle simulator threads do not spin on a
+    core another worker needs; a user's own setting is kept."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER")}
+    if preset is not None:
+        env["OMP_WAIT_POLICY"] = preset
+    code = ("import os\n"
+            "import hw.sim.kernel\n"
+            "def gomp():\n"
+            "    return 'libgomp' in open('/proc/self/maps').read()\n"
+            "assert not gomp(), 'libgomp loaded before the policy was set'\n"
+            "import hw, litmus\n"
+            "from oracle.deadline import WARM_UP_TEST\n"
+            "hw.get_backend('sim').run(litmus.parse(WARM_UP_TEST), 64, 1)\n"
+            "assert gomp(), 'the simulator ran without the OpenMP layer'\n"
+            "print(os.environ.get('OMP_WAIT_POLICY'))\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [expected]
