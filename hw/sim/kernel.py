@@ -32,23 +32,10 @@ build the tuples.
 
 from __future__ import annotations
 
-import os
 from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
-
-#: :func:`run_random`'s ``prange`` runs on numba's OpenMP threading layer (libgomp). By default
-#: libgomp's idle threads spin after each parallel region, and the region's end spins waiting for
-#: a thread the OS has descheduled. A campaign has one short parallel region per program (1,000
-#: iterations) and does the rest (oracle, generation, journal) in Python on the main thread, so
-#: the spare thread spun on the second core most of the time, taking it from whatever else wanted
-#: it (another worker, an xdist worker, other processes): on the shared 2-core machine (load ~7)
-#: one campaign process with two threads did 63 programs/s (113 per CPU-second), 177 (473 per
-#: CPU-second) with passive waiting (threads sleep on a futex, woken once per region). It must be
-#: set before the threading layer loads (at the first parallel call, not at import); a value the
-#: user set is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from litmus.rmw_jit import apply_rmw
 
