@@ -6,7 +6,7 @@ A campaign directory holds
   one is named: ``--model ptx`` draws PTX programs, :mod:`fuzz.ptx_strategies`), written once;
 - ``journal.jsonl``: one line per session start and per program done (status, coverage,
   executions, the finding it led to, or the error it raised), written before the next program starts
-  and fsynced at most every 0.1 s (``fuzz/journal.py``), rotated into sealed segments
+  and fsynced at most once a second (``fuzz/journal.py``), rotated into sealed segments
   ``journal.000001.jsonl``... every 64 MiB; ``--resume`` and ``report`` stream it;
 - ``findings/<id>/``: one directory per distinct minimized finding (``fuzz/findings.py``).
 

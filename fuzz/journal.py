@@ -32,10 +32,11 @@ from typing import Iterator
 #: about 30,000-130,000 programs per segment)
 SEGMENT_BYTES = 64 << 20
 
-#: a campaign's journal fsyncs at most this often (seconds). One fsync per program cost 0.2 ms on
-#: an idle disk and 3-5 ms while other processes wrote to it: as much as the program itself (about
-#: 4 ms of oracle and 1,000 simulator iterations), and two workers' fsyncs queue on one disk.
-CAMPAIGN_SYNC_SECONDS = 0.1
+#: a campaign's journal fsyncs at most this often (seconds; like Redis's ``appendfsync everysec``).
+#: One fsync per program cost 0.2 ms on an idle disk and 3-8 ms while other processes wrote to it:
+#: as much as the program itself (2-4 ms of oracle, generation and 1,000 simulator iterations), and
+#: two workers' fsyncs queue on one disk. Every 0.1 s still cost 5 % of a worker on a busy disk.
+CAMPAIGN_SYNC_SECONDS = 1.0
 
 
 def _fsync_dir(path: str) -> None:
