@@ -16,10 +16,10 @@ from litmus.dialects import DEFAULT_MODEL
 from litmus.ir import UNDEF, Test
 from litmus.outcome import matches, verdict
 
-from .errors import OracleError, TooManyEvents
+from .errors import OracleError
 from .events import UNDEF_VAL, table_of
 from .lang import load_model
-from .pack import search_pe
+from .search import explore_pe
 from .registry import ModelUnit, get as get_unit
 
 
@@ -107,14 +107,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
     t0 = time.perf_counter()
     unit = get_unit(model)
     prog = load_model(model)
-    try:
-        pes = pre_executions(unit, test)
-    except TooManyEvents:
-        if unit.fallback is None:
-            raise
-        res = _fallback_result(test, unit, t0)
-        _CACHE[key] = dataclasses.replace(res, states=list(res.states))
-        return res
+    pes = pre_executions(unit, test)
     keys = test.observables()
     seen: set[tuple] = set()
     candidates = consistent = 0
@@ -127,19 +120,20 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
         order = [k for k, _ in pe.observables]
         if order != keys and sorted(order) != sorted(keys):
             raise OracleError(f"internal: builder observables {order} differ from {keys}")
-        st, ns, cands, cons, fl, _ = search_pe(pe, prog, unit.hints,
-                                               max_steps=-1 if budget is None else budget)
-        if ns < 0:
+        back = None if order == keys else [keys.index(k) for k in order]
+        known = list(seen) if back is None else [tuple(t[i] for i in back) for t in seen]
+        found = explore_pe(pe, prog, unit, budget=budget, flags=flags, known=known)
+        if found.exhausted:
             raise OracleError(f"{test.name}: search budget of {budget:,} steps and evaluations exhausted "
-                              f"({int(cands):,} candidates evaluated); check it without a budget")
-        candidates += int(cands)
-        consistent += int(cons)
-        flags |= int(fl)
+                              f"({found.candidates:,} candidates evaluated); check it without a budget")
+        candidates += found.candidates
+        consistent += found.consistent
+        flags |= found.flags
         if order == keys:
-            seen.update(map(tuple, st[:ns].tolist()))
+            seen.update(found.states)
         else:
             idx = [order.index(k) for k in keys]
-            seen.update(tuple([row[i] for i in idx]) for row in st[:ns].tolist())
+            seen.update(tuple(row[i] for i in idx) for row in found.states)
     # states in value order, undef after every value
     if any(UNDEF_VAL in tup for tup in seen):
         states = [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, tup)}
@@ -154,22 +148,6 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
     _CACHE[key] = Result(res.model, res.verdict, list(res.states), res.flags, res.ub,
                          res.candidates, res.consistent, res.seconds)
     return res
-
-
-def _fallback_result(test: Test, unit: ModelUnit, t0: float) -> Result:
-    """Decide a program too big for the engine with the unit's fallback decider (the same model
-    in Python, for rc11 and vulkan).
-
-    The fallback stops early: once for the verdict and once for the data-race flag, so the result
-    holds the verdict, the flags and the states that decided them, not every allowed state; the
-    flag ``reference-partial`` says so.
-    """
-    by_verdict = unit.fallback(test, stop="verdict")
-    by_race = unit.fallback(test, stop="race")
-    flags = sorted(set(by_verdict.flags) | set(by_race.flags)) + ["reference-partial"]
-    return Result(unit.name, by_verdict.verdict, list(by_verdict.states), flags,
-                  list(by_verdict.ub), by_verdict.candidates + by_race.candidates,
-                  by_verdict.consistent + by_race.consistent, time.perf_counter() - t0)
 
 
 def clear_cache() -> None:

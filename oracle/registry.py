@@ -10,8 +10,8 @@ declaring
   first use (file:line:col); a declared name that a built pre-execution lacks is an error too;
 - ``hints``: which of the engine's search hints (:data:`oracle.hints.HINTS`) the builder gives;
   the engine uses those and no others;
-- optionally a ``fallback`` deciding programs the engine refuses (more than 64 events), the
-  conformance ``suites`` it is measured on, and the relations explanations draw as one edge.
+- optionally the conformance ``suites`` it is measured on, and the relations explanations draw
+  as one edge.
 
 The units are found by listing ``oracle/models/`` (a subfolder with an ``__init__.py``) and
 imported on first use; nothing else names them. The default model of each dialect is
@@ -42,9 +42,6 @@ class ModelUnit:
     sets: frozenset
     relations: frozenset
     hints: frozenset = frozenset()
-    #: Test, stop="verdict"|"race" -> a result with verdict/states/flags/ub/candidates/consistent,
-    #: for programs over the engine's event limit (None: such programs are refused)
-    fallback: Callable | None = None
     #: conformance suite (``expected/<SUITE>.csv`` in shared/conformance) -> "verdict" | "race"
     suites: dict = field(default_factory=dict)
     #: relations an explanation shows as one labelled edge, and names shown as another's label

@@ -6,7 +6,7 @@ value (``REQ_EQ``), so the engine only pairs it with writes of that value; every
 then a constant of the path. Per global location a final read (set ``FR``, thread -1) gives the
 final memory value: the model file makes it read the co-last write.
 
-Vocabulary provided to ``rc11.model``: sets ``R W IW FR F A NA ACQ REL SC CO CohR``;
+Vocabulary provided to ``rc11.model``: sets ``R W IW FR F A NA ACQ REL SC CO CohR CoLast``;
 relations ``sb`` (po plus initial writes before everything), ``po``, ``loc``, ``ext``, ``rmw``,
 ``cohord`` (po, for the engine's per-location pruning) and ``nrf`` (a read never reads a po-later
 write of its own thread).
@@ -24,7 +24,7 @@ from oracle.events import REQ_EQ, Event, PreExecution
 from oracle.models.path_executions import _build
 
 #: the vocabulary this builder provides (declared by the unit, oracle/models/rc11/__init__.py)
-SETS = ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR")
+SETS = ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR", "CoLast")
 RELS = ("sb", "po", "loc", "ext", "rmw", "cohord", "nrf")
 
 REL = ("rel", "acq_rel", "sc")
@@ -67,7 +67,8 @@ def to_pre_execution(test: Test, x0, combo) -> PreExecution:
     # final memory reads
     final = {}
     for loc in test.globals:
-        final[loc.name] = pe.add(Event(f"R {loc.name} (final)", -1, loc_ids[loc.name]), "R", "FR")
+        final[loc.name] = pe.add(Event(f"R {loc.name} (final)", -1, loc_ids[loc.name]), "R", "FR",
+                                 "CoLast")
     n = pe.n
     pad = [0] * (n - n0)
     iw = 0

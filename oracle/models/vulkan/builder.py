@@ -1,11 +1,11 @@
 """Event graph builder for the ``vulkan`` model file: Vulkan-dialect tests -> engine pre-executions.
 
 One :class:`~oracle.events.PreExecution` per combination of thread paths (litmus/cfg.py) and per
-control-barrier choice (oracle/models/vulkan/fallback.py ``prepare``: a combination where a barrier can
+control-barrier choice (oracle/models/vulkan/static.py ``prepare``: a combination where a barrier can
 never complete gives none; a quorum barrier gives one per set of synchronizing barriers). Reads
 carry the value their path assumed (``REQ_EQ``). Per global location a final read (``FR``) gives
 the final memory value. The event sets and static relations are those of
-:func:`oracle.models.vulkan.fallback.static` (see the header of ``vulkan.model``).
+:func:`oracle.models.vulkan.static.static` (see the header of ``vulkan.model``).
 
 A ``filter`` (Dat3M: only executions satisfying it count, for the verdict and for races) must be
 a conjunction of atoms: register atoms select paths, location atoms become required values of
@@ -24,10 +24,10 @@ from oracle.errors import OracleError
 from oracle.events import REQ_EQ, REQ_NE, Event, PreExecution
 from oracle.models.rc11.builder import add_observables
 from oracle.models.path_executions import _build
-from oracle.models.vulkan.fallback import CLASSES, prepare
+from oracle.models.vulkan.static import CLASSES, prepare
 
 #: the vocabulary this builder provides (declared by the unit, oracle/models/vulkan/__init__.py)
-SETS = ("R", "W", "F", "IW", "FR", "CO", "CBAR", "ATOM", "RMW", "NONPRIV", "ACQ", "REL",
+SETS = ("R", "W", "F", "IW", "FR", "CoLast", "CO", "CBAR", "ATOM", "RMW", "NONPRIV", "ACQ", "REL",
         "AVDEVICE", "VISDEVICE", "SEMAV", "SEMVIS", "SG", "WG", "QF", "DV",
         *(f"SC{i}" for i in range(CLASSES)), *(f"SEMSC{i}" for i in range(CLASSES)))
 RELS = ("po", "loc", "ext", "int", "rmw", "ssg", "swg", "sqf", "inscope", "vloc", "mutord",
@@ -89,7 +89,7 @@ def to_pre_execution(test: Test, x0, combo, variant: dict, loc_atoms) -> PreExec
             if ev.req_mode:
                 raise OracleError(f"{test.name}: two filter atoms on location {loc.name}")
             ev.req_mode, ev.req_val = (REQ_EQ if a.op == "==" else REQ_NE), a.value
-        final[loc.name] = pe.add(ev, "R", "FR")
+        final[loc.name] = pe.add(ev, "R", "FR", "CoLast")
     n = pe.n
     rels = {"po": x0.po, "ext": x0.ext, "int": st["intra"], "rmw": x0.rmw, "ssg": st["ssg"],
             "swg": st["swg"], "sqf": st["sqf"], "inscope": st["inscope"], "vloc": st["vloc"],
