@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/bench_opencl.py [--quick]`` or ``scopefuzz be
 ``--soak N`` instead runs the fuzzer's seeded programs on the device against the oracle.
 Measures ``Backend.run`` end to end (launches, read-back, outcome counting; the kernel build is
 excluded by a warm-up run) for a 2-thread test (SB) and a 4-thread test (IRIW), and how often the
-weak outcome showed. The figures are in ``hw/opencl/bench.py``; this script only prints them.
+weak outcome showed. The figures are in ``fuzz/bench/opencl_figures.py``; this script only prints them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from hw.opencl import bench  # noqa: E402
+from fuzz.bench import print_rows, opencl_figures as bench  # noqa: E402
 
 
 def soak(n: int, seed: int, iterations: int) -> None:
@@ -26,6 +26,7 @@ def soak(n: int, seed: int, iterations: int) -> None:
 
     import litmus
     import oracle
+    from fuzz.compare import compare
     from fuzz.strategies import FEATURES, draw_program
     from hw.opencl.codegen import barrier_problem
     from hw.opencl.runner import OpenCLBackend
@@ -52,10 +53,10 @@ def soak(n: int, seed: int, iterations: int) -> None:
     for t, res in todo:
         h = backend.run(t, iterations, 1)
         stats["run"] += 1
-        bad = [o for o, _ in h.outcomes() if not res.allows(o)]
+        bad = compare(res, h, t.condition).forbidden_outcomes()
         if bad:
             stats["with a forbidden outcome"] += 1
-            print(f"FORBIDDEN {litmus.format_outcome(bad[0])} in:\n{litmus.format_test(t)}")
+            print(f"FORBIDDEN {litmus.format_outcome(bad[0][0])} in:\n{litmus.format_test(t)}")
     for k, v in stats.items():
         print(f"  soak: {k:<40} {v:>8}")
     print(f"  soak: {iterations} instances each, {time.perf_counter() - t0:.0f} s")
@@ -72,9 +73,7 @@ def main() -> int:
     if args.soak:
         soak(args.soak, args.seed, args.iterations)
         return 0
-    for label, value, unit in bench.run(args):
-        v = f"{value:,.1f}" if isinstance(value, float) else f"{value}"
-        print(f"  {label:<58} {v:>14} {unit}")
+    print_rows(bench.run(args))
     return 0
 
 

@@ -2,7 +2,7 @@
 allowed states the correct simulator reaches in exhaustive mode.
 
 Run: ``.venv/bin/python benchmarks/bench_sim.py [--quick]`` or ``scopefuzz bench --only sim``.
-The figures are computed in ``hw/sim/bench.py``; this script only prints them.
+The figures are computed in ``fuzz/bench/sim_figures.py``; this script only prints them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from hw.sim import bench  # noqa: E402
+from fuzz.bench import print_rows, sim_figures as bench  # noqa: E402
 
 
 def main() -> int:
@@ -22,9 +22,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true",
                     help="1 million iterations per figure (not 4) and no corpus pass")
     args = ap.parse_args()
-    for label, value, unit in bench.run(args):
-        v = f"{value:,.1f}" if isinstance(value, float) else f"{value}"
-        print(f"  {label:<58} {v:>14} {unit}")
+    print_rows(bench.run(args))
     return 0
 
 

@@ -27,7 +27,10 @@ from typing import Callable
 from litmus import Test, canonical_hash, format_test
 from litmus.ir import UNDEF
 
+from hw import Backend
+
 from . import coverage as cov
+from .compare import compare
 from .findings import findings_dir, load_findings, publish
 from .journal import Journal, atomic_write, clean_temporaries, read_journal
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
@@ -98,26 +101,9 @@ def default_checker():
         raise CampaignError(f"the oracle is not available: {e}") from None
 
 
-def default_explainer():
-    try:
-        import oracle
-        return getattr(oracle, "explain", None)
-    except ImportError:
-        return None
-
-
 def mutant_of(backend: str) -> str | None:
     fam, _, rest = backend.partition(":")
     return rest or None if fam == "sim" else None
-
-
-def forbidden_outcomes(hist, result) -> list[tuple[dict, int]]:
-    """(outcome, count) of every observed outcome the model does not allow, most frequent first."""
-    out = []
-    for outcome, n in hist.outcomes():
-        if not result.allows(outcome):
-            out.append((outcome, n))
-    return out
 
 
 @dataclass
@@ -134,16 +120,15 @@ class Stats:
 class Campaign:
     """One campaign directory; :meth:`run` fuzzes until the program count or time is reached."""
 
-    def __init__(self, config: Config, backend=None, checker: Callable | None = None,
-                 explainer: Callable | None = None, progress: Progress | None = None,
-                 baseline=None):
+    def __init__(self, config: Config, backend: Backend | None = None,
+                 checker: Callable | None = None, progress: Progress | None = None,
+                 baseline: Backend | None = None):
         self.cfg = config
         self.dir = config.out
         self._backend = backend
         self._baseline = baseline
         self.new_findings = 0
         self._checker = checker
-        self._explainer = explainer
         self.progress = progress
         self.stats = Stats()
         self.coverage = cov.Coverage()
@@ -319,7 +304,7 @@ class Campaign:
             entry["error"] = _one_line(e)
             return "oracle-error"
         if res.verdict == "Undef":
-            entry["ub"] = list(getattr(res, "ub", []))[:3]
+            entry["ub"] = list(res.ub)[:3]
             return "undef"
         if all(v == UNDEF for s in res.states for v in s.values()):
             return "all-undef"        # every outcome is allowed: running it cannot find anything
@@ -329,26 +314,26 @@ class Campaign:
         except Exception as e:
             entry["error"] = _one_line(e)
             return "backend-error"
-        forb = forbidden_outcomes(hist, res)
-        entry["witnesses"] = sum(n for o, n in hist.outcomes() if _holds(test, o))
-        if not forb:
+        seen = compare(res, hist, test.condition)
+        entry["witnesses"] = seen.witnesses
+        if not seen.forbidden:
             return "ok"
         # confirm with another seed
         try:
             again = self._run(test, self.cfg.iterations, pseed + 1, execs)
-            forb2 = forbidden_outcomes(again, res)
+            confirmed = compare(res, again, test.condition).forbidden > 0
         except Exception as e:
-            forb2 = []
+            confirmed = False
             entry["error"] = _one_line(e)
-        if not forb2:
+        if not confirmed:
             entry["test"] = format_test(test)
-            entry["forbidden"] = [o for o, _ in forb[:3]]
+            entry["forbidden"] = [o for o, _ in seen.forbidden_outcomes()[:3]]
             return "unconfirmed"
         on_base = 0
         if self.baseline is not None:
             try:
                 bh = self.baseline.run(test, self.cfg.iterations, pseed)
-                on_base = sum(n for _, n in forbidden_outcomes(bh, res))
+                on_base = compare(res, bh, test.condition).forbidden
             except Exception as e:
                 entry["error"] = "baseline: " + _one_line(e)
             entry["baseline_forbidden"] = on_base
@@ -367,13 +352,13 @@ class Campaign:
             for _ in range(2):
                 seed_box[0] += 1
                 h = self._run(t, self.cfg.iterations, seed_box[0], execs)
-                if forbidden_outcomes(h, r):
+                if compare(r, h, t.condition).forbidden:
                     break
             else:
                 return False
             if clean_baseline and self.baseline is not None:
                 bh = self.baseline.run(t, self.cfg.iterations, seed_box[0])
-                return not forbidden_outcomes(bh, r)
+                return not compare(r, bh, t.condition).forbidden
             return True
         return still_fails
 
@@ -396,16 +381,16 @@ class Campaign:
                 h = self._run(small, self.cfg.iterations, seed_box[0], execs)
             except Exception:
                 continue
-            f = forbidden_outcomes(h, r)
+            c = compare(r, h, small.condition)
             total += h.total
-            if f:
+            if c.forbidden:
                 hits += 1
-                forb_iters += sum(n for _, n in f)
+                forb_iters += c.forbidden
                 if shown is None:
-                    shown = (h, f)
+                    shown = c
         if shown is None:                 # minimized too far for these seeds: keep the original
-            small, r, shown = renumber_registers(test), res, (hist, forbidden_outcomes(hist, res))
-        h, f = shown
+            small, r, shown = renumber_registers(test), res, compare(res, hist, test.condition)
+        f = shown.forbidden_outcomes()
         cond = forbidding_condition(small, f[0][0], r.states)
         small = Test(f"{test.name}-min", small.locations, small.threads, cond,
                      (f"Found by scopefuzz on {self.cfg.backend}: campaign seed {self.cfg.seed}, "
@@ -416,19 +401,18 @@ class Campaign:
             try:
                 bh = self.baseline.run(small, self.cfg.iterations * max(1, runs), pseed)
                 base = {"backend": self.cfg.baseline, "iterations": bh.total,
-                        "forbidden": sum(n for _, n in forbidden_outcomes(bh, r))}
+                        "forbidden": compare(r, bh, small.condition).forbidden}
             except Exception as e:
                 base = {"backend": self.cfg.baseline, "error": _one_line(e)}
         record = {
             "id": fid, "backend": self.cfg.backend, "mutant": mutant_of(self.cfg.backend),
-            "model": getattr(r, "model", None), "campaign_seed": self.cfg.seed,
+            "model": r.model, "campaign_seed": self.cfg.seed,
             "test": format_test(small), "original": format_test(test),
             "condition": format_test(small).rstrip("\n").splitlines()[-1],
             "forbidden": [{"outcome": o, "count": n} for o, n in f],
-            "histogram": [{"outcome": o, "count": n, "allowed": r.allows(o)}
-                          for o, n in h.outcomes()],
+            "histogram": shown.histogram(),
             "allowed": [dict(s) for s in r.states],
-            "verdict": r.verdict, "flags": list(getattr(r, "flags", [])),
+            "verdict": r.verdict, "flags": list(r.flags),
             "iterations": self.cfg.iterations,
             "reproduced": {"runs": runs, "hits": hits, "forbidden_iterations": forb_iters,
                            "iterations": total},
@@ -454,14 +438,6 @@ _WARM_UP = """AMDGPU warm-up
  st.atom.rel.agent y, 1 | ld r1, x                ;
 exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """
-
-
-def _holds(test: Test, outcome: dict) -> bool:
-    from litmus.outcome import condition_holds
-    try:
-        return condition_holds(test.condition, outcome)
-    except KeyError:
-        return False
 
 
 def _one_line(e: Exception) -> str:

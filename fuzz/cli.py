@@ -15,9 +15,11 @@ import sys
 COMMAND_MODULES = [
     "litmus.commands",
     "oracle.commands",
+    "fuzz.bench",
     "fuzz.commands",
     "hw.opencl.commands",
-    "hw.commands",
+    "fuzz.run",
+    "hw.sim.commands",
 ]
 
 

@@ -23,6 +23,8 @@ import pytest
 from litmus import ParseError, format_outcome, parse_file
 from litmus.expected import read_expected
 
+from .compare import compare
+
 # ---------------------------------------------------------------------------------------- options
 
 
@@ -43,10 +45,11 @@ def pytest_addoption(parser):
                 help="add an item running a fuzz campaign of SECONDS against the backend")
 
 
-def worker_index(config) -> int:
-    """0 for the controller / a run without xdist, K for xdist worker gwK."""
-    wid = os.environ.get("PYTEST_XDIST_WORKER") or getattr(config, "workerinput", {}).get("workerid")
-    if wid and wid.startswith("gw") and wid[2:].isdigit():
+def worker_index() -> int:
+    """0 for the controller / a run without xdist, K for xdist worker gwK (xdist sets
+    ``PYTEST_XDIST_WORKER`` in each worker before its configuration is read)."""
+    wid = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if wid.startswith("gw") and wid[2:].isdigit():
         return int(wid[2:])
     return 0
 
@@ -58,7 +61,7 @@ def backend_spec(config) -> str:
         items = [d.strip() for d in devices.split(",") if d.strip()]
         if not items:
             raise pytest.UsageError("--litmus-devices is empty")
-        return items[worker_index(config) % len(items)]
+        return items[worker_index() % len(items)]
     return config.getoption("--litmus-backend")
 
 
@@ -197,29 +200,26 @@ class LitmusItem(pytest.Item):
         except hw.BackendError as e:
             raise LitmusFailure(f"{test.name}: backend {session.spec}: {e}")
         self.user_properties.append(("backend", session.spec))
-        forbidden = []
-        for outcome, n in hist.outcomes():
-            ok = result.allows(outcome)
-            self.user_properties.append((f"outcome {format_outcome(outcome)}", n))
-            if not ok:
-                forbidden.append((outcome, n))
-        if forbidden:
-            raise LitmusFailure(self._forbidden_report(test, result, hist, forbidden, session))
+        seen = compare(result, hist, test.condition)
+        for row in seen.rows:
+            self.user_properties.append((f"outcome {format_outcome(row.outcome)}", row.count))
+        if seen.forbidden:
+            raise LitmusFailure(self._forbidden_report(test, result, seen, session))
 
-    def _forbidden_report(self, test, result, hist, forbidden, session) -> str:
-        lines = [f"{test.name}: {sum(n for _, n in forbidden)} of {hist.total} iterations on "
+    def _forbidden_report(self, test, result, seen, session) -> str:
+        lines = [f"{test.name}: {seen.forbidden} of {seen.total} iterations on "
                  f"{session.spec} showed an outcome the {result.model} model forbids", "",
                  "histogram:"]
-        for outcome, n in hist.outcomes():
-            mark = "allowed" if result.allows(outcome) else "FORBIDDEN"
-            lines.append(f"  {n:>10}  {format_outcome(outcome)}  {mark}")
+        for row in seen.rows:
+            mark = "allowed" if row.allowed else "FORBIDDEN"
+            lines.append(f"  {row.count:>10}  {format_outcome(row.outcome)}  {mark}")
         lines.append("")
         lines.append("allowed by the model:")
         for s in result.states:
             lines.append(f"  {format_outcome(s)}")
         try:
             import oracle
-            expl = oracle.explain(test, forbidden[0][0], result.model)
+            expl = oracle.explain(test, seen.forbidden_outcomes()[0][0], result.model)
             lines += ["", "why the first forbidden outcome is forbidden:", expl.text()]
         except Exception as e:          # the explanation is a courtesy; the failure stands
             lines += ["", f"(no explanation: {e})"]
@@ -248,7 +248,7 @@ class FuzzItem(pytest.Item):
         tag = re.sub(r"[^A-Za-z0-9_.-]", "_", session.spec)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         out = (pathlib.Path(self.config.rootpath) / ".scopefuzz-pytest"
-               / f"{tag}-{stamp}-{os.getpid()}-w{worker_index(self.config)}")
+               / f"{tag}-{stamp}-{os.getpid()}-w{worker_index()}")
         cfg = Config(backend=session.spec, out=str(out), seed=self.config.getoption("--litmus-seed"),
                      time=self.seconds)
         stats = Campaign(cfg).run()

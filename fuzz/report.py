@@ -68,10 +68,17 @@ def load_campaign(directory: str) -> dict:
             "errors": errors, "unconfirmed": unconfirmed, "findings": findings}
 
 
+def oracle_explainer(test, outcome):
+    """The default explainer: :func:`oracle.explain` under the test's default model."""
+    import oracle
+    return oracle.explain(test, outcome)
+
+
 def explain_finding(record: dict, explainer: Callable | None) -> tuple[str, str]:
-    """(text, svg) of the oracle's explanation of the finding's forbidden outcome."""
+    """(text, svg) of ``explainer``'s explanation of the finding's forbidden outcome (an object
+    with ``text()`` and ``svg()``, as :func:`oracle.explain` returns); None: no explanation."""
     if explainer is None:
-        return "explanation unavailable: the oracle has no explain()", ""
+        return "explanation unavailable: no explainer given", ""
     try:
         from litmus import parse
         test = parse(record["test"])
@@ -91,14 +98,6 @@ def explain_finding(record: dict, explainer: Callable | None) -> tuple[str, str]
 
 def _strip_xml_decl(svg: str) -> str:
     return re.sub(r"^\s*<\?xml[^>]*>\s*", "", svg)
-
-
-def _default_explainer():
-    try:
-        import oracle
-        return getattr(oracle, "explain", None)
-    except Exception:
-        return None
 
 
 # --- SVG ----------------------------------------------------------------------------------------
@@ -325,11 +324,10 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def build_report(directory: str, explainer: Callable | None | str = "default") -> tuple[str, str]:
+def build_report(directory: str,
+                 explainer: Callable | None = oracle_explainer) -> tuple[str, str]:
     """Write ``report.html`` and ``report.md`` into ``directory``; returns their paths."""
     camp = load_campaign(directory)
-    if explainer == "default":
-        explainer = _default_explainer()
     explanations = {r["id"]: explain_finding(r, explainer) for r in camp["findings"]}
     md = os.path.join(directory, "report.md")
     page = os.path.join(directory, "report.html")

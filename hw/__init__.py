@@ -1,14 +1,19 @@
 """hw — backends that run litmus tests: ``sim`` (CPU simulator of an AMD GPU memory system, with
 mutants) and ``opencl`` (kernels on real devices). :func:`get_backend` maps a backend name
-(``sim``, ``sim:MUTANT``, ``opencl``, ``opencl:PLATFORM:DEVICE``) to an instance."""
+(``sim``, ``sim:MUTANT``, ``opencl``, ``opencl:PLATFORM:DEVICE``) to an instance.
+
+Backends import only :mod:`litmus` (and their own numba/pyopencl helpers), never ``oracle`` or
+``fuzz``: comparing what a backend shows with what the model allows is the harness's job
+(:mod:`fuzz.compare`).
+"""
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 
-from .backend import Backend, BackendError, Histogram
+from .backend import Backend, BackendError, BackendFactory, ExhaustiveBackend, Histogram
 
-#: backend family -> "module:factory"; factory(spec_after_colon_or_None) -> Backend
+#: backend family -> "module:factory", a :class:`BackendFactory` imported on first use
 FAMILIES: dict[str, str] = {"opencl": "hw.opencl:make_backend", "sim": "hw.sim:make_backend"}
 
 
@@ -18,8 +23,9 @@ def get_backend(name: str) -> Backend:
     if target is None:
         known = ", ".join(sorted(FAMILIES)) or "none yet"
         raise BackendError(f"unknown backend {name!r} (available: {known})")
-    mod, _, factory = target.partition(":")
-    return getattr(importlib.import_module(mod), factory)(rest or None)
+    factory: BackendFactory = pkgutil.resolve_name(target)
+    return factory(rest or None)
 
 
-__all__ = ["Backend", "BackendError", "Histogram", "get_backend", "FAMILIES"]
+__all__ = ["Backend", "BackendError", "BackendFactory", "ExhaustiveBackend", "Histogram",
+           "get_backend", "FAMILIES"]

@@ -1,14 +1,20 @@
-"""The backend interface (DESIGN.md, "Backends"): ``Backend.run(test, iterations, seed) -> Histogram``.
+"""The backend contract (DESIGN.md, "Backends"): ``Backend.run(test, iterations, seed) -> Histogram``.
 
 A backend runs a litmus test many times and counts the observed outcomes. Outcomes are tuples of
 ints in the order of ``test.observables()`` (every register of every thread, then every global
 location), so counting needs no per-iteration dicts.
+
+The contracts are :class:`typing.Protocol` s: :class:`Backend` (what every backend provides),
+:class:`ExhaustiveBackend` (a backend that can also enumerate every scheduling of a small test, the
+simulator's ``--exhaustive`` mode) and :class:`BackendFactory` (what ``hw.FAMILIES`` names). A
+backend states the contract it meets by subclassing the Protocol (which also gives it the default
+``describe``/``close``); the harness asks ``isinstance(b, ExhaustiveBackend)``, never ``hasattr``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, Protocol, runtime_checkable
 
 from litmus import Test
 
@@ -49,16 +55,41 @@ class Histogram:
             yield dict(zip(self.observables, key)), n
 
 
-class Backend:
-    """Base class of backends. Subclasses set ``name`` and implement :meth:`run`."""
+@runtime_checkable
+class Backend(Protocol):
+    """A backend: runs a test ``iterations`` times and counts the outcomes.
 
-    name: str = "?"
+    ``name`` is the backend name that selects it (``sim:acq-no-inv``, ``opencl:0:0``); ``run`` is
+    deterministic for a seed where the device allows it and raises :class:`BackendError` (one
+    line) for a test it cannot run.
+    """
+
+    name: str
 
     def run(self, test: Test, iterations: int, seed: int = 0) -> Histogram:
-        raise NotImplementedError
+        """Observed outcomes of ``iterations`` runs of ``test``."""
+        ...
 
     def describe(self) -> str:
+        """One line naming the backend and what it runs on."""
         return self.name
 
     def close(self) -> None:
         """Release devices or threads held by the backend."""
+
+
+@runtime_checkable
+class ExhaustiveBackend(Backend, Protocol):
+    """A backend that can also run every scheduling of a (small) test (``run --exhaustive``)."""
+
+    def explore(self, test: Test, max_schedules: int) -> tuple[Histogram, bool]:
+        """Every scheduling up to ``max_schedules``, counted per outcome (counts are schedules),
+        and whether the exploration was complete."""
+        ...
+
+
+class BackendFactory(Protocol):
+    """What ``hw.FAMILIES`` names per backend family: ``factory(spec)`` with the part of the
+    backend name after ``family:`` (None when there is none)."""
+
+    def __call__(self, spec: str | None) -> Backend: ...

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from .ir import Instr, Test, prop_atoms
+from .rmw import OP_CODES, apply_rmw
 
 #: Default bound on how often one instruction may execute in a path (loop unrolling).
 UNROLL = 3
@@ -45,11 +46,6 @@ BINOPS = {
 }
 UNOPS = {"!": lambda a: int(not a), "neg": lambda a: -a}
 
-RMW_APPLY = {
-    "add": lambda old, v: old + v, "sub": lambda old, v: old - v, "xchg": lambda old, v: v,
-    "and": lambda old, v: old & v, "or": lambda old, v: old | v, "xor": lambda old, v: old ^ v,
-    "max": max, "min": min,
-}
 
 
 # --- expressions --------------------------------------------------------------------------------
@@ -338,7 +334,7 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                         operand = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                         wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                             else empty
-                        o2.append(Op("U", pc, ins, ins.loc, v, RMW_APPLY[ins.op](v, operand), wp))
+                        o2.append(Op("U", pc, ins, ins.loc, v, apply_rmw(OP_CODES[ins.op], v, operand), wp))
                     else:
                         exp = _operand(ins, "exp", ins.args[0] if ins.args else 0, regs)
                         des = _operand(ins, "val", ins.args[1] if len(ins.args) > 1 else 0, regs)

@@ -10,13 +10,14 @@ its event builder makes.
 
 import os as _os
 
-from .jitcache import guard as _guard
+from litmus.jitcache import guard as _guard
 
 #: the sources the package's compiled (numba) code is built from, constants included: a change to
-#: any of them drops the on-disk numba cache (see oracle/jitcache.py; a model unit with compiled
+#: any of them drops the on-disk numba cache (see litmus/jitcache.py; a model unit with compiled
 #: code guards its own folder)
-_guard(_os.path.dirname(_os.path.abspath(__file__)), ["engine.py", "events.py", "explore.py", "lang.py",
-                                                         "pack.py"])
+_guard(_os.path.dirname(_os.path.abspath(__file__)),
+       ["engine.py", "events.py", "explore.py", "lang.py", "pack.py", "../litmus/rmw.py",
+        "../litmus/rmw_jit.py"])
 
 from .check import Result, check  # noqa: E402
 from .check import clear_cache as _clear_results  # noqa: E402

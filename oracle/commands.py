@@ -1,12 +1,7 @@
-"""``scopefuzz check``, ``scopefuzz explain`` and ``scopefuzz bench`` (DESIGN.md command table).
-
-``bench`` is section-based: :data:`BENCH_SECTIONS` maps a section name to a module exposing
-``run(args) -> list[(label, value, unit)]``; another package adds its section with one line here.
-"""
+"""``scopefuzz check`` and ``scopefuzz explain`` (DESIGN.md command table)."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -18,12 +13,6 @@ from litmus.printer import format_condition
 
 from .errors import OracleError
 
-#: bench section name -> module with run(args) -> [(label, value, unit)]
-BENCH_SECTIONS: dict[str, str] = {
-    "oracle": "oracle.bench",
-    "opencl": "hw.opencl.bench",
-    "sim": "hw.sim.bench",
-}
 
 
 # --- check ---------------------------------------------------------------------------------------
@@ -157,30 +146,6 @@ def cmd_explain(args) -> int:
     return 0
 
 
-# --- bench ---------------------------------------------------------------------------------------
-def cmd_bench(args) -> int:
-    names = list(BENCH_SECTIONS)
-    if args.only:
-        unknown = [s for s in args.only if s not in BENCH_SECTIONS]
-        if unknown:
-            print(f"scopefuzz bench: unknown section {unknown[0]!r} (sections: "
-                  f"{', '.join(names)})", file=sys.stderr)
-            return 2
-        names = args.only
-    for name in names:
-        mod = importlib.import_module(BENCH_SECTIONS[name])
-        print(f"[{name}]")
-        sys.stdout.flush()
-        for label, value, unit in mod.run(args):
-            if isinstance(value, float):
-                v = f"{value:,.1f}" if abs(value) >= 100 else f"{value:.4g}"
-            else:
-                v = f"{value}"
-            print(f"  {label:<58} {v:>12} {unit}")
-            sys.stdout.flush()
-    return 0
-
-
 def register(sub) -> None:
     p = sub.add_parser("check", help="oracle verdicts and allowed outcomes (exit 2 on bad input)",
                        description="Compute every outcome the memory model allows for each FILE "
@@ -209,10 +174,3 @@ def register(sub) -> None:
     p.add_argument("--model", default=None)
     p.add_argument("--svg", metavar="OUT", help="also draw the executions as SVG")
     p.set_defaults(func=cmd_explain)
-
-    p = sub.add_parser("bench", help="throughput figures (oracle tests/s, ...)",
-                       description="Run the benchmark sections and print figures.")
-    p.add_argument("--only", action="append", metavar="SECTION",
-                   help=f"run only this section (repeatable; sections: {', '.join(BENCH_SECTIONS)})")
-    p.add_argument("--quick", action="store_true", help="fewer repetitions")
-    p.set_defaults(func=cmd_bench)

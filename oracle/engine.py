@@ -23,6 +23,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from litmus.rmw_jit import apply_rmw
+
 from .lang import (ACYCLIC, COPY, DIFF, DOM, EMPTY, FIXEND, FIXSTART, FLAG_EMPTY, FLAG_NONEMPTY,
                    ID, INTER, INV, IRREFL, OPT, PLUS, PROD, RAN, SEQ, SEQ_LD, SEQ_RD, STAR, UNION,
                    UNIV, ZERO)
@@ -565,16 +567,11 @@ def eval_inc(slots, ops, n, full, st):
 
 @njit(cache=True)
 def rmw_value(op, old, operand):
-    """The value an rmw write gets from its read's value ``old`` (an rmw that read undef writes
-    undef)."""
+    """The value an rmw write gets from its read's value ``old`` (litmus/rmw.py); an rmw that
+    read undef writes undef."""
     if old == UNDEF_VAL:
         return UNDEF_VAL
-    if op == 1:
-        return old + operand
-    if op == 2:
-        return old - operand
-    if op == 3:
-        return operand
+    return apply_rmw(op, old, operand)
     if op == 4:
         return old & operand
     if op == 5:

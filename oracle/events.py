@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from litmus.rmw import RMW_CODES as _RMW_CODES
+
 from .errors import TooManyEvents
 
 #: events per word of a relation row; a table of more events has several words per row
@@ -45,9 +47,8 @@ MAX_EVENTS = 512
 UNDEF_VAL = -(1 << 62)          # the engine's undef value (printed "undef")
 REQ_NONE, REQ_EQ, REQ_NE = 0, 1, 2
 
-#: rmw operations, by code (``wop``): 0 = constant write
-RMW_CODES = {"const": 0, "add": 1, "sub": 2, "xchg": 3, "and": 4, "or": 5, "xor": 6, "max": 7,
-             "min": 8, "copy": 9}
+#: rmw operations, by code (``wop``; 0 = constant write): the one encoding of litmus/rmw.py
+RMW_CODES = _RMW_CODES
 
 #: columns of :attr:`Table.attrs` (one row per event). ``C_KIND`` is builder-specific (a bitmask
 #: over the builder's own set vocabulary); ``C_AUX`` is a spare builder-specific column.

@@ -13,6 +13,7 @@ import itertools
 from dataclasses import dataclass
 
 from litmus.ir import UNDEF, Test
+from litmus.rmw import apply_rmw
 
 from oracle.check import pre_executions
 from oracle.errors import OracleError
@@ -25,10 +26,7 @@ Rel = frozenset
 
 
 def _rmw(op: int, old: int, x: int) -> int:
-    if old == UNDEF_VAL:
-        return UNDEF_VAL
-    return {1: old + x, 2: old - x, 3: x, 4: old & x, 5: old | x, 6: old ^ x, 7: max(old, x),
-            8: min(old, x), 9: old}.get(op, x)
+    return UNDEF_VAL if old == UNDEF_VAL else apply_rmw(op, old, x)
 
 
 def rf_candidates(pe: PreExecution) -> dict[int, list[int]]:

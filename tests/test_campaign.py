@@ -1,4 +1,4 @@
-"""The campaign loop against fakes (fuzz/fakes.py): an SC oracle and a backend with stale reads.
+"""The campaign loop against fakes (tests/fakes.py): an SC oracle and a backend with stale reads.
 
 Checks what a campaign promises: findings are really forbidden, minimized and deduplicated; the same
 seed gives the same campaign; shards partition a campaign; SIGKILL + --resume loses nothing; errors
@@ -20,7 +20,7 @@ import pytest
 
 import litmus
 from fuzz.campaign import Campaign, CampaignError, Config, parse_shard
-from fuzz.fakes import StaleReadBackend, sc_check
+from fakes import StaleReadBackend, sc_check
 from fuzz.findings import load_findings
 from fuzz.journal import Journal, read_journal
 from fuzz.merge import merge
@@ -195,11 +195,11 @@ def test_progress_line_is_tty_aware(tmp_path):
 
 _RUNNER = textwrap.dedent("""
     import sys
-    sys.path.insert(0, {root!r})
+    sys.path[:0] = [{root!r}, {root!r} + "/tests"]
     import hw
     from fuzz import campaign
-    from fuzz.fakes import sc_check
-    hw.FAMILIES["stale"] = "fuzz.fakes:make_stale_backend"
+    from fakes import sc_check
+    hw.FAMILIES["stale"] = "fakes:make_backend"
     campaign.default_checker = lambda: sc_check
     from fuzz.cli import main
     sys.exit(main(sys.argv[1:]))

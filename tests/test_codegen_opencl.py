@@ -1,4 +1,4 @@
-"""Codegen of litmus tests into OpenCL kernels (hw/opencl/codegen.py, layout.py), no device needed.
+"""Codegen of litmus tests into OpenCL kernels (hw/opencl/codegen.py, hw/layout.py), no device needed.
 
 Structure tests check that each construct is lowered to the right builtin with an order and scope
 at least as strong as the instruction's (hand-derived tables below), never a byte-for-byte copy of
@@ -19,11 +19,13 @@ from hypothesis import given, settings, strategies as st
 
 import litmus
 from litmus import Condition, Const, Instr, Location, Placement, Test, Thread
-from hw.opencl.codegen import (CodegenError, barrier_problem, generate, split_phases)
-from hw.opencl.layout import block_of, check_shape, layout_of, role_table
+from hw.layout import block_of, check_shape, layout_of, role_table
+from hw.opencl.codegen import (DIALECTS, EMITTERS, CL3Emitter, CodegenError, barrier_problem,
+                               generate, split_phases)
 from hw.opencl.runner import count_rows
 
 from conftest import CORPORA
+from opencl_programs import LDS_BARRIER, SB_SC_FENCE
 
 CLANG = shutil.which("clang-22")
 TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250")
@@ -197,16 +199,6 @@ def test_scope_macros_follow_device_features():
 
 # --- weakening switch -------------------------------------------------------------------------
 
-SB_SC_FENCE = """AMDGPU SB+fence.sc
-{ x = 0; y = 0; }
- P0@wg 0             | P1@wg 1             ;
- st.atom.agent x, 1  | st.atom.agent y, 1  ;
- fence.sc.agent      | fence.sc.agent      ;
- ld.atom.agent r0, y | ld.atom.agent r0, x ;
-exists (P0:r0 == 0 /\\ P1:r0 == 0)
-"""
-
-
 def test_weaken_switch_changes_only_what_it_says():
     t = litmus.parse(SB_SC_FENCE)
     good = [ln for ln in code_lines(generate(t, "cl3").source) if "fence" in ln]
@@ -221,21 +213,29 @@ def test_weaken_switch_changes_only_what_it_says():
         generate(t, "cl3", weaken="nonsense")
 
 
-# --- barriers and async -------------------------------------------------------------------------
+def test_a_dialect_is_one_emitter_class(monkeypatch):
+    """The generator asks the registered emitter for every dialect-specific line: a new dialect
+    (here cl3 with marked fences) is one subclass in EMITTERS, no branch elsewhere."""
+    class Marked(CL3Emitter):
+        name = "cl3-marked"
 
-MP_BARRIER = """AMDGPU MP+barrier
-{ lds a = 0; x = 0; }
- P0@wave 0, wg 0 | P1@wave 1, wg 0 ;
- st a, 1         | barrier         ;
- st x, 1         | fence.acq.wg    ;
- fence.rel.wg    | ld r0, a        ;
- barrier         | ld r1, x        ;
-exists (P1:r0 == 0)
-"""
+        def fence(self, order, scope):
+            return "/* marked */ " + super().fence(order, scope)
+
+    monkeypatch.setitem(EMITTERS, Marked.name, Marked)
+    t = litmus.parse(SB_SC_FENCE)
+    src = generate(t, "cl3-marked").source
+    assert src.count("/* marked */ atomic_work_item_fence(") == 2
+    assert src.replace("/* marked */ ", "").replace("cl3-marked kernel", "cl3 kernel") == \
+        generate(t, "cl3").source
+    assert set(DIALECTS) == {"cl3", "amdgcn"}
+
+
+# --- barriers and async -------------------------------------------------------------------------
 
 
 def test_barrier_waits_become_phase_boundaries():
-    t = litmus.parse(MP_BARRIER)
+    t = litmus.parse(LDS_BARRIER)
     k = generate(t, "cl3")
     assert k.phases == 1
     lines = code_lines(k.source)
@@ -250,7 +250,7 @@ def test_barrier_waits_become_phase_boundaries():
 
 
 def test_split_phases():
-    t = litmus.parse(MP_BARRIER)
+    t = litmus.parse(LDS_BARRIER)
     assert [len(p) for p in split_phases(t.threads[0].code)] == [3, 0]
     assert [len(p) for p in split_phases(t.threads[1].code)] == [0, 3]
 
@@ -400,7 +400,7 @@ def test_role_table_respects_the_scope_tree(test, blocks_stride, mult_pow, lane_
 
 
 def test_shape_problems():
-    lay = layout_of(litmus.parse(MP_BARRIER))
+    lay = layout_of(litmus.parse(LDS_BARRIER))
     assert check_shape(lay, 1, 8, 4) is None
     assert "wave size" in check_shape(lay, 1, 6, 4)
     assert "waves in one workgroup" in check_shape(lay, 1, 4, 4)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 
 import litmus
 from litmus.ir import prop_atoms
-from fuzz.fakes import StaleReadBackend, sc_check
+from fakes import StaleReadBackend, sc_check
 from fuzz.minimize import (drop_thread, forbidding_condition, minimize, renumber_registers,
                            variants)
 from fuzz.strategies import programs

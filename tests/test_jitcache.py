@@ -1,10 +1,10 @@
-"""oracle.jitcache: numba cache files are dropped exactly when the sources they depend on change."""
+"""litmus.jitcache: numba cache files are dropped exactly when the sources they depend on change."""
 
 from __future__ import annotations
 
 import os
 
-from oracle.jitcache import STAMP, guard
+from litmus.jitcache import STAMP, guard
 
 
 def _cache_files(pkg):

@@ -10,7 +10,7 @@ import pytest
 import litmus
 from fuzz.campaign import Campaign, Config
 from fuzz.cli import main
-from fuzz.fakes import StaleReadBackend, sc_check
+from fakes import StaleReadBackend, sc_check
 from fuzz.findings import load_findings
 from fuzz.report import build_report
 from fuzz.strategies import parse_features

@@ -12,7 +12,10 @@ import pytest
 
 import litmus
 from hw import BackendError, get_backend
-from hw.sim import MUTANTS, make_backend, parse_spec
+from hw.sim import MUTANTS, PROFILES, make_backend, parse_spec
+from hw.sim.lower import lower
+from hw.sim.mutants import Edits, Mutant
+from hw.sim.uops import NAMES
 from litmus.outcome import condition_holds
 
 DIR = pathlib.Path(__file__).resolve().parent.parent / "corpora" / "mutants"
@@ -81,3 +84,34 @@ def test_bad_backend_names_are_one_line_errors(spec):
     with pytest.raises(BackendError) as e:
         get_backend(spec)
     assert "\n" not in str(e.value) and str(e.value)
+
+
+ACQ = """AMDGPU acq
+{ x = 0; }
+ P0                     ;
+ ld.atom.acq.agent r0, x ;
+exists (P0:r0 == 0)
+"""
+
+
+def _ops(test, mutant=None, profile="gfx942"):
+    m = lower(test, PROFILES[profile], mutant)
+    return [NAMES[u[0]] for _, u in m.listing[0]]
+
+
+def test_mutants_are_data_a_record_of_edits(monkeypatch):
+    """What a mutant changes is its Edits record: an agent acquire is gld, vmcnt(0), lgkmcnt(0),
+    L1 invalidate (lower.py's table); dropping inv.l1 removes the invalidate, whichever record
+    says so, and a new record with the same edits lowers exactly as acq-no-inv."""
+    test = litmus.parse(ACQ)
+    assert _ops(test) == ["gld", "wait", "wait", "inv.l1"]
+    assert _ops(test, "acq-no-inv") == ["gld", "wait", "wait"]
+    assert _ops(test, "acq-no-wait") == ["gld", "wait", "inv.l1"]       # lgkmcnt(0) stays
+    again = Mutant("acq-no-inv-again", "the same edits under another name", "test double " * 5,
+                   Edits(acquire_drops=frozenset({"inv.l1"})))
+    monkeypatch.setitem(MUTANTS, again.name, again)
+    killer = litmus.parse_file(DIR / "acq-no-inv.litmus")
+    same = [lower(killer, PROFILES["gfx942"], n).prog.tolist() for n in ("acq-no-inv", again.name)]
+    assert same[0] == same[1] != lower(killer, PROFILES["gfx942"]).prog.tolist()
+    with pytest.raises(ValueError, match="unknown droppable micro-op 'inv.l3'"):
+        Edits(release_drops=frozenset({"inv.l3"}))

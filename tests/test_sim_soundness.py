@@ -10,12 +10,14 @@ from __future__ import annotations
 import pathlib
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 import litmus
 from hw import BackendError
 from hw.sim import make_backend
 from litmus.outcome import condition_holds
+
+from defined_programs import assume_defined
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPORA = ROOT / "corpora"
@@ -91,9 +93,7 @@ SYNC_FEATS = FEATS | {"async", "barriers", "cluster", "named"}
 
 
 def _random_sound(test, profiles):
-    allows = judge(test)
-    if allows is None:
-        return
+    allows = assume_defined(test).allows      # Undef programs are never run
     for prof in profiles:
         try:
             hist = make_backend(prof).run(test, 3000, seed=7)
@@ -105,14 +105,14 @@ def _random_sound(test, profiles):
             f"sim:{prof} hangs on a defined test\n{litmus.format_test(test)}"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None)
 @given(fuzz_strategies.programs(FEATS, near_miss=0.5, shapes=("cycle", "coherence",
                                                                "atomicity", "random")))
 def test_random_programs_sound(test):
     _random_sound(test, ("gfx942", "gfx12", "gfx90a,mtype=NC"))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None)
 @given(fuzz_strategies.programs(SYNC_FEATS, near_miss=0.5, shapes=("async", "barrier")))
 def test_random_async_and_barrier_programs_sound(test):
     _random_sound(test, ("gfx942", "gfx1250"))

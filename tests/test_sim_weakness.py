@@ -12,23 +12,8 @@ from __future__ import annotations
 import pytest
 
 import litmus
+from fuzz.bench.sim_figures import LB, SB     # store and load buffering, relaxed agent atomics
 from hw.sim import make_backend
-
-SB = """AMDGPU SB
-{ x = 0; y = 0; }
- P0@wg 0             | P1@wg 1             ;
- st.atom.agent x, 1  | st.atom.agent y, 1  ;
- ld.atom.agent r0, y | ld.atom.agent r0, x ;
-exists (P0:r0 == 0 /\\ P1:r0 == 0)
-"""
-
-LB = """AMDGPU LB
-{ x = 0; y = 0; }
- P0@wg 0             | P1@wg 1             ;
- ld.atom.agent r0, x | ld.atom.agent r0, y ;
- st.atom.agent y, 1  | st.atom.agent x, 1  ;
-exists (P0:r0 == 1 /\\ P1:r0 == 1)
-"""
 
 MP = """AMDGPU MP
 { x = 0; y = 0; }

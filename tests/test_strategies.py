@@ -5,12 +5,14 @@ from __future__ import annotations
 import collections
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, settings, strategies as st
+from hypothesis.errors import FailedHealthCheck
 
 import litmus
 from litmus.ir import prop_atoms
 from fuzz.coverage import kinds, scope_pairs
-from fuzz.fakes import sc_check
+from defined_programs import assume_defined
+from fakes import sc_check
 from fuzz.strategies import (ALL_KINDS, FEATURES, FeatureError, RandomSource, build_program,
                              common_scope,
                              draw_placements, draw_program, estimate_events, parse_features,
@@ -76,6 +78,38 @@ def test_cycle_condition_is_the_cycle_outcome_that_sc_forbids(test):
     atoms = list(prop_atoms(test.condition.prop))
     assert atoms, litmus.format_test(test)
     assert sc_check(test).verdict == "No", litmus.format_test(test)
+
+
+@settings(max_examples=30, deadline=None)
+@given(programs())
+def test_programs_are_mostly_defined(test):
+    """The default strategy draws programs the oracle can judge: Undef ones are rejected with
+    assume(), and a strategy drawing (almost) only Undef programs fails the filter health check."""
+    res = assume_defined(test)
+    assert res.states, litmus.format_test(test)      # a defined program allows some outcome
+
+
+UNDEF_PROGRAM = litmus.parse("""AMDGPU waitnoarrive
+{ x = 0; }
+ P0@wave 0, wg 0 | P1@wave 1, wg 0 ;
+ bar.init 1, 2   | barrier         ;
+ bar.join 1      | st x, 1         ;
+ barrier         |                 ;
+ bar.wait 1      |                 ;
+ ld r0, x        |                 ;
+exists (P0:r0 == 0)
+""")
+
+
+def test_a_strategy_of_only_undef_programs_fails_loudly():
+    # P0 waits on named barrier 1 that nobody arrives at: a deadlock, verdict Undef
+    @settings(max_examples=20, deadline=None, database=None)
+    @given(st.integers().map(lambda _: UNDEF_PROGRAM))   # a large space of Undef programs
+    def prop(test):
+        assume_defined(test)
+
+    with pytest.raises(FailedHealthCheck, match="filter"):
+        prop()
 
 
 def test_draw_program_is_deterministic_and_varied():

@@ -1,7 +1,7 @@
 """hw.opencl — the ``opencl`` backend: litmus tests as OpenCL kernels on real devices.
 
 :mod:`~hw.opencl.codegen` turns a test into a kernel (dialects ``cl3`` and ``amdgcn``),
-:mod:`~hw.opencl.layout` spreads thread roles over work-items (MC Mutants' parallel testing
+:mod:`hw.layout` spreads thread roles over work-items (MC Mutants' parallel testing
 environment), :mod:`~hw.opencl.runner` runs it with pyopencl and counts outcomes with numpy,
 :mod:`~hw.opencl.devices` lists and picks devices. pyopencl is imported lazily, so codegen works
 without an OpenCL installation.

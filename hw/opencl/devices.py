@@ -41,9 +41,10 @@ def _platforms():
 
 def _kind(cl, dev) -> str:
     t = dev.type
-    for name in ("GPU", "CPU", "ACCELERATOR"):
-        if t & getattr(cl.device_type, name):
-            return name.lower()
+    for name, bit in (("gpu", cl.device_type.GPU), ("cpu", cl.device_type.CPU),
+                      ("accelerator", cl.device_type.ACCELERATOR)):
+        if t & bit:
+            return name
     return "other"
 
 

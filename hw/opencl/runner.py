@@ -1,6 +1,6 @@
 """The ``opencl`` backend: run a litmus test as a parallel-testing kernel on an OpenCL device.
 
-One launch runs ``testing_wgs * wg_size`` instances of the test (:mod:`hw.opencl.layout`), each
+One launch runs ``testing_wgs * wg_size`` instances of the test (:mod:`hw.layout`), each
 with its own copy of every location (location ``k`` of instance ``i`` lives at
 ``(k * NI + (i * perm) mod NI) * stride``, ``perm`` a fresh random multiplier coprime with NI per
 launch), optional memory-stress workgroups and pre-stress, and optionally shuffled workgroup ids.
@@ -25,8 +25,8 @@ from litmus import Test
 
 from ..backend import Backend, BackendError, Histogram
 from . import devices as _devices
-from .codegen import Kernel, barrier_problem, generate
-from .layout import check_shape, role_table
+from .codegen import DIALECTS, Kernel, barrier_problem, generate
+from ..layout import check_shape, role_table
 
 ENV_PARAMS = "SCOPEFUZZ_OPENCL_PARAMS"
 
@@ -193,7 +193,7 @@ class OpenCLBackend(Backend):
         if not dialect:
             rocm = "AMD Accelerated Parallel Processing" in self.platform.name
             dialect = "amdgcn" if rocm and self.device.type & cl.device_type.GPU else "cl3"
-        if dialect not in ("cl3", "amdgcn"):
+        if dialect not in DIALECTS:
             raise BackendError(f"unknown OpenCL dialect {dialect!r}")
         self.dialect = dialect
         self.wave_size = self.params.wave_size or self._device_wave_size()

@@ -8,7 +8,7 @@ import numpy as np
 
 from litmus import Test
 
-from ..backend import Backend, BackendError, Histogram
+from ..backend import BackendError, ExhaustiveBackend, Histogram
 from . import kernel
 from .lower import LoweringError, Machine, lower
 from .mutants import MUTANTS
@@ -52,8 +52,9 @@ def parse_spec(spec: str | None) -> tuple[Profile, str | None]:
     return profile, mutant
 
 
-class SimBackend(Backend):
-    """The CPU simulator for one profile, optionally with one mutant."""
+class SimBackend(ExhaustiveBackend):
+    """The CPU simulator for one profile, optionally with one mutant (randomized ``run`` and
+    exhaustive ``explore``)."""
 
     def __init__(self, profile: Profile, mutant: str | None = None):
         self.profile = profile

@@ -20,12 +20,22 @@ Machine state (all small int arrays, reset per iteration):
 Every scheduling decision goes through :func:`_choose`: random (xorshift64*) in randomized mode,
 or replayed from / recorded into a choice vector in exhaustive mode (stateless model checking:
 the driver enumerates every choice vector depth-first).
+
+:func:`simulate` takes four named tuples (numba compiles them as structs of arrays): the lowered
+:class:`Program` (what :class:`hw.sim.lower.Machine` holds), the :class:`Sched` ule source, the
+machine :class:`State` and the outcome :class:`Table`. The drivers :func:`run_random` and
+:func:`run_exhaustive` take the Machine's arrays (``Machine.args()``), allocate the state and
+build the tuples.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange
+
+from litmus.rmw_jit import apply_rmw
 
 from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CLUSTER_SLOT, CNT_LGKM, CNT_LOAD,
                    CNT_STORE, CNT_VM, DMA, GCAS, GLD, GRMW, GST, GSTR, INV1, INV2, LCAS, LLD,
@@ -33,6 +43,23 @@ from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CLUSTER_SLOT, C
 
 QMAX = 256
 MAXD = 8192
+
+#: the lowered program (``Machine.args()`` without the cache/agent counts): micro-ops, thread
+#: layout, memory types and initial values, barrier counts, warm-cache candidates, observables
+Program = namedtuple("Program", "prog plen tcu tag twg tcl gmt ginit ainit reginit bexp0 "
+                                "warm_l1 warm_l2 obs_kind obs_a obs_b nwg")
+#: where scheduling choices come from: the generator ``rng`` (randomized mode) or the choice vector
+#: ``ch`` (exhaustive mode: replayed up to ``nprefix``, then first choices; ``nopt`` options per
+#: depth, ``depth`` reached)
+Sched = namedtuple("Sched", "rng ch nopt depth nprefix")
+#: the machine state, reset per iteration: threads (pc, regs, issued counts, barrier targets,
+#: joined named barrier), caches and memory, LDS, in-flight queue (q*), barrier objects and the
+#: runnable-action list
+State = namedtuple("State", "pc regs l1v l1ok l2v l2ok l2d mem lds "
+                            "qt qpc qst qc qi qlive qval qnoack issued "
+                            "bexp barr bgen arrg joined clarr acts qg qcu")
+#: the open-addressing outcome table (``keys``, ``counts``, ``used``) and ``stats``
+Table = namedtuple("Table", "keys counts used stats")
 
 
 @njit(cache=True, inline="always")
@@ -61,25 +88,6 @@ def _choose(n, mode, rng, ch, nopt, depth, nprefix):
     ch[d] = c
     nopt[d] = n
     return c
-
-
-@njit(cache=True, inline="always")
-def _rmw(op, old, v):
-    if op == 0:
-        return old + v
-    if op == 1:
-        return old - v
-    if op == 2:
-        return v
-    if op == 3:
-        return old & v
-    if op == 4:
-        return old | v
-    if op == 5:
-        return old ^ v
-    if op == 6:
-        return old if old > v else v
-    return old if old < v else v
 
 
 @njit(cache=True)
@@ -212,15 +220,18 @@ def _wait_ok(t, mask, k, nq, qlive, qnoack, qc, qt, qi, qcu, issued, tcu):
 
 
 @njit(cache=True)
-def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
-             warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
-             mode, rng, ch, nopt, depth, nprefix, out,
-             pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
-             qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-             bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu,
-             niter, keys, counts, used, stats):
-    """Run ``niter`` iterations, counting each outcome into the table (keys, counts, used);
+def simulate(P, mode, sched, out, S, niter, table):
+    """Run ``niter`` iterations of program ``P`` on state ``S``, scheduled by ``sched`` in
+    ``mode`` (0 randomized, 1 exhaustive: a literal at each call site, so numba compiles one
+    specialization per mode), writing each outcome into ``out`` and counting it into ``table``;
     ``stats[0]`` counts deadlocked iterations, ``stats[1]`` a full table (then it stops)."""
+    (prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+     warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg) = P
+    rng, ch, nopt, depth, nprefix = sched
+    (pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+     qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+     bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu) = S
+    keys, counts, used, stats = table
     T = plen.shape[0]
     G = ginit.shape[0]
     # per thread: 1 + the row of its first barrier operation if that is a wait with no arrive of
@@ -440,7 +451,7 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                         qnoack[slot_q] = 1 if ((op == GST or op == DMA) and row[6] == 1) else 0
                     qi[slot_q] = issued[t, qc[slot_q]] - 1
                     if op == GSTR:
-                        qval[slot_q] = _rmw(row[6], regs[t, row[1]], row[5])
+                        qval[slot_q] = apply_rmw(row[6], regs[t, row[1]], row[5])
                 pc[t] += 1
                 if pc[t] == plen[t]:           # a thread that ends drops the barriers
                     finished += 1
@@ -464,7 +475,7 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                 elif op == GRMW:
                     lvl = row[3] if row[3] > 0 else 1
                     old = _read(cu, ag, row[2], lvl, gmt, l1v, l1ok, l2v, l2ok, l2d, mem, True)
-                    _write(cu, ag, row[2], lvl, _rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
+                    _write(cu, ag, row[2], lvl, apply_rmw(row[6], old, row[5]), gmt, l1v, l1ok, l2v,
                            l2ok, l2d, mem)
                     regs[t, row[1]] = old
                 elif op == GCAS:
@@ -489,7 +500,7 @@ def simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
                     lds[w, row[2]] = row[5]
                 elif op == LRMW:
                     old = lds[w, row[2]]
-                    lds[w, row[2]] = _rmw(row[6], old, row[5])
+                    lds[w, row[2]] = apply_rmw(row[6], old, row[5])
                     regs[t, row[1]] = old
                 elif op == LCAS:
                     old = lds[w, row[2]]
@@ -564,12 +575,9 @@ def _count(keys, counts, used, row):
     return False
 
 
-def _scratch(T, R, NCU, NAG, G, NWG, A, NB):
-    return (np.zeros(T, np.int64), np.zeros((T, max(R, 1)), np.int64),
-            np.zeros((NCU, G), np.int64), np.zeros((NCU, G), np.uint8),
-            np.zeros((NAG, G), np.int64), np.zeros((NAG, G), np.uint8),
-            np.zeros((NAG, G), np.uint8), np.zeros(G, np.int64), np.zeros((NWG, max(A, 1)), np.int64))
-
+# The drivers allocate the machine state themselves, array by array, right where they call
+# simulate: allocating it in a shared helper (even one numba inlines) measured 13-17 % slower
+# randomized iterations/s (benchmarks/bench_sim.py's SB and MP+rel+acq, interleaved runs).
 
 @njit(cache=True, parallel=True)
 def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
@@ -578,6 +586,8 @@ def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0
     """Randomized mode: ``iterations`` runs split into ``nchunks`` chunks run in parallel, each
     with its own generator seeded from (seed, chunk), counted into per-chunk tables.
     ``stats[c] = (deadlocks, overflow)``."""
+    P = Program(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg)
     T = plen.shape[0]
     G = ginit.shape[0]
     R = reginit.shape[1]
@@ -626,13 +636,11 @@ def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0
         acts = np.zeros(T + QMAX, np.int64)
         qg = np.zeros(QMAX, np.int64)
         qcu = np.zeros(QMAX, np.int64)
-        simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
-                 warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
-                 0, rng, ch, nopt, depth, 0, out,
-                 pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
-                 qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-                 bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu,
-                 hi - lo, keys[c], counts[c], used[c], stats[c])
+        S = State(pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+                  qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+                  bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
+        simulate(P, 0, Sched(rng, ch, nopt, depth, 0), out, S, hi - lo,
+                 Table(keys[c], counts[c], used[c], stats[c]))
 
 
 @njit(cache=True)
@@ -641,6 +649,8 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
                    max_schedules, keys, counts, used, stats):
     """Exhaustive mode: every scheduling (and warm-cache choice), depth-first over choice
     vectors, up to ``max_schedules``. ``stats = (schedules, deadlocks, overflow, complete)``."""
+    P = Program(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
+                warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg)
     T = plen.shape[0]
     G = ginit.shape[0]
     R = reginit.shape[1]
@@ -679,20 +689,18 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
     acts = np.zeros(T + QMAX, np.int64)
     qg = np.zeros(QMAX, np.int64)
     qcu = np.zeros(QMAX, np.int64)
+    S = State(pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
+              qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
+              bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
     nprefix = 0
     n = 0
     stats[3] = 0
     st2 = np.zeros(2, np.int64)
+    table = Table(keys, counts, used, st2)
     truncated = False
     while n < max_schedules:
         depth[0] = 0
-        simulate(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0,
-                 warm_l1, warm_l2, obs_kind, obs_a, obs_b, nwg,
-                 1, rng, ch, nopt, depth, nprefix, out,
-                 pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
-                 qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-                 bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu,
-                 1, keys, counts, used, st2)
+        simulate(P, 1, Sched(rng, ch, nopt, depth, nprefix), out, S, 1, table)
         n += 1
         stats[1] = st2[0]
         if st2[1]:

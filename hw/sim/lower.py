@@ -35,6 +35,7 @@ from litmus import Test
 from litmus.ir import is_acquire, is_release
 
 from .kernel import QMAX
+from .mutants import DROPPABLE, MUTANTS, NO_EDITS, Edits
 from .profiles import Profile
 from .uops import (BARINIT, BARJOIN, BARLEAVE, BARRIVE, BARWAIT, CNT_LGKM, CNT_LOAD, CNT_STORE,
                    CNT_VM, DMA, GCAS, GLD, GRMW, GST, GSTR, INV1, INV2, LCAS, LLD, LRMW, LST,
@@ -79,11 +80,18 @@ class Machine:
                 self.obs_kind, self.obs_a, self.obs_b, self.nwg, self.ncu, self.nag)
 
 
+def _drop(seq, names):
+    """``seq`` without the micro-ops named in ``names`` (:data:`hw.sim.mutants.DROPPABLE`)."""
+    for name in names:
+        seq = [u for u in seq if not DROPPABLE[name](u)]
+    return seq
+
+
 class _Lowerer:
-    def __init__(self, test: Test, profile: Profile, mutant: str | None):
+    def __init__(self, test: Test, profile: Profile, edits: Edits):
         self.test = test
         self.p = profile
-        self.m = mutant
+        self.e = edits
         self.gidx = {loc.name: i for i, loc in enumerate(test.globals)}
         waves = [test.instance(t, "wave") for t in range(len(test.threads))]
         #: threads that share their wave with another thread (lanes of one wave)
@@ -95,7 +103,7 @@ class _Lowerer:
     def scope(self, s: str, lds: bool = False) -> str:
         if lds and RANK[s] > RANK["wg"]:
             s = "wg"
-        if s == "wg" and self.p.tgsplit and self.m == "tgsplit-wg-as-wave":
+        if s == "wg" and self.p.tgsplit and self.e.tgsplit_wg_as_wave:
             s = "wave"
         return s
 
@@ -121,65 +129,42 @@ class _Lowerer:
         out.append((WAIT, CNT_LGKM, 0))
         return out
 
-    def release(self, s: str, noav: bool):
+    def _part(self, s: str, noav: bool, sequence, drops):
+        """The release or acquire part at scope ``s``: nothing at thread scope (or when a
+        mutant's ``.noav`` drops the ordering); at wavefront scope an ``lgkmcnt(0)`` when the
+        thread shares its wave (the simulator runs the lanes of one wave as separate instruction
+        streams: the wait stands for the wave executing its diverged lanes in order); wider,
+        ``sequence(rank)``. Then the micro-ops a mutant drops."""
         r = RANK[s]
-        if r <= RANK["thread"]:
-            return []
-        p, m = self.p, self.m
-        if m == "noav-drops-order" and noav:
+        if r <= RANK["thread"] or (self.e.noav_drops_order and noav):
             return []
         if r == RANK["wave"]:
-            # lanes of one wave are simulated as separate instruction streams; the lgkmcnt
-            # wait stands for the wave executing its diverged lanes in order
             seq = [(WAIT, CNT_LGKM, 0)] if self.lanes[self.tid] else []
-        elif r == RANK["wg"]:
-            seq = self._waits(p.tgsplit or p.family == "gfx12")
         else:
+            seq = sequence(r)
+        return _drop(seq, drops)
+
+    def release(self, s: str, noav: bool):
+        def sequence(r):
+            if r == RANK["wg"]:
+                return self._waits(self.p.tgsplit or self.p.family == "gfx12")
             seq = self._waits(True)
-            if r == RANK["sys"] and not noav:
-                seq = [(WB2,)] + seq
-        if m == "rel-no-wait":
-            seq = [u for u in seq if not (u[0] == WAIT and u[1] != CNT_LGKM)]
-        if m == "rel-no-loadcnt":
-            seq = [u for u in seq if not (u[0] == WAIT and u[1] == CNT_LOAD)]
-        if m == "lds-rel-no-lgkm":
-            seq = [u for u in seq if not (u[0] == WAIT and u[1] == CNT_LGKM)]
-        if m == "nc-rel-no-wbl2":
-            seq = [u for u in seq if u[0] != WB2]
-        return seq
+            return [(WB2,)] + seq if r == RANK["sys"] and not noav else seq
+        return self._part(s, noav, sequence, self.e.release_drops)
 
     def acquire(self, s: str, noav: bool):
-        r = RANK[s]
-        if r <= RANK["thread"]:
-            return []
-        p, m = self.p, self.m
-        if m == "noav-drops-order" and noav:
-            return []
-        if r == RANK["wave"]:
-            seq = [(WAIT, CNT_LGKM, 0)] if self.lanes[self.tid] else []   # see release()
-        elif r == RANK["wg"]:
-            if p.tgsplit:
-                seq = self._waits(True) + [(INV1,)]
+        def sequence(r):
+            if r == RANK["wg"]:
+                seq = self._waits(True) + [(INV1,)] if self.p.tgsplit else [(WAIT, CNT_LGKM, 0)]
             else:
-                seq = [(WAIT, CNT_LGKM, 0)]
-        else:
-            seq = self._waits(True)
-            if r == RANK["sys"]:
-                seq.append((INV2,))
-            seq.append((INV1,))
-        if noav:
-            seq = [u for u in seq if u[0] not in (INV1, INV2)]
-        if m == "acq-no-inv":
-            seq = [u for u in seq if u[0] != INV1]
-        if m == "sys-acq-no-invl2":
-            seq = [u for u in seq if u[0] != INV2]
-        if m == "acq-no-wait":
-            seq = [u for u in seq if not (u[0] == WAIT and u[1] != CNT_LGKM)]
-        return seq
+                seq = self._waits(True) + ([(INV2,)] if r == RANK["sys"] else []) + [(INV1,)]
+            # .noav: no cache invalidates, the waits stay
+            return [u for u in seq if u[0] not in (INV1, INV2)] if noav else seq
+        return self._part(s, noav, sequence, self.e.acquire_drops)
 
     # -- one instruction -----------------------------------------------------------------------
     def lower(self, tid: int, code, regs: dict[str, int]):
-        p, m = self.p, self.m
+        p, e = self.p, self.e
         self.tid = tid
         out: list[tuple[int, tuple]] = []
         marks: list[int] = []          # counter ops issued at each pending asyncmark
@@ -209,20 +194,20 @@ class _Lowerer:
                     s_lvl = 2
                 else:
                     s_lvl = self.level(s)
-                if m == "slc-bypass" and acc == "atom" and s_lvl == 2:
+                if e.sys_atomics_at_l2 and acc == "atom" and s_lvl == 2:
                     s_lvl = 1
                 atomic = acc == "atom"
                 pre, post = [], []
                 if atomic and is_release(order) and b != "ld":
                     pre = self.release(s, ins.noav)
-                if atomic and b == "ld" and order == "sc" and m != "sc-load-no-wait":
+                if atomic and b == "ld" and order == "sc" and not e.sc_load_no_wait:
                     pre = self._waits(True)
                 acq_order = order
                 if b == "cas" and ins.fail_order and is_acquire(ins.fail_order):
                     acq_order = "acq" if order in ("rlx", "rel") else order
                 if atomic and is_acquire(acq_order) and b != "st":
                     post = self.acquire(s, ins.noav)
-                    if (m == "cas-fail-no-acq" and b == "cas" and post and not lds):
+                    if e.cas_acquire_on_success_only and b == "cas" and post and not lds:
                         # the acquire sequence only on the success path of the expansion
                         post = [(WAIT, lc, 0), (SKIPNE, regs[ins.reg], ins.args[0],
                                                 len(post))] + post
@@ -244,12 +229,12 @@ class _Lowerer:
                     if b == "ld":
                         core = [(GLD, regs[ins.reg], g, s_lvl, lc)]
                     elif b == "st":
-                        noack = 1 if (m == "sa-near-ack" and acc in ("atom", "av")
+                        noack = 1 if (e.near_store_ack and acc in ("atom", "av")
                                       and s_lvl >= 1) else 0
                         core = [(GST, 0, g, s_lvl, sc, ins.args[0], noack)]
                     elif b == "rmw":
                         lvl = max(s_lvl, 1)
-                        if m == "rmw-split":
+                        if e.rmw_split:
                             core = [(GLD, regs[ins.reg], g, lvl, lc), (WAIT, lc, 0),
                                     (GSTR, regs[ins.reg], g, lvl, sc, ins.args[0],
                                      RMW_OPS[ins.op])]
@@ -258,7 +243,7 @@ class _Lowerer:
                                      RMW_OPS[ins.op])]
                     else:
                         core = [(GCAS, regs[ins.reg], g, max(s_lvl, 1), lc, ins.args[0],
-                                 ins.args[1], 1 if m == "cas-spurious" else 0)]
+                                 ins.args[1], 1 if e.cas_spurious else 0)]
                 emit(i, *pre, *core, *post)
             elif b == "fence":
                 s = self.scope(ins.scope or "sys")
@@ -284,29 +269,27 @@ class _Lowerer:
                 marks.append(issued[p.async_counter])
             elif b == "async.wait":
                 n = ins.args[0]
-                keep = n
-                if m == "asyncmark-inline":
-                    keep = n + 1
+                keep = n + e.asyncmark_extra_marks
                 if len(marks) > keep:
                     mark = marks[len(marks) - keep - 1]
                     cnt = p.async_counter
                     k = issued[cnt] - mark
-                    if m == "asyncwait-no-dma":
+                    if e.asyncwait_wrong_counter:
                         cnt, k = (CNT_LGKM if p.family == "gfx9" else CNT_LOAD), 0
                     emit(i, (WAIT, cnt, k))
                 if len(marks) > n:
                     del marks[:len(marks) - n]
             elif b == "barrier":
                 seq = []
-                if not p.backoff_barrier and m != "barrier-no-waits":
+                if not p.backoff_barrier and not e.barrier_no_waits:
                     seq = self._waits(True)
                 emit(i, *seq, (BARRIVE, -1), (BARWAIT, -1))
             elif b == "bar.signal":
                 bid = ins.args[0]
-                per_wave = 1 if (bid == -3 and m == "cluster-multi-arrive") else 0
+                per_wave = 1 if (bid == -3 and e.cluster_arrive_per_wave) else 0
                 emit(i, (BARRIVE, bid, per_wave))
             elif b == "bar.wait":
-                emit(i, (BARWAIT, ins.args[0], 1 if m == "named-wait-operand" else 0))
+                emit(i, (BARWAIT, ins.args[0], 1 if e.named_wait_on_operand else 0))
             elif b == "bar.init":
                 emit(i, (BARINIT, ins.args[0], ins.args[1]))
             elif b == "bar.join":
@@ -386,7 +369,8 @@ def _dense(keys):
 
 
 def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
-    """Lower ``test`` for ``profile`` (with ``mutant`` injected) into a :class:`Machine`."""
+    """Lower ``test`` for ``profile`` (with ``mutant``'s :class:`~hw.sim.mutants.Edits`
+    applied) into a :class:`Machine`."""
     if test.dialect != "AMDGPU":
         raise LoweringError(f"the simulator runs AMDGPU-dialect tests, not {test.dialect}")
     T = len(test.threads)
@@ -400,7 +384,7 @@ def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
     ags = _dense(test.instance(t, "agent") for t in range(T))
     cu_key = [test.instance(t, "wave") if profile.tgsplit else wg_of[t] for t in range(T)]
     cus = _dense(cu_key)
-    lw = _Lowerer(test, profile, mutant)
+    lw = _Lowerer(test, profile, MUTANTS[mutant].edits if mutant else NO_EDITS)
     regmaps = []
     listings = []
     for t in range(T):

@@ -6,6 +6,8 @@ following LLVM's code-sequence tables for the target profile; the numba kernel
 field 0 is the opcode, the meaning of the others is listed per opcode below.
 """
 
+from litmus.rmw import OP_CODES
+
 NFIELDS = 8
 
 # opcode                 a        b        c       d        e          f          g
@@ -60,7 +62,8 @@ MT_UC = 2
 MT_CC = 3
 MTYPES = {"RW": MT_RW, "NC": MT_NC, "UC": MT_UC, "CC": MT_CC}
 
-RMW_OPS = {"add": 0, "sub": 1, "xchg": 2, "and": 3, "or": 4, "xor": 5, "max": 6, "min": 7}
+#: rmw-op field of GRMW/LRMW/GSTR: the shared encoding of litmus/rmw.py
+RMW_OPS = OP_CODES
 
 #: barrier slots per thread: 0 workgroup barrier, 1..16 named, 17 cluster
 SLOTS = 18

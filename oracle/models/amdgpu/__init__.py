@@ -8,10 +8,10 @@ order (:data:`.static.SETS`, :data:`.static.RELS`).
 
 import os as _os
 
-from oracle.jitcache import guard as _guard
+from litmus.jitcache import guard as _guard
 
 _HERE = _os.path.dirname(_os.path.abspath(__file__))
-#: static.py's compiled code embeds the engine's helpers and the event columns (oracle/jitcache.py)
+#: static.py's compiled code embeds the engine's helpers and the event columns (litmus/jitcache.py)
 _guard(_HERE, ["static.py", "../../engine.py", "../../events.py"])
 
 from oracle.registry import ModelUnit, register  # noqa: E402

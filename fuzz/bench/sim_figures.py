@@ -11,14 +11,14 @@
 
 from __future__ import annotations
 
-import pathlib
 import time
 
 import litmus
+from hw import BackendError
+from hw.sim import MUTANTS, make_backend
 
-from . import make_backend
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from ..compare import compare, reached
+from . import ROOT
 
 SB = """AMDGPU SB
 { x = 0; y = 0; }
@@ -74,26 +74,23 @@ exists (P1:r0 == 1 /\\ P1:r1 == 0 /\\ P3:r0 == 1 /\\ P3:r1 == 0)
 def reached_fraction(test, hist) -> tuple[int, int]:
     """(allowed states matched by some observed outcome, allowed states)."""
     import oracle
-    res = oracle.check(test)
-    observed = [o for o, _ in hist.outcomes()]
-    hit = sum(1 for s in res.states if any(litmus.matches(s, o) for o in observed))
-    return hit, len(res.states)
+    return reached(oracle.check(test), hist)
 
 
 def corpus_weakness(b) -> list[tuple[str, object, str]]:
     """Of the corpora's ``exists`` tests with expected verdict Ok whose condition only names
     values some store, rmw or initializer writes (an undef read returning 42 is not something
     hardware does on purpose), how many the simulator shows (exhaustive, else randomized)."""
-    import csv
+    import oracle
+    from litmus.expected import read_expected
     from litmus.ir import prop_atoms
     shown = total = 0
     for d in sorted((ROOT / "corpora").iterdir()):
         exp = d / "expected.csv"
         if not exp.exists():
             continue
-        with open(exp, encoding="utf-8", newline="") as f:
-            rows = [r for r in csv.reader(f) if len(r) == 2 and r[1].strip() == "Ok"]
-        for rel, _ in rows:
+        rows = [e.path for e in read_expected(exp).rows if e.verdict == "Ok"]
+        for rel in rows:
             try:
                 test = litmus.parse_file(d / rel)
             except Exception:
@@ -106,11 +103,12 @@ def corpus_weakness(b) -> list[tuple[str, object, str]]:
             if any(a.op == "==" and a.value not in vals for a in prop_atoms(test.condition.prop)):
                 continue
             try:
+                res = oracle.check(test)
                 h, _ = b.explore(test, 50_000)
-                seen = any(litmus.condition_holds(test.condition, o) for o, _ in h.outcomes())
+                seen = compare(res, h, test.condition).condition_observed
                 if not seen:
                     h = b.run(test, 200_000, 3)
-                    seen = any(litmus.condition_holds(test.condition, o) for o, _ in h.outcomes())
+                    seen = compare(res, h, test.condition).condition_observed
             except Exception:
                 continue
             total += 1
@@ -124,8 +122,6 @@ def mutation_score(iterations: int = 5000) -> list[tuple[str, object, str]]:
     not Undef) kill each mutant in randomized mode — the corpora's mutation score, as MC Mutants
     reports it. (Every mutant is also killed by its own test in corpora/mutants.)"""
     import oracle
-    from hw import BackendError
-    from .mutants import MUTANTS
     tests = []
     dirs = [str(ROOT / "corpora" / d) for d in ("classic", "av", "async", "barrier")]
     for path in litmus.litmus_files(dirs):
@@ -145,7 +141,7 @@ def mutation_score(iterations: int = 5000) -> list[tuple[str, object, str]]:
                 h = b.run(test, iterations, 1)
             except BackendError:
                 continue
-            k += any(not res.allows(o) for o, _ in h.outcomes())
+            k += compare(res, h, test.condition).forbidden > 0
         killed_mutants += k > 0
         out.append((f"mutant {name}: killed by corpora tests", k, f"of {len(tests)}"))
     out.insert(0, ("mutants killed by the hand-written corpora", killed_mutants,
@@ -154,7 +150,7 @@ def mutation_score(iterations: int = 5000) -> list[tuple[str, object, str]]:
 
 
 def run(args) -> list[tuple[str, object, str]]:
-    quick = getattr(args, "quick", False)
+    quick = args.quick
     n = 1_000_000 if quick else 4_000_000
     import numba
     out: list[tuple[str, object, str]] = [("numba threads", numba.get_num_threads(), "")]

@@ -1,9 +1,9 @@
-"""``scopefuzz run`` (any backend, against the oracle) and ``scopefuzz mutants`` (the simulator's).
+"""``scopefuzz run`` (DESIGN.md command table): any backend, against the oracle.
 
-``run --backend B [--iterations N] [--seed S] [--json] FILE|DIR...``: each test is checked by the
-oracle first; a test whose verdict is ``Undef`` is not run (the report says why). Each observed
-outcome is marked allowed or FORBIDDEN. Exit status: 1 if anything forbidden was observed,
-otherwise 2 if some file could not be read or run, otherwise 0.
+``run --backend B [--iterations N] [--seed S] [--json] [--exhaustive] FILE|DIR...``: each test is
+checked by the oracle first; a test whose verdict is ``Undef`` is not run (the report says why).
+Each observed outcome is marked allowed or FORBIDDEN (:func:`fuzz.compare.compare`). Exit status:
+1 if anything forbidden was observed, otherwise 2 if some file could not be read or run, otherwise 0.
 """
 
 from __future__ import annotations
@@ -11,17 +11,18 @@ from __future__ import annotations
 import json
 import sys
 
+from hw import BackendError, ExhaustiveBackend, get_backend
 from litmus.dialects import litmus_files, parse_file
 from litmus.lexer import ParseError
-from litmus.outcome import condition_holds, format_outcome
+from litmus.outcome import format_outcome
 
-from . import BackendError, get_backend
+from .compare import compare
 
 
 def run_one(backend, test, path: str, iterations: int, seed: int,
             exhaustive: bool = False) -> dict:
     """Run ``test`` and compare with the oracle: the ``run --json`` object (DESIGN.md).
-    ``exhaustive``: every scheduling (backends with ``explore``, i.e. sim) up to
+    ``exhaustive``: every scheduling (an :class:`~hw.ExhaustiveBackend`, i.e. sim) up to
     ``iterations`` schedules; counts are then schedules."""
     import oracle
     res = oracle.check(test)
@@ -30,7 +31,7 @@ def run_one(backend, test, path: str, iterations: int, seed: int,
         why = "; ".join(res.ub) or "undefined behaviour"
         return dict(base, skipped=f"verdict Undef: {why}")
     if exhaustive:
-        if not hasattr(backend, "explore"):
+        if not isinstance(backend, ExhaustiveBackend):
             raise BackendError(f"backend {backend.name} has no exhaustive mode")
         hist, complete = backend.explore(test, iterations)
         if not complete:
@@ -42,16 +43,10 @@ def run_one(backend, test, path: str, iterations: int, seed: int,
     if hangs:
         print(f"{path}: {hangs} iterations hung (a barrier wait never completed) and are not "
               f"counted", file=sys.stderr)
-    rows, forbidden, witnesses = [], 0, 0
-    for outcome, n in hist.outcomes():
-        allowed = res.allows(outcome)
-        if not allowed:
-            forbidden += n
-        if condition_holds(test.condition, outcome):
-            witnesses += n
-        rows.append({"outcome": outcome, "count": n, "allowed": allowed})
-    return dict(base, iterations=hist.total, seconds=round(hist.seconds, 6), histogram=rows,
-                forbidden=forbidden, witnesses=witnesses, condition_observed=witnesses > 0)
+    c = compare(res, hist, test.condition)
+    return dict(base, iterations=hist.total, seconds=round(hist.seconds, 6), histogram=c.histogram(),
+                forbidden=c.forbidden, witnesses=c.witnesses,
+                condition_observed=c.condition_observed)
 
 
 def _print_text(obj: dict) -> None:
@@ -112,19 +107,6 @@ def cmd_run(args) -> int:
     return 2 if errors else 0
 
 
-def cmd_mutants(args) -> int:
-    from .sim.mutants import MUTANTS
-    width = max(len(n) for n in MUTANTS)
-    for m in MUTANTS.values():
-        where = ""
-        if m.profile or m.options:
-            where = f"  [{'@'.join(filter(None, [m.profile]))}{',' if m.profile and m.options else ''}{','.join(m.options)}]"
-        print(f"sim:{m.name:<{width}}  {m.summary}{where}")
-        if args.verbose:
-            print(f"  {'':<{width}}  {m.mechanism}")
-    return 0
-
-
 def register(sub) -> None:
     p = sub.add_parser("run", help="run litmus tests on a backend; outcomes marked allowed or "
                                    "FORBIDDEN (exit 1 if forbidden seen)",
@@ -142,8 +124,3 @@ def register(sub) -> None:
                         "the number of schedules)")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("mutants", help="list the simulator's mutants (backend sim:MUTANT)",
-                       description="Each mutant is a named bug injected into the simulator, "
-                                   "modelled on a real failure mechanism.")
-    p.add_argument("-v", "--verbose", action="store_true", help="also print the mechanism")
-    p.set_defaults(func=cmd_mutants)

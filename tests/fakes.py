@@ -4,7 +4,7 @@ The fuzzer's loop, minimizer, journal and reports are exercised without the real
 simulator (which live in ``oracle/`` and ``hw/sim/``):
 
 - :func:`sc_check` enumerates every interleaving of a (small) program under sequential consistency
-  and returns an object with the oracle's ``Result`` interface (``verdict``, ``states``, ``allows``);
+  and returns the oracle's ``Result`` (model ``sc``: ``verdict``, ``states``, ``allows``);
   async loads copy at once, fences, marks, waits and barriers are no-ops;
 - :class:`StaleReadBackend` runs random interleavings and, with probability ``stale``, lets a load
   of a location another thread writes return that location's initial value: a "bug" the SC oracle
@@ -16,18 +16,13 @@ Both only know the AMDGPU instruction set's data flow; they are not memory model
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
-
-from litmus import Test
-from litmus.outcome import matches, verdict
-from litmus.ir import Instr
 
 from hw.backend import Backend, BackendError, Histogram
-
-_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "xchg": lambda a, b: b,
-        "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
-        "max": max, "min": min}
-
+from litmus import Test
+from litmus.ir import Instr
+from litmus.outcome import verdict
+from litmus.rmw import OP_CODES, apply_rmw
+from oracle import Result
 
 def _mem_key(test: Test, tid: int, loc: str):
     return (loc, test.instance(tid, "wg")) if test.is_lds(loc) else (loc,)
@@ -45,7 +40,7 @@ def _step(test: Test, tid: int, ins: Instr, mem: dict, regs: dict, read=None) ->
             mem[key] = ins.args[0]
         elif b == "rmw":
             regs[(tid, ins.reg)] = cur
-            mem[key] = _OPS[ins.op](cur, ins.args[0])
+            mem[key] = apply_rmw(OP_CODES[ins.op], cur, ins.args[0])
         else:
             regs[(tid, ins.reg)] = cur
             if cur == ins.args[0]:
@@ -65,29 +60,12 @@ def _outcome(test: Test, mem: dict, regs: dict) -> tuple[int, ...]:
     return tuple(out)
 
 
-@dataclass
-class FakeResult:
-    """The oracle ``Result`` interface, filled by :func:`sc_check`."""
-
-    model: str
-    verdict: str
-    states: list[dict]
-    flags: list[str] = field(default_factory=list)
-    ub: list[str] = field(default_factory=list)
-    candidates: int = 0
-    consistent: int = 0
-    seconds: float = 0.0
-
-    def allows(self, observed: dict) -> bool:
-        return any(matches(s, observed) for s in self.states)
-
-
 class FakeOracleError(Exception):
     pass
 
 
-def sc_check(test: Test, model: str | None = None, max_states: int = 200_000) -> FakeResult:
-    """All SC outcomes of ``test`` (every interleaving), as an oracle ``Result``."""
+def sc_check(test: Test, model: str | None = None, max_states: int = 200_000) -> Result:
+    """All SC outcomes of ``test`` (every interleaving), as the oracle's ``Result``."""
     keys = test.observables()
     outcomes: set[tuple] = set()
     seen: set = set()
@@ -111,8 +89,8 @@ def sc_check(test: Test, model: str | None = None, max_states: int = 200_000) ->
         if done:
             outcomes.add(_outcome(test, dict(mem_t), dict(regs_t)))
     states = [dict(zip(keys, o)) for o in sorted(outcomes)]
-    return FakeResult("sc", verdict(test.condition, states), states,
-                      candidates=len(seen), consistent=len(states))
+    return Result("sc", verdict(test.condition, states), states,
+                  candidates=len(seen), consistent=len(states))
 
 
 class StaleReadBackend(Backend):
@@ -154,6 +132,7 @@ class StaleReadBackend(Backend):
         return hist
 
 
-def make_stale_backend(spec: str | None) -> StaleReadBackend:
-    """Factory for ``hw.FAMILIES`` registration in tests: ``stale`` or ``stale:0.3``."""
+def make_backend(spec: str | None) -> StaleReadBackend:
+    """Backend factory for ``hw.FAMILIES`` registration in tests (``"stale": "fakes:make_backend"``):
+    ``stale`` or ``stale:0.3``."""
     return StaleReadBackend(float(spec) if spec else 0.3)
