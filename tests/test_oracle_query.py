@@ -140,3 +140,27 @@ def test_check_outcome_on_the_command_line(tmp_path, capsys):
     assert main(["check", str(f), "--outcome", "P1:r9=1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"{f}:1:1:") and err.count("\n") == 1, err
+
+
+def test_the_harness_comparison_asks_only_the_observed_outcomes():
+    """``fuzz.compare.compare`` judges a histogram by ``oracle.query.Outcomes`` (one query for
+    the observed outcomes) as by the full allowed set. MP by hand: x and y end 1 (their one
+    write is co-after the initial write), and r0 = 1, r1 = 0 is forbidden."""
+    from fuzz.compare import compare
+    from hw.backend import Histogram
+    mp = litmus.parse(MP)
+    keys = mp.observables()
+    h = Histogram(keys)
+    for i, combo in enumerate(itertools.product((0, 1), repeat=len(keys))):
+        h.add(combo, i + 1)
+
+    def allowed(o):
+        return o["x"] == 1 and o["y"] == 1 and not (o["P1:r0"] == 1 and o["P1:r1"] == 0)
+
+    want = sum(n for o, n in h.outcomes() if not allowed(o))
+    oracle.clear_cache()
+    lazy = compare(oracle.query.Outcomes(mp), h, mp.condition)
+    assert lazy.forbidden == want
+    assert [r.allowed for r in lazy.rows] == [allowed(r.outcome) for r in lazy.rows]
+    oracle.clear_cache()
+    assert compare(oracle.check(mp), h, mp.condition) == lazy

@@ -20,6 +20,7 @@ BENCH_SECTIONS: dict[str, str] = {
     "oracle": "fuzz.bench.oracle_figures",
     "opencl": "fuzz.bench.opencl_figures",
     "sim": "fuzz.bench.sim_figures",
+    "scaling": "fuzz.bench.scaling_figures",
 }
 
 
