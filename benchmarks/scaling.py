@@ -19,7 +19,8 @@ engine's final-memory reads not included), each test written out as litmus text 
   measured too.
 
 For each size: the full allowed set (``oracle.check``, result cache cleared before each
-repetition), seconds as the worst case and the mean over the repetitions. A family stops
+repetition), wall seconds as the worst case and the mean over the repetitions, and the worst
+CPU seconds of the process (less distorted by other jobs on a shared machine). A family stops
 growing once one size took more than ``--limit`` seconds. Last, the per-test rate of the RC11
 conformance suite (``benchmarks/conformance.py``: the 2nd, warm pass in one process).
 
@@ -111,22 +112,25 @@ AMDGPU_SHAPES = {"amdgpu-4x4": (16, lambda: amdgpu_multi(4, False)),
                  "amdgpu-5x4-rmw": (21, lambda: amdgpu_multi(5, True))}
 
 
-def timed(fn, reps: int) -> tuple[float, float, object]:
-    """(worst, mean) seconds of ``reps`` calls of ``fn`` (caches cleared before each), and the
-    last call's value."""
+def timed(fn, reps: int) -> tuple[float, float, float, object]:
+    """(worst, mean) wall seconds of ``reps`` calls of ``fn`` (caches cleared before each), the
+    worst CPU seconds of this process (what a loaded machine distorts least), and the last
+    call's value."""
     import oracle
-    secs = []
+    secs, cpu = [], []
     out = None
     for _ in range(reps):
         oracle.clear_cache()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = fn()
         secs.append(time.perf_counter() - t0)
-    return max(secs), statistics.mean(secs), out
+        cpu.append(time.process_time() - c0)
+    return max(secs), statistics.mean(secs), max(cpu), out
 
 
 def scaling(quick: bool = False, max_events: int = 24, limit: float = 20.0):
-    """Yield (family, events, states, worst s, mean s, herd7 text, note) per measured size."""
+    """Yield (family, events, states, worst s, mean s, worst CPU s, herd7 text, note) per
+    measured size."""
     import litmus
     import oracle
     reps = 1 if quick else 3
@@ -135,26 +139,26 @@ def scaling(quick: bool = False, max_events: int = 24, limit: float = 20.0):
             if ev > max_events:
                 break
             test = litmus.parse(make(ev))
-            worst, mean, res = timed(lambda: oracle.check(test), reps)
-            yield fam, ev, len(res.states), worst, mean, HERD7.get(fam, {}).get(ev, "—"), ""
+            worst, mean, cpu, res = timed(lambda: oracle.check(test), reps)
+            yield fam, ev, len(res.states), worst, mean, cpu, HERD7.get(fam, {}).get(ev, "—"), ""
             if worst > limit:
                 break
     for fam, (ev, make) in AMDGPU_SHAPES.items():
         test = litmus.parse(make())
-        worst, mean, res = timed(lambda: oracle.check(test), reps)
-        yield fam, ev, len(res.states), worst, mean, "—", "full set"
+        worst, mean, cpu, res = timed(lambda: oracle.check(test), reps)
+        yield fam, ev, len(res.states), worst, mean, cpu, "—", "full set"
         keys = test.observables()
         states = res.states
         seen = states[len(states) // 2]
         observed = {k: (0 if seen[k] == litmus.UNDEF else seen[k]) for k in keys}
-        w1, m1, ok = timed(lambda: oracle.allows(test, observed), reps)
+        w1, m1, c1, ok = timed(lambda: oracle.allows(test, observed), reps)
         assert ok, "an allowed state must be allowed"
-        yield fam, ev, 1, w1, m1, "—", "one allowed outcome"
+        yield fam, ev, 1, w1, m1, c1, "—", "one allowed outcome"
         bad = dict(observed)
         bad["P0:r0"] = 99                      # no write of 99: forbidden
-        w2, m2, ok = timed(lambda: oracle.allows(test, bad), reps)
+        w2, m2, c2, ok = timed(lambda: oracle.allows(test, bad), reps)
         assert not ok
-        yield fam, ev, 0, w2, m2, "—", "one forbidden outcome"
+        yield fam, ev, 0, w2, m2, c2, "—", "one forbidden outcome"
 
 
 def conformance_rate(shared: pathlib.Path):
@@ -171,9 +175,10 @@ def conformance_rate(shared: pathlib.Path):
 def figures(quick: bool = False, max_events: int = 24, limit: float = 20.0, shared=None):
     """``scopefuzz bench`` rows: (label, value, unit)."""
     rows = []
-    for fam, ev, ns, worst, mean, herd, note in scaling(quick, max_events, limit):
+    for fam, ev, ns, worst, mean, cpu, herd, note in scaling(quick, max_events, limit):
         what = f"{fam} {ev} events" + (f", {note}" if note else "")
-        rows.append((f"{what}: worst (mean {mean:.3g} s; herd7 {herd} s)", worst, "s"))
+        rows.append((f"{what}: worst (mean {mean:.3g} s, CPU {cpu:.3g} s; herd7 {herd} s)",
+                     worst, "s"))
     shared = pathlib.Path(shared or os.environ.get("SCOPEFUZZ_SHARED", ROOT.parent / "shared"))
     rate = conformance_rate(shared)
     if rate is not None:
@@ -192,11 +197,12 @@ def main(argv=None) -> int:
     ap.add_argument("--shared", default=None)
     args = ap.parse_args(argv)
     print(f"{'family':<16} {'events':>6} {'states':>7} {'worst s':>9} {'mean s':>9} "
-          f"{'herd7 s':>10}  note")
+          f"{'CPU s':>9} {'herd7 s':>10}  note")
     sys.stdout.flush()
-    for fam, ev, ns, worst, mean, herd, note in scaling(args.quick, args.max_events,
-                                                       args.limit):
-        print(f"{fam:<16} {ev:>6} {ns:>7} {worst:>9.4f} {mean:>9.4f} {herd:>10}  {note}")
+    for fam, ev, ns, worst, mean, cpu, herd, note in scaling(args.quick, args.max_events,
+                                                            args.limit):
+        print(f"{fam:<16} {ev:>6} {ns:>7} {worst:>9.4f} {mean:>9.4f} {cpu:>9.4f} {herd:>10}  "
+              f"{note}")
         sys.stdout.flush()
     shared = pathlib.Path(args.shared or os.environ.get("SCOPEFUZZ_SHARED",
                                                         ROOT.parent / "shared"))

@@ -16,6 +16,17 @@ from .errors import OracleError
 
 
 # --- check ---------------------------------------------------------------------------------------
+def _report_error(path: str, e: Exception, as_json: bool) -> None:
+    """One file's error, one line naming the file (``--json``: an ``error`` object)."""
+    msg = str(e)
+    if not msg.startswith(path) and isinstance(e, OracleError):
+        msg = f"{path}:1:1: {msg}"
+    if as_json:
+        print(json.dumps({"file": path, "error": msg}))
+    else:
+        print(msg, file=sys.stderr)
+
+
 def cmd_check(args) -> int:
     from .check import check
     files = litmus_files(args.files)
@@ -39,13 +50,7 @@ def cmd_check(args) -> int:
             test = parse_file(path)
             res = check(test, args.model)
         except (ParseError, OracleError) as e:
-            msg = str(e)
-            if not msg.startswith(path) and isinstance(e, OracleError):
-                msg = f"{path}:1:1: {msg}"
-            if args.json:
-                print(json.dumps({"file": path, "error": msg}))
-            else:
-                print(msg, file=sys.stderr)
+            _report_error(path, e, args.json)
             status = 2
             continue
         if args.json:
@@ -100,13 +105,7 @@ def _check_outcome(args, files) -> int:
             ok = allows(test, outcome, args.model)
             secs = time.perf_counter() - t0
         except (ParseError, OracleError) as e:
-            msg = str(e)
-            if not msg.startswith(path) and isinstance(e, OracleError):
-                msg = f"{path}:1:1: {msg}"
-            if args.json:
-                print(json.dumps({"file": path, "error": msg}))
-            else:
-                print(msg, file=sys.stderr)
+            _report_error(path, e, args.json)
             status = 2
             continue
         text = " ".join(f"{k}={v};" for k, v in outcome.items())

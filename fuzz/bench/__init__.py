@@ -28,6 +28,19 @@ class BenchError(Exception):
     """A section cannot run (e.g. its benchmark script is missing): one line."""
 
 
+def script_figures(name: str, args):
+    """The rows of ``benchmarks/<name>.py``'s ``figures(quick=...)`` (a benchmark script that
+    is also a section)."""
+    import importlib.util
+    script = ROOT / "benchmarks" / f"{name}.py"
+    if not script.is_file():
+        raise BenchError(f"{script}: benchmark script not found (run from a source checkout)")
+    spec = importlib.util.spec_from_file_location(name, script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.figures(quick=args.quick)
+
+
 def format_row(label: str, value, unit: str) -> str:
     """One figure as a line: label, value (thousands separators; 4 significant digits below 100),
     unit."""
