@@ -2,7 +2,8 @@
 
 A campaign directory holds
 
-- ``campaign.json``: its parameters (backend, seed, features, shard, iterations), written once;
+- ``campaign.json``: its parameters (backend, seed, features, shard, iterations, and the model when
+  one is named: ``--model ptx`` draws PTX programs, :mod:`fuzz.ptx_strategies`), written once;
 - ``journal.jsonl``: one fsynced line per session start and per program done (status, coverage,
   executions, the finding it led to, or the error it raised);
 - ``findings/<id>/``: one directory per distinct minimized finding (``fuzz/findings.py``).
@@ -79,12 +80,16 @@ class Config:
     resume: bool = False
     baseline: str | None = None       # a reference backend (e.g. "sim" for "sim:MUTANT")
     max_findings: int | None = None   # stop after this many new findings (not on the baseline)
+    model: str | None = None          # the oracle's model; None: AMDGPU programs, amdgpu model
 
     def identity(self) -> dict:
         """What must match for ``--resume`` (program numbering and meaning of each program)."""
-        return {"backend": self.backend, "seed": self.seed, "features": sorted(self.features),
-                "shard": f"{self.shard[0]}/{self.shard[1]}", "iterations": self.iterations,
-                "near_miss": self.near_miss, "baseline": self.baseline}
+        out = {"backend": self.backend, "seed": self.seed, "features": sorted(self.features),
+               "shard": f"{self.shard[0]}/{self.shard[1]}", "iterations": self.iterations,
+               "near_miss": self.near_miss, "baseline": self.baseline}
+        if self.model is not None:
+            out["model"] = self.model
+        return out
 
 
 #: steps plus model evaluations of the oracle's search per program in a campaign (about 1-3 s with
@@ -93,12 +98,31 @@ class Config:
 ORACLE_BUDGET = 5_000_000
 
 
-def default_checker():
+def default_checker(model: str | None = None):
     try:
         import oracle
-        return functools.partial(oracle.check, budget=ORACLE_BUDGET)
+        return functools.partial(oracle.check, model=model, budget=ORACLE_BUDGET)
     except (ImportError, AttributeError) as e:
         raise CampaignError(f"the oracle is not available: {e}") from None
+
+
+def program_kind(model: str | None):
+    """(the dialect of the programs a campaign draws, their draw function, their feature parser)
+    for ``--model``: PTX programs for the PTX models, AMDGPU programs otherwise."""
+    from . import ptx_strategies
+    if model is None:
+        return "AMDGPU", draw_program, parse_features
+    try:
+        import oracle.registry
+        dialects = oracle.registry.get(model).dialects
+    except Exception as e:
+        raise CampaignError(str(e)) from None
+    if "PTX" in dialects:
+        return "PTX", ptx_strategies.draw_program, ptx_strategies.parse_ptx_features
+    if "AMDGPU" in dialects:
+        return "AMDGPU", draw_program, parse_features
+    raise CampaignError(f"model {model} reads {'/'.join(dialects)} tests; the fuzzer draws "
+                        f"AMDGPU and PTX programs")
 
 
 def mutant_of(backend: str) -> str | None:
@@ -153,10 +177,10 @@ class Campaign:
             with open(meta_path, encoding="utf-8") as f:
                 meta = json.load(f)
             mine = self.cfg.identity()
-            for k, v in mine.items():
-                if meta.get(k) != v:
-                    raise CampaignError(f"{self.dir}: --resume with {k}={v!r}, but the campaign "
-                                        f"was started with {k}={meta.get(k)!r}")
+            for k in list(mine) + ["model"] * ("model" not in mine):   # model: only when named
+                if meta.get(k) != mine.get(k):
+                    raise CampaignError(f"{self.dir}: --resume with {k}={mine.get(k)!r}, but the "
+                                        f"campaign was started with {k}={meta.get(k)!r}")
         else:
             meta = dict(self.cfg.identity(), uid=self.uid, created=time.time(), version=1)
             atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
@@ -217,8 +241,19 @@ class Campaign:
     @property
     def checker(self):
         if self._checker is None:
-            self._checker = default_checker()
+            self._checker = default_checker() if self.cfg.model is None else \
+                default_checker(self.cfg.model)
         return self._checker
+
+    def check_backend(self) -> None:
+        """The backend must run the programs' dialect (the simulator models AMD hardware and
+        runs AMDGPU programs; PTX programs need an NVIDIA device)."""
+        dialect = program_kind(self.cfg.model)[0]
+        for name, b in ((self.cfg.backend, self.backend), (self.cfg.baseline, self.baseline)):
+            runs = b.dialects if b is not None else (dialect,)
+            if dialect not in runs:
+                raise CampaignError(f"backend {name} runs {'/'.join(runs)} programs, not "
+                                    f"{dialect}: {b.why_not(dialect)}")
 
     # -- the loop --------------------------------------------------------------------------------
     def indices(self):
@@ -231,6 +266,7 @@ class Campaign:
 
     def run(self) -> Stats:
         _ = self.backend, self.checker, self.baseline   # bad names fail before DIR is touched
+        self.check_backend()
         self.open()
         self._warm_up()
         if self.progress:
@@ -264,7 +300,7 @@ class Campaign:
         """Compile the oracle's and the backends' kernels (numba JIT) before the clock starts, so
         ``--time`` is spent fuzzing. Failures here are ignored: the loop records them per program."""
         from litmus import parse
-        mp = parse(_WARM_UP)
+        mp = parse(_WARM_UP[program_kind(self.cfg.model)[0]])
         for step in (lambda: self.checker(mp), lambda: self.backend.run(mp, 8, 0),
                      lambda: self.baseline.run(mp, 8, 0) if self.baseline is not None else None):
             try:
@@ -280,7 +316,8 @@ class Campaign:
     def one(self, i: int, clock) -> dict:
         """Program number ``i``: its journal entry (and its finding, published before)."""
         pseed = program_seed(self.cfg.seed, i)
-        test = draw_program(self.cfg.seed, i, self.cfg.features, self.cfg.near_miss)
+        draw = program_kind(self.cfg.model)[1]
+        test = draw(self.cfg.seed, i, self.cfg.features, self.cfg.near_miss)
         entry = {"type": "program", "i": i, "seed": pseed, "name": test.name,
                  "kinds": cov.kinds(test), "pairs": cov.scope_pairs(test), "size": test.size}
         execs = [0]
@@ -431,13 +468,19 @@ class Campaign:
         return fid
 
 
-_WARM_UP = """AMDGPU warm-up
+_WARM_UP = {"AMDGPU": """AMDGPU warm-up
 { x = 0; y = 0; }
  P0@wg 0                | P1@wg 1                 ;
  st x, 1                | ld.atom.acq.agent r0, y ;
  st.atom.rel.agent y, 1 | ld r1, x                ;
 exists (P1:r0 == 1 /\\ P1:r1 == 0)
-"""
+""", "PTX": """PTX warm-up
+{ x=0; y=0; }
+ P0@cta 0,gpu 0      | P1@cta 1,gpu 0       ;
+ st.weak x, 1        | ld.acquire.gpu r0, y ;
+ st.release.gpu y, 1 | ld.weak r1, x        ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""}
 
 
 def _one_line(e: Exception) -> str:

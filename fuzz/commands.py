@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from .strategies import FEATURES, FeatureError, parse_features
+from .ptx_strategies import PTX_FEATURES
+from .strategies import FEATURES, FeatureError
 
 
 def cmd_fuzz(args) -> int:
-    from .campaign import Campaign, CampaignError, Config, parse_shard
+    from .campaign import Campaign, CampaignError, Config, parse_shard, program_kind
     from .progress import Progress
     try:
         if args.time is not None and args.time <= 0:
@@ -21,10 +22,11 @@ def cmd_fuzz(args) -> int:
                      programs=args.programs,
                      time=args.time if (args.time is not None or args.programs is not None)
                      else 60.0,
-                     features=parse_features(args.features), shard=parse_shard(args.shard),
+                     features=program_kind(args.model)[2](args.features),
+                     shard=parse_shard(args.shard),
                      iterations=args.iterations, resume=args.resume,
                      minimize_seconds=args.minimize_seconds, baseline=args.baseline,
-                     max_findings=args.stop_after)
+                     max_findings=args.stop_after, model=args.model)
         camp = Campaign(cfg, progress=None if args.quiet else Progress())
         stats = camp.run()
     except (CampaignError, FeatureError) as e:
@@ -79,9 +81,13 @@ def register(sub) -> None:
                      help="programs 0..N-1 of the campaign (a shard takes its share)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="campaign", metavar="DIR")
+    p.add_argument("--model", default=None, metavar="M",
+                   help="the oracle's model; its dialect decides the programs drawn: ptx, ptx60 "
+                        "draw PTX programs (default: AMDGPU programs, model amdgpu)")
     p.add_argument("--features", default=None,
                    help="comma-separated subset of: " + " ".join(FEATURES)
-                        + " (default all; 'all,-async' removes one)")
+                        + " (default all; 'all,-async' removes one); with --model ptx: "
+                        + " ".join(PTX_FEATURES))
     p.add_argument("--resume", action="store_true", help="continue the campaign in --out")
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="run only programs i with i %% N == K-1 (disjoint seeds)")

@@ -119,8 +119,13 @@ def _rename_loc(test: Test, old: str, new: str) -> Test:
     return _fix(test, threads, lambda a: not (a.thread is None and a.name == old))
 
 
-def _simpler_instr(ins: Instr) -> Iterator[tuple[str, Instr | None]]:
-    """Weaker, narrower, simpler versions of one instruction (never a stronger one)."""
+#: the narrowest scope a dialect writes (PTX has no wave scope: .cta is its narrowest)
+NARROWEST = {"PTX": "wg"}
+
+
+def _simpler_instr(ins: Instr, floor: str = "wave") -> Iterator[tuple[str, Instr | None]]:
+    """Weaker, narrower (down to ``floor``), simpler versions of one instruction (never a
+    stronger one)."""
     w = _WEAKER.get(ins.base, {}).get(ins.order or "")
     if w is not None:
         fail = ins.fail_order
@@ -129,7 +134,7 @@ def _simpler_instr(ins: Instr) -> Iterator[tuple[str, Instr | None]]:
         yield f"weaken {ins.order}->{w}", ins.replace(order=w, fail_order=fail)
     if ins.base == "cas" and ins.fail_order != "rlx" and ins.fail_order != cas_default_fail(ins.order):
         yield "weaken cas failure order", ins.replace(fail_order="rlx")
-    if ins.scope is not None and SCOPE_RANK[ins.scope] > SCOPE_RANK["wave"]:
+    if ins.scope is not None and SCOPE_RANK[ins.scope] > SCOPE_RANK[floor]:
         yield f"narrow {ins.scope}->{SCOPES[SCOPE_RANK[ins.scope] - 1]}", \
             ins.replace(scope=SCOPES[SCOPE_RANK[ins.scope] - 1])
     if ins.noav:
@@ -247,8 +252,9 @@ def variants(test: Test) -> Iterator[tuple[str, Test]]:
         for b in locs:
             if a.name != b.name and a.lds == b.lds and a.init == b.init and a.name > b.name:
                 yield f"merge {a.name} into {b.name}", _rename_loc(test, a.name, b.name)
+    floor = NARROWEST.get(test.dialect, "wave")
     for tid, i, ins in test.instructions():
-        for why, new in _simpler_instr(ins):
+        for why, new in _simpler_instr(ins, floor):
             yield f"P{tid}#{i} {why}", _replace_instr(test, tid, i, new)
     yield from _value_variants(test)
     yield from _placement_variants(test)

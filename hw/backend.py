@@ -65,6 +65,12 @@ class Backend(Protocol):
     """
 
     name: str
+    #: the test dialects this backend runs (the header word of their files)
+    dialects: tuple[str, ...] = ("AMDGPU",)
+
+    def why_not(self, dialect: str) -> str:
+        """One line: why this backend does not run tests of ``dialect``."""
+        return f"{self.name} has no kernels for {dialect} tests"
 
     def run(self, test: Test, iterations: int, seed: int = 0) -> Histogram:
         """Observed outcomes of ``iterations`` runs of ``test``."""

@@ -28,7 +28,9 @@ def _instr_text(ins: Instr, locs: dict[str, str], regs: dict[str, str]) -> str:
     if ins.loc is not None:
         opnds.append(locs[ins.loc])
     opnds += [str(a) for a in ins.args]
-    return ".".join(fields) + " " + ",".join(opnds)
+    text = ".".join(fields) + " " + ",".join(opnds)
+    # dialect attributes (PTX: proxy, red, cmov, aliases) tell instructions apart too
+    return text + " #" + ",".join(sorted(ins.attrs)) if ins.attrs else text
 
 
 def _signature(test: Test, tid: int) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from .ir import Instr, Test, prop_atoms
-from .rmw import OP_CODES, apply_rmw
+from .rmw import RMW_CODES, apply_rmw
 
 #: Default bound on how often one instruction may execute in a path (loop unrolling).
 UNROLL = 3
@@ -165,7 +165,11 @@ class Op:
 
     ``kind``: ``R`` read, ``W`` write, ``U`` read-modify-write (a read of ``rval`` and a write of
     ``wval``), ``F`` fence, ``B`` control barrier, ``AV``/``VIS`` device availability/visibility
-    operations. ``index`` is the instruction's row in the thread's code.
+    operations. ``index`` is the instruction's row in the thread's code. ``bar_id``: the value of
+    a barrier's ``id=`` operand on this path (a register id is evaluated). ``deps`` (only when
+    :func:`thread_paths` is asked for them): the positions, in the path's ops, of the reads this
+    operation depends on: through the value it writes or compares (data) or through a branch
+    taken or not before it (control).
     """
 
     kind: str
@@ -175,6 +179,8 @@ class Op:
     rval: int | None = None
     wval: int | None = None
     prov: frozenset = frozenset()     # write instructions the written value derives from
+    bar_id: int | None = None
+    deps: frozenset = frozenset()     # reads (positions in the path's ops) it depends on
 
 
 @dataclass(frozen=True)
@@ -200,7 +206,7 @@ def used_registers(code: tuple[Instr, ...]) -> set[str]:
     for ins in code:
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "cond", "exp"):
+            if k in ("val", "cond", "exp", "id"):
                 used |= expr_registers(parse_expr_text(v))
     return used
 
@@ -249,13 +255,18 @@ def loop_body(code: tuple[Instr, ...]) -> set[int]:
 
 def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                  read_domain: Callable[[str], Iterable], unroll: int = UNROLL,
-                 limit: int = 200000, key=None) -> list[Path]:
+                 limit: int = 200000, key=None, deps: bool = False) -> list[Path]:
     """Every path through ``code`` with reads returning values from ``read_domain(loc)``.
 
     ``read_domain`` gives ints, or ``(value, provenance)`` pairs when ``key`` is set (then each
     write op carries in ``prov`` the set of write instructions its value derives from, with
     ``(key, index)`` for itself, and a read-modify-write outside loops never consumes a value
-    derived from itself; :func:`value_domains` uses this).
+    derived from itself; :func:`value_domains` uses this). ``deps``: fill each op's ``deps``
+    (the reads it depends on by data or control, for models with a dependency relation).
+
+    A ``cas`` whose attrs hold ``cmov`` writes on failure too (the value it read back: PTX's
+    ``atom.cas``, whose semantics is ``*a = (*a == b) ? c : *a``); otherwise a failed cas is a
+    read with its failure order.
     """
     labels = _labels(code)
     spins = spin_loops(code)
@@ -264,6 +275,7 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
     out: list[Path] = []
     reg_names = sorted(set(init_regs) | {i.reg for i in code if i.reg})
     empty = frozenset()
+    ctrl = "#ctrl"          # the key of the control dependencies in a path's read-deps map
 
     def dep(ins, keyname, regs_prov):
         text = attr(ins, keyname)
@@ -274,7 +286,17 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
             p = p | regs_prov.get(r, empty)
         return p
 
-    def run(pc: int, regs: dict[str, int], prov: dict, ops: list[Op], counts: dict[int, int]):
+    def rdeps(ins, rd, *keys):
+        """The reads an op of ``ins`` depends on: its operands' and the control dependencies."""
+        if not deps:
+            return empty
+        p = rd.get(ctrl, empty)
+        for k in keys:
+            p = p | dep(ins, k, rd)
+        return p
+
+    def run(pc: int, regs: dict[str, int], prov: dict, ops: list[Op], counts: dict[int, int],
+            rd: dict):
         while pc < len(code):
             ins = code[pc]
             c = counts.get(pc, 0) + 1
@@ -291,6 +313,8 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                 pc = labels[attr(ins, "target")]
                 continue
             if b == "branch":
+                if deps:
+                    rd[ctrl] = rdeps(ins, rd, "cond")
                 if _operand(ins, "cond", 0, regs):
                     if pc in spins:
                         return
@@ -302,17 +326,19 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                 regs[ins.reg] = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                 if key is not None:
                     prov[ins.reg] = dep(ins, "val", prov)
+                if deps:
+                    rd[ins.reg] = dep(ins, "val", rd)
                 pc += 1
                 continue
             if b == "st":
                 v = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                 wp = (dep(ins, "val", prov) | {(key, pc)}) if key is not None else empty
-                ops.append(Op("W", pc, ins, ins.loc, None, v, wp))
+                ops.append(Op("W", pc, ins, ins.loc, None, v, wp, deps=rdeps(ins, rd, "val")))
                 pc += 1
                 continue
             if b == "ld" and ins.reg not in used:
                 # a free read: nothing depends on its value, so rf alone decides it later
-                ops.append(Op("R", pc, ins, ins.loc, None, None))
+                ops.append(Op("R", pc, ins, ins.loc, None, None, deps=rdeps(ins, rd)))
                 regs[ins.reg] = ("read", len(ops) - 1)
                 pc += 1
                 continue
@@ -320,6 +346,7 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                 entries = read_domain(ins.loc)
                 if key is None:
                     entries = [(v, [empty]) for v in sorted(set(entries))]
+                here = frozenset({len(ops)})
                 for v, provs in entries:
                     if key is not None and b != "ld" and pc not in looped:
                         # an rmw cannot read a value derived from itself (it runs once)
@@ -327,36 +354,43 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                         if not provs:
                             continue
                     vp = min(provs, key=len)
-                    r2, p2, o2 = dict(regs), dict(prov), list(ops)
+                    r2, p2, o2, d2 = dict(regs), dict(prov), list(ops), dict(rd)
                     if b == "ld":
-                        o2.append(Op("R", pc, ins, ins.loc, v, None))
+                        o2.append(Op("R", pc, ins, ins.loc, v, None, deps=rdeps(ins, rd)))
                     elif b == "rmw":
                         operand = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
                         wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                             else empty
-                        o2.append(Op("U", pc, ins, ins.loc, v, apply_rmw(OP_CODES[ins.op], v, operand), wp))
+                        o2.append(Op("U", pc, ins, ins.loc, v, apply_rmw(RMW_CODES[ins.op], v, operand),
+                                     wp,
+                                     deps=rdeps(ins, rd, "val")))
                     else:
                         exp = _operand(ins, "exp", ins.args[0] if ins.args else 0, regs)
                         des = _operand(ins, "val", ins.args[1] if len(ins.args) > 1 else 0, regs)
-                        if v == exp:
+                        dd = rdeps(ins, rd, "exp", "val")
+                        if v == exp or "cmov" in ins.attrs:
                             wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
                                 else empty
-                            o2.append(Op("U", pc, ins, ins.loc, v, des, wp))
+                            o2.append(Op("U", pc, ins, ins.loc, v, des if v == exp else v, wp,
+                                         deps=dd))
                         else:
                             o2.append(Op("R", pc, ins.replace(order=ins.fail_order), ins.loc,
-                                         v, None))
+                                         v, None, deps=dd))
                     if ins.reg:
                         r2[ins.reg] = v
                         if key is not None:
                             p2[ins.reg] = vp
-                    run(pc + 1, r2, p2, o2, dict(counts))
+                        if deps:
+                            d2[ins.reg] = here
+                    run(pc + 1, r2, p2, o2, dict(counts), d2)
                     if len(out) > limit:
                         raise ValueError(f"more than {limit} paths in one thread")
                 return
             if b == "fence":
-                ops.append(Op("F", pc, ins))
+                ops.append(Op("F", pc, ins, deps=rdeps(ins, rd)))
             elif b == "cbar":
-                ops.append(Op("B", pc, ins))
+                bid = _operand(ins, "id", None, regs) if attr(ins, "id") is not None else None
+                ops.append(Op("B", pc, ins, bar_id=bid, deps=rdeps(ins, rd, "id")))
             elif b == "avdevice":
                 ops.append(Op("AV", pc, ins))
             elif b == "visdevice":
@@ -367,7 +401,7 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
         final = {r: regs.get(r, 0) for r in reg_names}
         out.append(Path(tuple(ops), tuple(sorted(final.items()))))
 
-    run(0, dict(init_regs), {}, [], {})
+    run(0, dict(init_regs), {}, [], {}, {})
     return out
 
 
@@ -429,15 +463,16 @@ MAX_COMBINATIONS = 200_000
 
 
 def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
-                     thin_air: bool = False) -> list[list[Path]]:
-    """Per thread, its paths with reads drawn from :func:`value_domains`.
+                     thin_air: bool = False, deps: bool = False) -> list[list[Path]]:
+    """Per thread, its paths with reads drawn from :func:`value_domains` (``deps``: with each
+    op's dependencies, :func:`thread_paths`).
 
     Raises ValueError when the combinations of paths exceed :data:`MAX_COMBINATIONS`."""
     dom = value_domains(test, unroll, seed=seed, thin_air=thin_air)
     out = []
     for tid, th in enumerate(test.threads):
         regs = {r: test.register_init(tid, r) for r in test.registers(tid)}
-        out.append(thread_paths(th.code, regs, lambda loc: dom[loc], unroll))
+        out.append(thread_paths(th.code, regs, lambda loc: dom[loc], unroll, deps=deps))
     combos = 1
     for paths in out:
         combos *= max(1, len(paths))

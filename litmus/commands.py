@@ -22,9 +22,9 @@ def cmd_fmt(args) -> int:
             print(str(e), file=sys.stderr)
             status = 2
             continue
-        if test.dialect != "AMDGPU":
-            print(f"{path}:1:1: fmt prints the AMDGPU dialect only; this file is {test.dialect}",
-                  file=sys.stderr)
+        if test.dialect not in ("AMDGPU", "PTX"):
+            print(f"{path}:1:1: fmt prints the AMDGPU and PTX dialects only; this file is "
+                  f"{test.dialect}", file=sys.stderr)
             status = 2
             continue
         text = format_test(test)

@@ -19,6 +19,7 @@ from .parse_amdgpu import parse_amdgpu
 FRONT_ENDS: dict[str, Callable[[str, str], Test]] = {"AMDGPU": parse_amdgpu}
 from .parse_c import parse_c; FRONT_ENDS["C"] = parse_c  # noqa: E402,E702 (conformance front end)
 from .parse_vulkan import parse_vulkan; FRONT_ENDS.update(Vulkan=parse_vulkan, VULKAN=parse_vulkan)  # noqa: E402,E702
+from .parse_ptx import parse_ptx; FRONT_ENDS.update(PTX=parse_ptx, ptx=parse_ptx)  # noqa: E402,E702
 
 #: default memory model of each dialect (DESIGN.md, `scopefuzz check`)
 DEFAULT_MODEL = {"AMDGPU": "amdgpu", "C": "rc11", "Vulkan": "vulkan", "VULKAN": "vulkan",

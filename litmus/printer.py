@@ -75,20 +75,25 @@ def format_placement(tid: int, p: Placement) -> str:
     return f"P{tid}" + (f"@{', '.join(parts)}" if parts else "")
 
 
-def format_prop(prop: Prop, parent: str = "") -> str:
+def format_prop(prop: Prop, parent: str = "", atom=None) -> str:
+    """A proposition as text; ``atom(a)``, when given, may spell an atom its own way (None:
+    the usual ``P1:r0 == 1``)."""
     if isinstance(prop, Atom):
+        own = atom(prop) if atom is not None else None
+        if own is not None:
+            return own
         who = prop.name if prop.thread is None else f"P{prop.thread}:{prop.name}"
         return f"{who} {prop.op} {prop.value}"
     if isinstance(prop, Const):
         return "true" if prop.value else "false"
     if isinstance(prop, Not):
-        inner = format_prop(prop.arg, "not")
+        inner = format_prop(prop.arg, "not", atom)
         return f"~{inner}" if isinstance(prop.arg, (Not, Const)) else f"~({inner})"
     if isinstance(prop, And):
-        text = " /\\ ".join(format_prop(a, "and") for a in prop.args)
+        text = " /\\ ".join(format_prop(a, "and", atom) for a in prop.args)
         return f"({text})" if parent in ("and", "or", "not") else text
     if isinstance(prop, Or):
-        text = " \\/ ".join(format_prop(a, "or") for a in prop.args)
+        text = " \\/ ".join(format_prop(a, "or", atom) for a in prop.args)
         return f"({text})" if parent in ("and", "or", "not") else text
     raise TypeError(prop)
 
@@ -98,7 +103,11 @@ def format_condition(cond: Condition) -> str:
 
 
 def format_test(test: Test) -> str:
-    """The whole test in canonical layout (header, docs, init block, aligned table, condition)."""
+    """The whole test in canonical layout (header, docs, init block, aligned table, condition);
+    a PTX-dialect test in its own dialect (:mod:`litmus.print_ptx`)."""
+    if test.dialect == "PTX":
+        from .print_ptx import format_ptx
+        return format_ptx(test)
     lines = [f"AMDGPU {test.name}"]
     for d in test.doc:
         lines.append(f'"{d}"')

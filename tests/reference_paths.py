@@ -142,7 +142,7 @@ BUDGET = 300_000
 
 @dataclass(frozen=True)
 class PythonModel:
-    """A model written in Python over :class:`Execution` s (the rc11 and vulkan fallbacks).
+    """A model written in Python over :class:`Execution` s (the rc11 and vulkan references).
 
     ``consistent(x)`` decides an execution; ``racy(x)`` raises the ``racy`` flag when some
     consistent execution (satisfying the test's ``filter``, if any) has a race; ``prepare(x0)``

@@ -1,4 +1,5 @@
-"""Format checks of the hand-derived corpora (corpora/classic, av, async, barrier).
+"""Format checks of the hand-derived corpora (corpora/classic, av, async, barrier; ptx in the
+PTX dialect).
 
 The corpora are the oracle's independent expectations, so they must be readable by every tool
 (LITMUS.md), stored in canonical layout (``scopefuzz fmt --check``), listed one-for-one in their
@@ -19,7 +20,7 @@ from litmus import ParseError, format_test, parse, parse_file
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPORA = ROOT / "corpora"
-DIRS = ("classic", "av", "async", "barrier")
+DIRS = ("classic", "av", "async", "barrier", "ptx")
 VERDICTS = ("Ok", "No", "Undef")
 
 #: The word a doc line starts with, and the verdicts it may stand for. "Allowed"/"Forbidden"
@@ -83,7 +84,7 @@ def test_corpus_file(directory, rel):
     base = CORPORA / directory
     path = base / rel
     test = parse_file(path)                       # raises ParseError with file:line:col
-    assert test.dialect == "AMDGPU"
+    assert test.dialect == ("PTX" if directory == "ptx" else "AMDGPU")
     text = path.read_text(encoding="utf-8")
     assert format_test(test) == text, f"{path}: not in canonical layout (run scopefuzz fmt)"
     assert test.name == path.stem, f"{path}: header names {test.name!r}"

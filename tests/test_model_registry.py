@@ -41,8 +41,11 @@ def scratch_registry(monkeypatch):
     load_model.cache_clear()
 
 
-def test_the_three_units_register_themselves_from_their_folders():
-    assert registry.names() == ["amdgpu", "rc11", "vulkan"]
+def test_the_units_register_themselves_from_their_folders():
+    assert {"amdgpu", "ptx", "ptx60", "rc11", "vulkan"} <= set(registry.names())
+    assert registry.get("ptx").dialects == registry.get("ptx60").dialects == ("PTX",)
+    assert registry.get("ptx").suites == {"PTXv7_5": "verdict"}
+    assert registry.get("ptx60").suites == {"PTXv6_0": "verdict"}
     assert registry.get("amdgpu").dialects == ("AMDGPU",)
     assert registry.get("rc11").dialects == ("C",)
     assert set(registry.get("vulkan").dialects) == {"Vulkan", "VULKAN"}
@@ -51,14 +54,16 @@ def test_the_three_units_register_themselves_from_their_folders():
 
 
 def test_unknown_model_lists_the_registered_ones():
-    with pytest.raises(OracleError, match=r"unknown model 'ptx' \(available: amdgpu, rc11, vulkan\)"):
-        registry.get("ptx")
+    with pytest.raises(OracleError, match=r"unknown model 'nosuch' \(available: amdgpu, .*ptx, "
+                                          r"ptx60, .*rc11, .*vulkan\)"):
+        registry.get("nosuch")
 
 
 def test_dialect_defaults_agree_with_the_registration():
     assert check_defaults(DEFAULT_MODEL) == []
-    assert check_defaults({"AMDGPU": "rc11", "C": "rc11", "Vulkan": "vulkan",
-                           "VULKAN": "vulkan"}) == ["default model 'rc11' of AMDGPU does not read AMDGPU"]
+    assert check_defaults(dict(DEFAULT_MODEL, AMDGPU="rc11")) == \
+        ["default model 'rc11' of AMDGPU does not read AMDGPU"]
+    assert DEFAULT_MODEL["PTX"] == "ptx"
     assert "dialect C of model 'rc11' has no default model" in \
         check_defaults({"AMDGPU": "amdgpu", "Vulkan": "vulkan", "VULKAN": "vulkan"})
 

@@ -214,3 +214,19 @@ def test_devices_command_lists_backend_names(backend, capsys):
     out = capsys.readouterr().out
     assert f"opencl:{backend.pi}:{backend.di}" in out
     assert backend.device.name.strip() in out
+
+
+def test_a_non_nvidia_device_refuses_ptx_tests_and_ptx_campaigns(backend, tmp_path):
+    """PoCL gets cl3 kernels: it runs AMDGPU tests only; a PTX test is refused with the dialect
+    it needs, and so is a PTX campaign on it (before anything is written)."""
+    from fuzz.campaign import Campaign, CampaignError, Config
+    assert backend.dialect == "cl3" and backend.dialects == ("AMDGPU",)
+    assert "ptx kernel dialect" in backend.why_not("PTX")
+    t = litmus.parse("PTX p\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nexists (P0:r0 == 0)\n")
+    with pytest.raises(BackendError, match=r"this test is PTX \(use --dialect ptx\)"):
+        backend.run(t, 10)
+    with pytest.raises(CampaignError, match="runs AMDGPU programs, not PTX: PTX tests need the "
+                                            "ptx kernel dialect"):
+        Campaign(Config(backend=backend.name, out=str(tmp_path / "c"), seed=1, programs=1,
+                        iterations=10, model="ptx"), backend=backend).run()
+    assert not (tmp_path / "c").exists()

@@ -24,6 +24,9 @@ CASES = [
     ("max", 5, 3, 5), ("max", -1, 3, 3),
     ("min", 5, 3, 3), ("min", -1, 3, -1),
     ("const", 9, 4, 4), ("copy", 9, 4, 9),
+    # PTX atom.inc/atom.dec wrap at the operand (PTX ISA, atom)
+    ("inc", 2, 5, 3), ("inc", 5, 5, 0), ("inc", 7, 5, 0),
+    ("dec", 3, 5, 2), ("dec", 0, 5, 5), ("dec", 7, 5, 5),
 ]
 
 

@@ -1,12 +1,14 @@
 """Litmus test -> OpenCL C kernel for the parallel testing environment (issue 8).
 
-Two dialects share one kernel skeleton (:mod:`hw.layout` says which instance each role of
+Three dialects share one kernel skeleton (:mod:`hw.layout` says which instance each role of
 a work-item belongs to); they differ in how each instruction is lowered, one :class:`Emitter`
 subclass per dialect (:data:`EMITTERS`):
 
 ``cl3``
     OpenCL C 3.0: ``atomic_*_explicit`` with ``memory_order_*`` / ``memory_scope_*``,
     ``atomic_work_item_fence``, ``work_group_barrier``. For PoCL and any OpenCL 3.0 device.
+``ptx``
+    OpenCL C 1.2 with inline PTX, for PTX-dialect tests on NVIDIA GPUs (:mod:`hw.opencl.emit_ptx`).
 ``amdgcn``
     OpenCL C for ROCm with clang builtins: ``__scoped_atomic_*``, ``__builtin_amdgcn_fence`` with
     LLVM scope names, ``__builtin_amdgcn_s_barrier``, the gfx1250 LDS-DMA builtin with
@@ -31,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from litmus import Instr, Test, format_instr
+from litmus.cfg import attr
 from litmus.ir import BASES
 
 from ..backend import BackendError
@@ -114,7 +117,7 @@ class Kernel:
 # --- phases -----------------------------------------------------------------------------------
 
 def _is_wait(ins: Instr) -> bool:
-    return ins.base in ("barrier", "bar.wait")
+    return ins.base in ("barrier", "bar.wait") or (ins.base == "cbar" and "arrive" not in ins.attrs)
 
 
 def split_phases(code) -> list[list[Instr]]:
@@ -140,6 +143,8 @@ def wait_objects(code) -> list:
         elif ins.base == "bar.wait":
             b = ins.args[0]
             out.append(("named", joined) if b > 0 else b)
+        elif _is_wait(ins):                         # PTX bar.cta.sync INST, ID
+            out.append(("cbar", attr(ins, "inst"), attr(ins, "id")))
     return out
 
 
@@ -154,6 +159,16 @@ def barrier_problem(test: Test) -> str | None:
     for tid, th in enumerate(test.threads):
         groups.setdefault(test.instance(tid, "wg"), []).append(tid)
     for tids in groups.values():
+        for t in tids:
+            for ins in test.threads[t].code:
+                if ins.base != "cbar":
+                    continue
+                bid, quorum = attr(ins, "id"), attr(ins, "quorum")
+                if bid is not None and not bid.lstrip("-").isdigit():
+                    return f"P{t}: barrier id {bid} is a register: its waits cannot be matched"
+                if quorum is not None and int(quorum) != len(tids):
+                    return (f"P{t}: barrier thread count {quorum} is not the {len(tids)} threads "
+                            "of its CTA: a workgroup-wide barrier would change who it releases")
         seqs = [(t, wait_objects(test.threads[t].code)) for t in tids]
         longest = max(seqs, key=lambda s: len(s[1]))
         for t, s in seqs:
@@ -180,11 +195,15 @@ class Emitter:
 
     The base class holds what every dialect shares (plain accesses, cas orders, phase boundaries,
     the ``weaken`` switch); a dialect is one subclass that fills in the constructs it spells its
-    own way. Adding a dialect (say ``nvptx``) is one more subclass registered in :data:`EMITTERS`.
+    own way. Adding a dialect (``ptx`` is one) is one more subclass registered in :data:`EMITTERS`.
     """
 
     #: the dialect's name (``--dialect``)
     name = ""
+    #: the test dialects it lowers
+    READS: tuple[str, ...] = ("AMDGPU",)
+    #: construct -> how it is lowered (printed in the kernel header)
+    LOWERINGS: dict[str, str] = LOWERINGS
     #: litmus order -> the dialect's memory order
     ORDERS: dict[str, str] = {}
     #: the atomic exchange, and the fetch-and-op with ``{op}`` from :data:`RMW_FN`
@@ -201,6 +220,11 @@ class Emitter:
     @staticmethod
     def ptr(tid: int, loc: str) -> str:
         return f"p{tid}_{loc}"
+
+    @staticmethod
+    def text(ins: Instr) -> str:
+        """An instruction as the test's dialect writes it (kernel comments, error messages)."""
+        return format_instr(ins)
 
     def order(self, o: str) -> str:
         if self.weaken == "relaxed":
@@ -478,8 +502,10 @@ class AmdgcnEmitter(Emitter):
                 "#else", "  __builtin_amdgcn_s_wait_asynccnt(0);", "#endif", "#endif"]
 
 
+from .emit_ptx import PTXEmitter  # noqa: E402  (it subclasses Emitter, defined above)
+
 #: dialect name -> its emitter class (``--dialect``)
-EMITTERS: dict[str, type[Emitter]] = {e.name: e for e in (CL3Emitter, AmdgcnEmitter)}
+EMITTERS: dict[str, type[Emitter]] = {e.name: e for e in (CL3Emitter, AmdgcnEmitter, PTXEmitter)}
 DIALECTS = tuple(EMITTERS)
 
 
@@ -495,8 +521,11 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
         raise CodegenError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
     if weaken not in WEAKENINGS:
         raise CodegenError(f"unknown weakening {weaken!r}")
-    if test.dialect != "AMDGPU":
-        raise CodegenError(f"codegen reads the AMDGPU dialect only; this test is {test.dialect}")
+    reads = EMITTERS[dialect].READS
+    if test.dialect not in reads:
+        raise CodegenError(f"the {dialect} dialect lowers {'/'.join(reads)} tests; this test is "
+                           f"{test.dialect}" + (" (use --dialect ptx)" if test.dialect == "PTX"
+                                                else ""))
     layout = layout_of(test)
     em = EMITTERS[dialect](test, weaken)
     regs = tuple((tid, r) for tid in range(len(test.threads)) for r in test.registers(tid))
@@ -508,11 +537,11 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
 
     out = em.prelude()
     out.append("")
-    for name, text in LOWERINGS.items():
+    for name, text in em.LOWERINGS.items():
         out.append(f"/* lowering of {name}: {text} */")
     out.append("")
     for tid, th in enumerate(test.threads):
-        code = "; ".join(format_instr(i) for i in th.code) or "(empty)"
+        code = "; ".join(em.text(i) for i in th.code) or "(empty)"
         r = layout.roles[tid]
         out.append(f"/* P{tid} (wg role {r.wg}, wave role {r.wave}, lane {r.lane}): {code} */")
     out += [
@@ -599,7 +628,7 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
                 continue
             out.append(f"  /* P{tid} */")
             for ins in body:
-                out.append(f"  /* {format_instr(ins)} */")
+                out.append(f"  /* {em.text(ins)} */")
                 for line in em.lower(tid, ins, states[tid]):
                     out.append(line if line.startswith("#") else "  " + line)
             if last:                     # after the body: it may have issued async copies

@@ -17,7 +17,7 @@ def cmd_codegen(args) -> int:
         print(str(e), file=sys.stderr)
         return 2
     try:
-        kernel = generate(test, args.dialect)
+        kernel = generate(test, args.dialect or ("ptx" if test.dialect == "PTX" else "cl3"))
     except CodegenError as e:
         print(f"{args.file}: {e}", file=sys.stderr)
         return 2
@@ -49,8 +49,10 @@ def register(sub) -> None:
     p = sub.add_parser("codegen", help="print the OpenCL kernel of a litmus test",
                        description="Print the complete parallel-testing kernel of FILE in a "
                                    "dialect: cl3 (OpenCL C 3.0) or amdgcn (OpenCL C with AMDGPU "
-                                   "clang builtins). Exit 2 on bad input.")
-    p.add_argument("--dialect", "-d", choices=DIALECTS, default="cl3")
+                                   "clang builtins) for AMDGPU tests, ptx (OpenCL C 1.2 with "
+                                   "inline PTX, NVIDIA GPUs) for PTX tests; the default is ptx "
+                                   "for PTX tests, cl3 otherwise. Exit 2 on bad input.")
+    p.add_argument("--dialect", "-d", choices=DIALECTS, default=None)
     p.add_argument("file", metavar="FILE")
     p.set_defaults(func=cmd_codegen)
     p = sub.add_parser("devices", help="list OpenCL devices (backend names opencl:P:D)",

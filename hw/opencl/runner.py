@@ -25,7 +25,8 @@ from litmus import Test
 
 from ..backend import Backend, BackendError, Histogram
 from . import devices as _devices
-from .codegen import DIALECTS, Kernel, barrier_problem, generate
+from .codegen import DIALECTS, EMITTERS, Kernel, barrier_problem, generate
+from .emit_ptx import PTX_SCOPE
 from ..layout import check_shape, role_table
 
 ENV_PARAMS = "SCOPEFUZZ_OPENCL_PARAMS"
@@ -50,7 +51,7 @@ class Params:
     wave_size: int = 0          # lanes per wave for placement; 0: the device's (AMD) or 32
     timeout_s: float = 60.0     # watchdog per launch
     in_flight: int = 3          # launches queued ahead while the host counts
-    dialect: str = ""           # "" picks amdgcn on ROCm devices, cl3 elsewhere
+    dialect: str = ""           # "" picks amdgcn on ROCm GPUs, ptx on NVIDIA GPUs, cl3 elsewhere
 
 
 #: Defaults for CPU devices (PoCL): small workgroups, blocks matching PoCL's 64-workgroup chunks,
@@ -59,6 +60,17 @@ CPU_PARAMS = Params(wg_size=64, testing_wgs=512, block_stride=64, sync_spins=500
                     rendezvous_spins=2_000_000)
 #: Defaults for GPUs: MC Mutants-like launches of neighbouring workgroups.
 GPU_PARAMS = Params(wg_size=256, testing_wgs=256, block_stride=1, sync_spins=0)
+
+
+def default_dialect(platform: str, gpu: bool) -> str:
+    """The kernel dialect for a device: ``amdgcn`` on ROCm GPUs, ``ptx`` on NVIDIA GPUs (OpenCL C
+    1.2 there: inline PTX is the only way to scoped atomics, and the device runs PTX tests),
+    ``cl3`` elsewhere."""
+    if gpu and "AMD Accelerated Parallel Processing" in platform:
+        return "amdgcn"
+    if gpu and "NVIDIA" in platform:
+        return "ptx"
+    return "cl3"
 
 
 def params_from_env(base: Params | None = None) -> Params:
@@ -191,11 +203,13 @@ class OpenCLBackend(Backend):
         self.ctx, self.queue = _context(self.pi, self.di, self.device)
         dialect = self.params.dialect
         if not dialect:
-            rocm = "AMD Accelerated Parallel Processing" in self.platform.name
-            dialect = "amdgcn" if rocm and self.device.type & cl.device_type.GPU else "cl3"
+            dialect = default_dialect(self.platform.name, bool(self.device.type & cl.device_type.GPU))
         if dialect not in DIALECTS:
             raise BackendError(f"unknown OpenCL dialect {dialect!r}")
         self.dialect = dialect
+        #: the test dialects its kernels lower (PTX tests on NVIDIA GPUs, AMDGPU tests elsewhere);
+        #: ``run`` checks PTX tests against their default model, ``ptx``
+        self.dialects = EMITTERS[dialect].READS
         self.wave_size = self.params.wave_size or self._device_wave_size()
         self.options = self._build_options()
 
@@ -209,9 +223,17 @@ class OpenCLBackend(Backend):
             pass
         return 32
 
+    def why_not(self, dialect: str) -> str:
+        if dialect == "PTX":
+            return (f"PTX tests need the ptx kernel dialect (an NVIDIA GPU platform, or "
+                    f"SCOPEFUZZ_OPENCL_PARAMS=dialect=ptx); this device uses {self.dialect}")
+        return f"the {self.dialect} kernels lower {'/'.join(self.dialects)} tests, not {dialect}"
+
     def _build_options(self) -> list[str]:
         if self.dialect == "amdgcn":
             return ["-cl-std=CL2.0"]
+        if self.dialect == "ptx":
+            return ["-cl-std=CL1.2"]          # NVIDIA's OpenCL C; the kernel's atomics are PTX
         versions = []
         try:
             versions = [v.version for v in self.device.opencl_c_all_versions]
@@ -233,6 +255,8 @@ class OpenCLBackend(Backend):
                      else "device")
         if self.dialect == "amdgcn":
             return {s: s for s in ("thread", "wave", "wg", "cluster", "agent", "sys")}
+        if self.dialect == "ptx":
+            return dict(PTX_SCOPE)
         return {"thread": "work_group", "wave": "work_group", "wg": "work_group",
                 "cluster": "device", "agent": "device", "sys": sys_scope}
 

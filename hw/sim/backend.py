@@ -10,7 +10,7 @@ from litmus import Test
 
 from ..backend import BackendError, ExhaustiveBackend, Histogram
 from . import kernel
-from .lower import LoweringError, Machine, lower
+from .lower import LoweringError, Machine, lower, refusal
 from .mutants import MUTANTS
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, with_options
 
@@ -55,6 +55,11 @@ def parse_spec(spec: str | None) -> tuple[Profile, str | None]:
 class SimBackend(ExhaustiveBackend):
     """The CPU simulator for one profile, optionally with one mutant (randomized ``run`` and
     exhaustive ``explore``)."""
+
+    dialects = ("AMDGPU",)
+
+    def why_not(self, dialect: str) -> str:
+        return refusal(dialect)
 
     def __init__(self, profile: Profile, mutant: str | None = None):
         self.profile = profile

@@ -368,11 +368,20 @@ def _dense(keys):
     return d
 
 
+def refusal(dialect: str) -> str:
+    """Why the simulator does not run tests of ``dialect`` (one line)."""
+    why = f"the simulator models AMD GPU hardware: it runs AMDGPU-dialect tests, not {dialect}"
+    if dialect == "PTX":
+        why += (" (PTX tests run on an NVIDIA GPU: --backend opencl on an NVIDIA platform, "
+                "kernels of codegen --dialect ptx)")
+    return why
+
+
 def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
     """Lower ``test`` for ``profile`` (with ``mutant``'s :class:`~hw.sim.mutants.Edits`
     applied) into a :class:`Machine`."""
     if test.dialect != "AMDGPU":
-        raise LoweringError(f"the simulator runs AMDGPU-dialect tests, not {test.dialect}")
+        raise LoweringError(refusal(test.dialect))
     T = len(test.threads)
     if T == 0:
         raise LoweringError("the test has no threads")

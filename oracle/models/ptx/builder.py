@@ -1,0 +1,386 @@
+"""Event graph builder for the ``ptx`` and ``ptx60`` model files: PTX-dialect tests ->
+pre-executions.
+
+One :class:`~oracle.events.PreExecution` per combination of thread paths (litmus/cfg.py: a path
+fixes every branch and the value each read returned, which the read carries as a required value),
+per barrier outcome and per Fence-SC order:
+
+- **Barriers** (``bar.cta.sync``/``arrive INST[, ID[, COUNT]]``, Dat3M's form). Barriers are
+  grouped per CTA by instance ``INST`` and by the value of ``ID`` on the path. Without ``COUNT``
+  a group completes only when every thread of the CTA that has a barrier of that instance and
+  id in its code reaches it (an id held in a register counts where the path reaches it);
+  otherwise the combination has no outcome (the program hangs, as in Dat3M). With ``COUNT`` at
+  least ``COUNT`` of the reached barriers synchronize (every such subset is a variant), or the
+  combination hangs. A synchronizing barrier synchronizes with every reached ``sync`` of its
+  group (PTX ISA 8.9.4: "A bar{.cta}.sync or bar{.cta}.red or bar{.cta}.arrive operation
+  synchronizes with a bar{.cta}.sync or bar{.cta}.red operation executed on the same barrier"):
+  relation ``bsync``; an ``arrive`` synchronizes but is never synchronized with.
+- **Fence-SC order** (PTX ISA 8.9.3: "an acyclic partial order, determined at runtime, that
+  relates every pair of morally strong fence.sc operations"): one variant per orientation of the
+  morally strong pairs of ``fence.sc`` events that is acyclic together with program order;
+  relation ``fsc``.
+
+Vocabulary (declared by the units, oracle/models/ptx/__init__.py; see ptx-relations.model):
+sets ``R W F IW FR CO`` (every write: the search's coherence orders), ``STRONG`` (memory fences
+and ``.relaxed``/``.acquire``/``.release``/``.acq_rel``/``.volatile`` accesses), ``ACQ`` ``REL``
+(acquire / release operations and fences; a fence.sc is both), ``SC`` (fence.sc), ``RED`` (the
+read of a ``red``: no read operation, PTX ISA "Operation types"), proxies ``GEN SUR TEX CON``
+(memory operations and memory fences), ``PF`` (proxy fences of surface/texture/constant),
+``ALIAS`` (``fence.proxy.alias``), ``BAR`` (barrier operations); relations ``po``, ``loc`` (same
+physical location), ``vloc`` (same virtual address: the generic address an access names),
+``rmw``, ``dep`` (data and control dependencies: a read -> what depends on its value),
+``inscope`` (two scoped operations each of whose scope includes the other's thread), ``cta``
+(same CTA),
+``pfo`` (a proxy fence -> the operations of its proxy in its CTA), ``ini`` (each initial write ->
+every operation of every thread: kernel start synchronizes with the start of every thread,
+PTX ISA 8.9.4), ``fsc``, ``bsync``. Final reads (``FR``, thread -1) give each location's final
+value; they read the co-last write and take part in nothing else.
+
+Search hints (oracle/hints.py) for *uniform* locations, whose accesses (all but the initial
+write) are pairwise morally strong: every two writes there must be related by PTX's coherence
+order, so the search's total order is that coherence order, and SC per location (8.10.5) is
+plain coherence: ``CohR`` (their reads), ``incl`` (their pairs) and ``cohord`` (program order
+between them). A cycle of program order and rf/co/fr among them, which the search then prunes,
+is a cycle of morally strong communication and program order. Other locations get no hint.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from litmus.cfg import attr, paths_per_thread
+from litmus.ir import Test
+
+from oracle.errors import OracleError
+from oracle.events import REQ_EQ, Event, PreExecution
+from oracle.models.path_executions import _build
+from oracle.models.rc11.builder import add_observables
+
+SETS = ("R", "W", "F", "IW", "FR", "CO", "STRONG", "ACQ", "REL", "SC", "RED",
+        "GEN", "SUR", "TEX", "CON", "PF", "ALIAS", "BAR", "CohR")
+RELS = ("po", "loc", "vloc", "rmw", "dep", "inscope", "cta", "pfo", "ini", "fsc", "bsync",
+        "incl", "cohord")
+PROXY_SET = {"generic": "GEN", "surface": "SUR", "texture": "TEX", "constant": "CON"}
+#: most variants (barrier outcomes x Fence-SC orders) of one combination of paths
+MAX_VARIANTS = 4096
+#: most writes to one location in a pre-execution besides the initial one: the search enumerates
+#: every total order of them (8! = 40,320); a program with more is refused with an error rather
+#: than left running
+MAX_WRITES = 8
+
+
+def _proxy(ins) -> str:
+    return attr(ins, "proxy") or "generic"
+
+
+def _label(e) -> str:
+    ins = e.instr
+    if e.kind in ("R", "W"):
+        via = attr(ins, "via") if ins is not None else None
+        name = via.split("@")[0] if via else e.loc
+        val = "" if e.val is None else f"={e.val}"
+        return f"{e.kind} {name}{val}"
+    if e.kind == "B":
+        return "B " + ("arrive" if "arrive" in ins.attrs else "sync") + f" {attr(ins, 'inst')}"
+    if ins.order is not None:
+        return f"F {ins.order}.{ins.scope}"
+    return f"F proxy.{attr(ins, 'proxy')}"
+
+
+def _event_sets(e) -> list[str]:
+    """The sets of one event of path_executions._build (see the module doc)."""
+    ins = e.instr
+    if e.tid < 0:
+        return ["W", "IW", "CO", "GEN"]
+    if e.kind in ("R", "W"):
+        out = [e.kind, PROXY_SET[_proxy(ins)]]
+        if e.kind == "W":
+            out.append("CO")
+        strong = e.order is not None
+        red = "red" in ins.attrs
+        if strong:
+            out.append("STRONG")
+        if e.kind == "R" and red:
+            out.append("RED")
+        if e.kind == "R" and e.order == "acq" and not red:
+            out.append("ACQ")
+        if e.kind == "W" and e.order == "rel":
+            out.append("REL")
+        return out
+    if e.kind == "B":
+        return ["BAR"]
+    kind = attr(ins, "proxy")
+    if kind == "alias":
+        return ["F", "ALIAS"]
+    if kind is not None:
+        return ["F", "PF"]
+    out = ["F", "STRONG", "GEN"]
+    if ins.order in ("acq", "acq_rel", "sc"):
+        out.append("ACQ")
+    if ins.order in ("rel", "acq_rel", "sc"):
+        out.append("REL")
+    if ins.order == "sc":
+        out.append("SC")
+    return out
+
+
+def _rows(n: int, pairs) -> list[int]:
+    rows = [0] * n
+    for a, b in pairs:
+        rows[a] |= 1 << b
+    return rows
+
+
+def _bits(x: int):
+    while x:
+        low = x & -x
+        yield low.bit_length() - 1
+        x ^= low
+
+
+def _acyclic(n: int, rows: list[int]) -> bool:
+    reach = list(rows)
+    for k in range(n):
+        for i in range(n):
+            if reach[i] >> k & 1:
+                reach[i] |= reach[k]
+    return all(not reach[i] >> i & 1 for i in range(n))
+
+
+class _Static:
+    """Per combination of paths: event sets and the static relations (module doc)."""
+
+    def __init__(self, test: Test, x0, deps_of):
+        self.test, self.x0 = test, x0
+        ev = x0.events
+        n = self.n = x0.n
+        self.sets = {name: 0 for name in SETS}
+        for e in ev:
+            for s in _event_sets(e):
+                self.sets[s] |= 1 << e.eid
+
+        def thread_pairs(pred):
+            out = [0] * n
+            for a in ev:
+                if a.tid < 0:
+                    continue
+                for b in ev:
+                    if b.tid >= 0 and pred(a, b):
+                        out[a.eid] |= 1 << b.eid
+            return out
+
+        def same_cta(a, b):
+            return test.same(a.tid, b.tid, "wg")
+
+        def scoped(e):
+            return e.instr is not None and e.instr.scope is not None and \
+                (e.kind in ("R", "W") and e.order is not None or e.kind == "F")
+
+        def inclusive(a, b):
+            return scoped(a) and scoped(b) and \
+                test.inclusive(a.tid, a.instr.scope, b.tid, b.instr.scope)
+
+        self.cta = thread_pairs(same_cta)
+        self.inscope = thread_pairs(inclusive)
+        mem = [e for e in ev if e.kind in ("R", "W")]
+        vname = {e.eid: (attr(e.instr, "vloc") if e.instr is not None else None) or e.loc
+                 for e in mem}
+        self.vloc = _rows(n, ((a.eid, b.eid) for a in mem for b in mem
+                              if a.loc == b.loc and vname[a.eid] == vname[b.eid]))
+        self.pfo = thread_pairs(lambda f, y: f.kind == "F" and y.kind in ("R", "W")
+                                and attr(f.instr, "proxy") not in (None, "alias")
+                                and attr(f.instr, "proxy") == _proxy(y.instr) and same_cta(f, y))
+        iw = [e.eid for e in ev if e.tid < 0]
+        self.ini = _rows(n, ((w, e.eid) for w in iw for e in ev if e.tid >= 0))
+        self.dep = _rows(n, deps_of(x0))
+        self.sc = [e for e in ev if e.kind == "F" and e.instr.order == "sc"]
+        self.uniform_hints(mem, vname)
+
+    def uniform_hints(self, mem, vname) -> None:
+        """``CohR``, ``incl`` and ``cohord`` of the uniform locations (module doc)."""
+        n, po = self.n, self.x0.po
+        self.incl, self.cohord = [0] * n, [0] * n
+        by_loc: dict[str, list] = {}
+        for e in mem:
+            if e.tid >= 0:
+                by_loc.setdefault(e.loc, []).append(e)
+        for evs in by_loc.values():
+            def ms(a, b):
+                return vname[a.eid] == vname[b.eid] and \
+                    _proxy(a.instr) == _proxy(b.instr) and \
+                    (a.tid == b.tid or self.inscope[a.eid] >> b.eid & 1)
+            if not all(ms(a, b) for a, b in itertools.combinations(evs, 2)):
+                continue
+            mask = sum(1 << e.eid for e in evs)
+            for e in evs:
+                self.incl[e.eid] = mask & ~(1 << e.eid)
+                self.cohord[e.eid] = po[e.eid] & mask
+                if e.kind == "R":
+                    self.sets["CohR"] |= 1 << e.eid
+
+    def morally_strong(self, a, b) -> bool:
+        """Two fences: same thread (program order) or each scope includes the other's thread."""
+        return a.tid == b.tid or bool(self.inscope[a.eid] >> b.eid & 1)
+
+    def fence_sc_orders(self) -> list[list[int]]:
+        """Every Fence-SC order: an orientation of the morally strong fence.sc pairs, acyclic
+        with program order (same-thread pairs follow it, as the Fence-SC axiom requires)."""
+        n, po = self.n, self.x0.po
+        fixed, free = [], []
+        for a, b in itertools.combinations(self.sc, 2):
+            if not self.morally_strong(a, b):
+                continue
+            if a.tid == b.tid:
+                fixed.append((a.eid, b.eid) if po[a.eid] >> b.eid & 1 else (b.eid, a.eid))
+            else:
+                free.append((a.eid, b.eid))
+        if 1 << len(free) > MAX_VARIANTS:
+            raise OracleError(f"{self.test.name}: {len(free)} pairs of fence.sc in different "
+                              f"threads: too many Fence-SC orders")
+        out = []
+        for dirs in itertools.product((0, 1), repeat=len(free)):
+            pairs = fixed + [(a, b) if d == 0 else (b, a) for (a, b), d in zip(free, dirs)]
+            rows = _rows(n, pairs)
+            cyc = [r | p for r, p in zip(rows, po)]
+            if _acyclic(n, cyc):
+                out.append(rows)
+        return out
+
+
+def barrier_outcomes(test: Test, x0, bar_ids: dict) -> list[list[int]]:
+    """The ``bsync`` relation of every way the barriers of one combination of paths complete
+    (module doc); an empty list when some barrier can never complete. ``bar_ids``: barrier
+    event -> the value of its id operand on its path (None without one)."""
+    groups: dict[tuple, list] = {}
+    for e in x0.events:
+        if e.kind == "B":
+            key = (test.instance(e.tid, "wg"), attr(e.instr, "inst"), bar_ids[e.eid])
+            groups.setdefault(key, []).append(e)
+    choices = []
+    for (cta, inst, bid), evs in groups.items():
+        quorum = attr(evs[0].instr, "quorum")
+        syncs = sum(1 << e.eid for e in evs if "arrive" not in e.instr.attrs)
+        if quorum is None:
+            need = set()
+            for tid, th in enumerate(test.threads):
+                if test.instance(tid, "wg") != cta:
+                    continue
+                for ins in th.code:
+                    if ins.base == "cbar" and attr(ins, "inst") == inst:
+                        i = attr(ins, "id")
+                        if i is None and bid is None or i is not None and i.lstrip("-").isdigit() \
+                                and bid is not None and int(i) == bid:
+                            need.add(tid)
+            if not need <= {e.tid for e in evs}:
+                return []
+            choices.append([[(e.eid, syncs) for e in evs]])
+        else:
+            q = int(quorum)
+            if len(evs) < q:
+                return []
+            choices.append([[(e.eid, syncs) for e in sub] for k in range(q, len(evs) + 1)
+                            for sub in itertools.combinations(evs, k)])
+    out = []
+    for pick in itertools.product(*choices):
+        rows = [0] * x0.n
+        for part in pick:
+            for eid, mask in part:
+                rows[eid] |= mask & ~(1 << eid)
+        out.append(rows)
+        if len(out) > MAX_VARIANTS:
+            raise OracleError(f"{test.name}: too many barrier outcomes")
+    return out
+
+
+def _path_deps(combo):
+    """(read event, dependent event) pairs of one combination of paths, from each op's deps."""
+    def pairs(x0):
+        out = []
+        for tid, path in enumerate(combo):
+            ids = x0.op_event[tid]
+            for k, op in enumerate(path.ops):
+                first = ids[k]
+                mine = [first, first + 1] if op.kind == "U" else [first]
+                for d in op.deps:
+                    out.extend((ids[d], m) for m in mine)
+        return out
+    return pairs
+
+
+def to_pre_execution(test: Test, x0, combo, st: _Static, bsync, fsc) -> PreExecution:
+    pe = PreExecution()
+    loc_ids = {loc.name: i for i, loc in enumerate(test.locations)}
+    pe.loc_names = [loc.name for loc in test.locations]
+    for e in x0.events:
+        ev = Event(_label(e), e.tid, loc_ids[e.loc] if e.loc else -1,
+                   value=e.val if e.kind == "W" else 0, instr=e.index)
+        if e.kind == "R" and e.val is not None:        # None: a free read (rf decides)
+            ev.req_mode, ev.req_val = REQ_EQ, e.val
+        i = pe.add(ev)
+        for name, mask in st.sets.items():
+            if mask >> i & 1:
+                pe.mark(i, name)
+    n0 = x0.n
+    final = {}
+    for loc in test.globals:
+        final[loc.name] = pe.add(Event(f"R {loc.name} (final)", -1, loc_ids[loc.name]),
+                                 "R", "FR", "GEN")
+    n = pe.n
+    pad = [0] * (n - n0)
+    rels = {"po": x0.po, "rmw": x0.rmw, "dep": st.dep, "inscope": st.inscope, "cta": st.cta,
+            "pfo": st.pfo, "ini": st.ini, "fsc": fsc, "bsync": bsync, "incl": st.incl,
+            "cohord": st.cohord}
+    for name, rows in rels.items():
+        pe.rels[name] = list(rows[:n0]) + pad
+    by_loc: dict[int, int] = {}
+    for i, ev in enumerate(pe.events):
+        if ev.loc_id >= 0:
+            by_loc[ev.loc_id] = by_loc.get(ev.loc_id, 0) | (1 << i)
+    pe.rels["loc"] = [by_loc[ev.loc_id] if ev.loc_id >= 0 else 0 for ev in pe.events]
+    pe.rels["vloc"] = list(st.vloc[:n0]) + pad
+    for name in SETS:
+        pe.sets.setdefault(name, set())
+    add_observables(pe, test, combo, x0, final)
+    return pe
+
+
+def build(test: Test, proxies: bool = True, model: str = "ptx") -> list[PreExecution]:
+    """Every pre-execution of a PTX-dialect test (module doc). ``proxies=False`` (the ``ptx60``
+    model, PTX ISA 6.0) refuses aliases, proxies and proxy fences, which came with PTX 7.5."""
+    if not proxies:
+        for tid, i, ins in test.instructions():
+            if attr(ins, "via") or attr(ins, "proxy"):
+                what = attr(ins, "proxy") or attr(ins, "via").split("@")[0]
+                raise OracleError(f"{test.name}: model {model} (PTX ISA 6.0) has no proxies or "
+                                  f"aliases (P{tid} instruction {i + 1} uses {what}); use the "
+                                  f"ptx model (7.5)")
+    try:
+        paths = paths_per_thread(test, seed=False, deps=True)
+    except ValueError as e:
+        raise OracleError(str(e)) from None
+    out = []
+    for combo in itertools.product(*paths):
+        x0 = _build(test, combo)
+        per_loc: dict[str, int] = {}
+        for e in x0.events:
+            if e.kind == "W" and e.tid >= 0:
+                per_loc[e.loc] = per_loc.get(e.loc, 0) + 1
+                if per_loc[e.loc] > MAX_WRITES:
+                    raise OracleError(f"{test.name}: more than {MAX_WRITES} writes to {e.loc} in "
+                                      f"one execution (the search orders them every way; "
+                                      f"bound the loops)")
+        bar_ids = {x0.op_event[tid][k]: op.bar_id for tid, path in enumerate(combo)
+                   for k, op in enumerate(path.ops) if op.kind == "B"}
+        outcomes = barrier_outcomes(test, x0, bar_ids)
+        if not outcomes:
+            continue
+        st = _Static(test, x0, _path_deps(combo))
+        orders = st.fence_sc_orders()
+        if len(outcomes) * len(orders) > MAX_VARIANTS:
+            raise OracleError(f"{test.name}: {len(outcomes) * len(orders)} barrier outcomes and "
+                              f"Fence-SC orders in one combination of paths (more than "
+                              f"{MAX_VARIANTS})")
+        for bsync in outcomes:
+            for fsc in orders:
+                out.append(to_pre_execution(test, x0, combo, st, bsync, fsc))
+    return out
