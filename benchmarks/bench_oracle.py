@@ -1,5 +1,6 @@
 """Oracle throughput: tests/s on the corpora and the conformance files that have a front end and
-a model, and time per test for generated 16- and 20-event programs.
+a model, per model on the conformance suites it is measured on (mean rate, median and worst
+test), and time per test for generated 16- and 20-event programs.
 
 Run: ``.venv/bin/python benchmarks/bench_oracle.py [--quick]`` or ``scopefuzz bench --only oracle``.
 Every figure is measured with the outcome cache cleared before each pass (uncached), in one
@@ -37,19 +38,59 @@ def load(paths) -> tuple[list, int]:
     return tests, skipped
 
 
-def throughput(tests, min_seconds: float, cached: bool = False) -> float:
+def throughput(tests, min_seconds: float, cached: bool = False, model: str | None = None,
+               clock=time.perf_counter) -> float:
+    """Tests/s over passes of ``tests`` until ``min_seconds`` of ``clock`` (wall time; pass
+    ``time.process_time`` for CPU time, the fairer figure on a machine other jobs load)."""
     if not tests:
         return 0.0
-    done, t0 = 0, time.perf_counter()
+    done, t0 = 0, clock()
     while True:
         if not cached:
             oracle.clear_cache()
         for t in tests:
-            oracle.check(t)
+            oracle.check(t, model)
         done += len(tests)
-        dt = time.perf_counter() - t0
+        dt = clock() - t0
         if dt >= min_seconds:
             return done / dt
+
+
+def per_model(conf: str, min_seconds: float):
+    """Per model with conformance suites: the per-test rate in this process over the files of
+    its suites, and the median and worst single test (best of 3 runs each)."""
+    from litmus.expected import read_expected
+    from oracle import registry
+    out = []
+    for name in registry.names():
+        unit = registry.get(name)
+        if not unit.suites:
+            continue
+        rels: list[str] = []
+        for suite in unit.suites:
+            for row in read_expected(unit.expected_csv(conf, suite)).rows:
+                if row.path not in rels:
+                    rels.append(row.path)
+        tests = [litmus.parse_file(os.path.join(conf, rel)) for rel in rels]
+        each = []
+        for t in tests:
+            best = float("inf")
+            for _ in range(3):
+                oracle.clear_cache()
+                t0 = time.perf_counter()
+                oracle.check(t, name)
+                best = min(best, time.perf_counter() - t0)
+            each.append(best)
+        each.sort()
+        suites = "/".join(unit.suites)
+        out.append((f"{name} on {suites} ({len(tests)} tests), uncached",
+                    throughput(tests, min_seconds, model=name), "tests/s"))
+        out.append((f"{name} on {suites}, uncached, CPU time",
+                    throughput(tests, min_seconds, model=name, clock=time.process_time), "tests/s"))
+        if each:
+            out.append((f"{name} on {suites}: median test", each[len(each) // 2], "s"))
+            out.append((f"{name} on {suites}: worst test", each[-1], "s"))
+    return out
 
 
 SCOPES = ("wave", "wg", "agent", "sys")
@@ -128,10 +169,13 @@ def figures(quick: bool = False):
     out.append(("corpora, cached (same process, outcome cache warm)",
                 throughput(tests, secs / 2, cached=True), "tests/s"))
     conf = os.path.join(SHARED, "conformance")
-    if os.path.isdir(conf) and not quick:
-        ctests, cskipped = load([conf])
-        out.append((f"conformance: {len(ctests)} tests with front end + model "
-                    f"({cskipped} not decidable), uncached", throughput(ctests, secs), "tests/s"))
+    if os.path.isdir(conf):
+        if not quick:
+            ctests, cskipped = load([conf])
+            out.append((f"conformance: {len(ctests)} tests with front end + model "
+                        f"({cskipped} not decidable), uncached", throughput(ctests, secs),
+                        "tests/s"))
+        out.extend(per_model(conf, secs))
     oracle.check(generated(16, 0))          # compile / warm up
     for ev in (16, 20):
         mean, worst = per_test_seconds(ev, 3 if quick else 10)

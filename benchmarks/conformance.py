@@ -1,12 +1,13 @@
-"""Agreement of the models with the Dat3M conformance suites, and throughput.
+"""Agreement of the conformance models with the Dat3M suites, and throughput per model.
 
 Usage: ``.venv/bin/python benchmarks/conformance.py [--shared DIR] [--suite NAME ...]
 [--reference] [--markdown]``
 
 The suites and their models come from the model registration (each unit declares the suites it
-is measured on: ``oracle.ConformanceModel``). By default the models run in the oracle engine
-(``oracle.check``: the model files ``oracle/models/rc11/rc11.model`` and
-``oracle/models/vulkan/vulkan.model``), programs over 64 events included. ``--reference`` runs
+is measured on: ``oracle.ConformanceModel``): RC11 (rc11), C11 (c11), VULKAN and VULKAN-DR
+(vulkan), OPENCL and OPENCL-DR (opencl). By default the models run in the oracle engine
+(``oracle.check``: the model files ``oracle/models/<model>/<model>.model``), programs over 64
+events included. ``--reference`` runs
 the tests' Python reference of the same model instead (``tests/reference_<model>.py``, stopping
 at the first state that decides the verdict or the race flag; suites whose model has none are
 left out). Each suite is run twice, the first time to warm up (numba compilation, imports) with
@@ -21,8 +22,8 @@ and compares:
 - ``-DR`` suites: 1 = no consistent execution (among those the file's ``filter`` keeps) is racy,
   0 = some is (the model's ``racy`` flag).
 
-It prints ``SUITE: N agree, M disagree`` and every disagreement, and the RC11 throughput in tests
-per second in this one process. ``--markdown`` prints the table docs/conformance.md quotes.
+It prints ``SUITE: N agree, M disagree`` and every disagreement, and each suite's throughput in
+tests per second in this one process. ``--markdown`` prints the table docs/conformance.md quotes.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ A campaign directory holds
 - ``campaign.json``: its parameters (backend, seed, features, shard, iterations, and the model when
   one is named: ``--model ptx`` draws PTX programs, :mod:`fuzz.ptx_strategies`), written once;
 - ``journal.jsonl``: one fsynced line per session start and per program done (status, coverage,
-  executions, the finding it led to, or the error it raised);
+  executions, the finding it led to, or the error it raised), rotated into sealed segments
+  ``journal.000001.jsonl``... every 64 MiB (``fuzz/journal.py``); ``--resume`` and ``report`` stream it;
 - ``findings/<id>/``: one directory per distinct minimized finding (``fuzz/findings.py``).
 
 Program *i* is a pure function of (seed, i) (:func:`fuzz.strategies.draw_program`), shard K/N takes the
@@ -29,18 +30,18 @@ from litmus import Test, canonical_hash, format_test
 from litmus.ir import UNDEF
 
 from hw import Backend
+from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
 from .compare import compare
-from .findings import findings_dir, load_findings, publish
-from .journal import Journal, atomic_write, clean_temporaries, read_journal
+from .findings import TEST_FILE, findings_dir, load_findings, publish
+from .journal import DoneSet, Journal, atomic_write, clean_temporaries, read_journal, read_json
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
 from .progress import Progress
 from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
                          program_seed)
 
-META = "campaign.json"
-JOURNAL = "journal.jsonl"
+from .layout import JOURNAL, META  # noqa: E402  (re-exported: the one-process layout's files)
 
 
 class CampaignError(Exception):
@@ -81,6 +82,8 @@ class Config:
     baseline: str | None = None       # a reference backend (e.g. "sim" for "sim:MUTANT")
     max_findings: int | None = None   # stop after this many new findings (not on the baseline)
     model: str | None = None          # the oracle's model; None: AMDGPU programs, amdgpu model
+    findings_root: str | None = None  # the directory whose findings/ this campaign publishes to
+    #                                   (a parallel campaign's shards share their parent's); None: out
 
     def identity(self) -> dict:
         """What must match for ``--resume`` (program numbering and meaning of each program)."""
@@ -96,6 +99,20 @@ class Config:
 #: incremental model evaluation): a program with a huge candidate space is journaled as an oracle
 #: error instead of stalling the campaign
 ORACLE_BUDGET = 5_000_000
+
+
+def lock_campaign(directory: str):
+    """One process per campaign directory: an exclusive ``flock`` on ``DIR/.lock`` (it dies with
+    the process, even on SIGKILL). Returns the open lock file (closing it releases the lock)."""
+    import fcntl
+    f = open(os.path.join(directory, ".lock"), "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise CampaignError(f"{directory}: another scopefuzz process is running this "
+                            "campaign") from None
+    return f
 
 
 def default_checker(model: str | None = None):
@@ -121,22 +138,34 @@ def program_kind(model: str | None):
         return "PTX", ptx_strategies.draw_program, ptx_strategies.parse_ptx_features
     if "AMDGPU" in dialects:
         return "AMDGPU", draw_program, parse_features
+    hint = " (Tile IR programs: fuzz --against ptx, docs/tileir.md)" if "TILEIR" in dialects else ""
     raise CampaignError(f"model {model} reads {'/'.join(dialects)} tests; the fuzzer draws "
-                        f"AMDGPU and PTX programs")
+                        f"AMDGPU and PTX programs{hint}")
 
 
 def mutant_of(backend: str) -> str | None:
     fam, _, rest = backend.partition(":")
+    if fam == "isa":                      # isa:TARGET[,OPTS]:MUTANT[,OPTS]
+        mut = rest.partition(":")[2].split(",")[0]
+        return mut or None
     return rest or None if fam == "sim" else None
+
+
+#: journal statuses of programs that ran on the backend (the only ones that exercised anything)
+EXECUTED = ("ok", "finding", "unconfirmed")
+#: journal statuses of programs that errored (the oracle, the backend, or the size limit)
+ERRORED = ("oracle-error", "backend-error", "too-big")
 
 
 @dataclass
 class Stats:
     programs: int = 0
+    executed: int = 0
     executions: int = 0
     findings: int = 0
     undef: int = 0
     errors: int = 0
+    refused: int = 0          # programs the backend cannot express (BackendRefused)
     unconfirmed: int = 0
     active: float = 0.0
 
@@ -146,9 +175,11 @@ class Campaign:
 
     def __init__(self, config: Config, backend: Backend | None = None,
                  checker: Callable | None = None, progress: Progress | None = None,
-                 baseline: Backend | None = None):
+                 baseline: Backend | None = None, stop: Callable[[], bool] | None = None):
         self.cfg = config
         self.dir = config.out
+        self.root = config.findings_root or config.out   # where findings/ is
+        self._stop = stop            # asked between programs: True ends the session early
         self._backend = backend
         self._baseline = baseline
         self.new_findings = 0
@@ -156,7 +187,7 @@ class Campaign:
         self.progress = progress
         self.stats = Stats()
         self.coverage = cov.Coverage()
-        self.done: set[int] = set()
+        self.done = DoneSet(config.shard[0] - 1, config.shard[1])   # bounded memory on resume
         self.known: dict[str, dict] = {}
         self.uid = (f"{config.backend}-seed{config.seed}-"
                     f"shard{config.shard[0]}of{config.shard[1]}")
@@ -169,13 +200,14 @@ class Campaign:
         if exists and not self.cfg.resume:
             raise CampaignError(f"{self.dir}: already holds a campaign (use --resume, or another "
                                 "--out)")
-        os.makedirs(findings_dir(self.dir), exist_ok=True)
+        os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(findings_dir(self.root), exist_ok=True)
         self._lock()
         clean_temporaries(self.dir)
-        clean_temporaries(findings_dir(self.dir))
+        if self.root == self.dir:     # a shared findings/ is cleaned by the parent, not a shard
+            clean_temporaries(findings_dir(self.root))
         if os.path.exists(meta_path):
-            with open(meta_path, encoding="utf-8") as f:
-                meta = json.load(f)
+            meta = read_json(meta_path, CampaignError)
             mine = self.cfg.identity()
             for k in list(mine) + ["model"] * ("model" not in mine):   # model: only when named
                 if meta.get(k) != mine.get(k):
@@ -184,12 +216,13 @@ class Campaign:
         else:
             meta = dict(self.cfg.identity(), uid=self.uid, created=time.time(), version=1)
             atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
-        for e in read_journal(jpath):
-            if e.get("type") == "program":
+        for e in read_journal(jpath):          # streamed: a week's journal does not fit in memory
+            if e.get("type") == "program" and isinstance(e.get("i"), int) \
+                    and e["i"] not in self.done:
                 self.done.add(e["i"])
                 self._count(e)
                 self.stats.active = max(self.stats.active, e.get("t", 0.0))
-        for rec in load_findings(self.dir):
+        for rec in load_findings(self.root):
             self.known[rec["id"]] = rec
         self.stats.findings = len(self.known)
         self.journal = Journal(jpath)
@@ -197,14 +230,7 @@ class Campaign:
                              "pid": os.getpid(), "done": len(self.done)})
 
     def _lock(self) -> None:
-        """One process per campaign directory (the lock dies with the process, even on SIGKILL)."""
-        import fcntl
-        self._lock_file = open(os.path.join(self.dir, ".lock"), "w")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise CampaignError(f"{self.dir}: another scopefuzz process is running this "
-                                "campaign") from None
+        self._lock_file = lock_campaign(self.dir)
 
     def _count(self, e: dict) -> None:
         self.stats.programs += 1
@@ -212,11 +238,15 @@ class Campaign:
         st = e.get("status")
         if st in ("undef", "all-undef"):
             self.stats.undef += 1
-        elif st in ("oracle-error", "backend-error", "too-big"):
+        elif st in ERRORED:
             self.stats.errors += 1
+        elif st == "refused":
+            self.stats.refused += 1
         elif st == "unconfirmed":
             self.stats.unconfirmed += 1
-        self.coverage.add(e.get("kinds", []), e.get("pairs", []))
+        if st in EXECUTED:      # coverage is what ran, not what was drawn
+            self.stats.executed += 1
+            self.coverage.add(e.get("kinds", []), e.get("pairs", []))
 
     @property
     def backend(self):
@@ -289,6 +319,8 @@ class Campaign:
                 if self.cfg.max_findings is not None and \
                         self.new_findings >= self.cfg.max_findings:
                     break
+                if self._stop is not None and self._stop():
+                    break
         finally:
             self.journal.close()
             self._lock_file.close()
@@ -300,7 +332,8 @@ class Campaign:
         """Compile the oracle's and the backends' kernels (numba JIT) before the clock starts, so
         ``--time`` is spent fuzzing. Failures here are ignored: the loop records them per program."""
         from litmus import parse
-        mp = parse(_WARM_UP[program_kind(self.cfg.model)[0]])
+        from oracle.deadline import WARM_UP_TEST
+        mp = parse({"AMDGPU": WARM_UP_TEST, "PTX": _WARM_UP_PTX}[program_kind(self.cfg.model)[0]])
         for step in (lambda: self.checker(mp), lambda: self.backend.run(mp, 8, 0),
                      lambda: self.baseline.run(mp, 8, 0) if self.baseline is not None else None):
             try:
@@ -318,7 +351,7 @@ class Campaign:
         pseed = program_seed(self.cfg.seed, i)
         draw = program_kind(self.cfg.model)[1]
         test = draw(self.cfg.seed, i, self.cfg.features, self.cfg.near_miss)
-        entry = {"type": "program", "i": i, "seed": pseed, "name": test.name,
+        entry = {"type": "program", "campaign": self.uid, "i": i, "seed": pseed, "name": test.name,
                  "kinds": cov.kinds(test), "pairs": cov.scope_pairs(test), "size": test.size}
         execs = [0]
         t0 = time.monotonic()
@@ -348,6 +381,9 @@ class Campaign:
         entry["verdict"] = res.verdict
         try:
             hist = self._run(test, self.cfg.iterations, pseed, execs)
+        except BackendRefused as e:       # a construct the backend cannot express
+            entry["error"] = _one_line(e)
+            return "refused"
         except Exception as e:
             entry["error"] = _one_line(e)
             return "backend-error"
@@ -412,6 +448,7 @@ class Campaign:
         # the record's histogram: the first re-run that shows a forbidden outcome
         runs, hits, forb_iters, total = self.cfg.repro_runs, 0, 0, 0
         shown = None
+        shown_seed, shown_params = pseed, dict(hist.params)
         for k in range(runs):
             seed_box[0] += 1
             try:
@@ -424,9 +461,10 @@ class Campaign:
                 hits += 1
                 forb_iters += c.forbidden
                 if shown is None:
-                    shown = c
+                    shown, shown_seed, shown_params = c, seed_box[0], dict(h.params)
         if shown is None:                 # minimized too far for these seeds: keep the original
             small, r, shown = renumber_registers(test), res, compare(res, hist, test.condition)
+            shown_seed, shown_params = pseed, dict(hist.params)
         f = shown.forbidden_outcomes()
         cond = forbidding_condition(small, f[0][0], r.states)
         small = Test(f"{test.name}-min", small.locations, small.threads, cond,
@@ -460,7 +498,14 @@ class Campaign:
             "sources": [{"campaign": self.uid, "index": i, "seed": pseed}],
             "baseline": base,
         }
-        if publish(self.dir, record):
+        record.update(reproduction(self.cfg.backend, shown_seed, self.cfg.iterations,
+                                   shown_params, kernel_source(self.backend, small)))
+        if isinstance(self.backend, EvidenceBackend):     # e.g. the isa backend's compiled code
+            try:
+                record["evidence"] = self.backend.evidence(small)
+            except Exception as e:
+                record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
+        if publish(self.root, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
             if base is None or base.get("forbidden", 1) == 0:
@@ -468,19 +513,42 @@ class Campaign:
         return fid
 
 
-_WARM_UP = {"AMDGPU": """AMDGPU warm-up
-{ x = 0; y = 0; }
- P0@wg 0                | P1@wg 1                 ;
- st x, 1                | ld.atom.acq.agent r0, y ;
- st.atom.rel.agent y, 1 | ld r1, x                ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-""", "PTX": """PTX warm-up
+def reproduction(backend: str, seed: int, iterations: int, params: dict,
+                 kernel: str | None) -> dict:
+    """What a finding needs to be reproduced from its record alone: the tool's version and git
+    revision, the ``scopefuzz run`` command line of the run shown (same backend, seed and
+    iterations: on the simulator it gives the same histogram), the backend's parameters (device,
+    driver, build options, stress settings, scope mapping) and the generated kernel, if any."""
+    from litmus.about import git_revision, version
+    return {
+        "tool": {"version": version(), "git": git_revision()},
+        "reproduce": {"command": f"scopefuzz run --backend {backend} --seed {seed} "
+                                 f"--iterations {iterations} {TEST_FILE}",
+                      "backend": backend, "seed": seed, "iterations": iterations},
+        "params": json.loads(json.dumps(params, default=str)),
+        "kernel": kernel,
+    }
+
+
+def kernel_source(backend, test: Test) -> str | None:
+    """The generated kernel source of ``test`` on backends that compile one (OpenCL), else None."""
+    kernel_for = getattr(backend, "kernel_for", None)
+    if kernel_for is None:
+        return None
+    try:
+        return kernel_for(test).source
+    except Exception:
+        return None
+
+
+#: the PTX warm-up (the AMDGPU one is oracle.deadline.WARM_UP_TEST)
+_WARM_UP_PTX = """PTX warm-up
 { x=0; y=0; }
  P0@cta 0,gpu 0      | P1@cta 1,gpu 0       ;
  st.weak x, 1        | ld.acquire.gpu r0, y ;
  st.release.gpu y, 1 | ld.weak r1, x        ;
 exists (P1:r0 == 1 /\\ P1:r1 == 0)
-"""}
+"""
 
 
 def _one_line(e: Exception) -> str:

@@ -3,6 +3,11 @@
 Each package contributes its subcommands through a ``register(subparsers)`` function in a module
 listed in :data:`COMMAND_MODULES`; a subcommand exists only once the capability behind it works.
 Commands return an exit status; bad input of any kind is a one-line error on stderr.
+
+A command imports only what it uses: :data:`COMMANDS` says which module registers each command,
+and a command line naming one of them builds the parser from that module alone (``scopefuzz
+check`` never imports the OpenCL or simulator stacks, nor Hypothesis). Anything else (``--help``,
+a mistyped command) builds it from every module.
 """
 
 from __future__ import annotations
@@ -20,22 +25,50 @@ COMMAND_MODULES = [
     "hw.opencl.commands",
     "fuzz.run",
     "hw.sim.commands",
+    "fuzz.warm",
 ]
 
+#: command -> the module of :data:`COMMAND_MODULES` that registers it (tests/test_startup.py
+#: checks the two agree)
+COMMANDS = {
+    "fmt": "litmus.commands",
+    "check": "oracle.commands", "explain": "oracle.commands",
+    "bench": "fuzz.bench",
+    "fuzz": "fuzz.commands", "report": "fuzz.commands", "merge": "fuzz.commands",
+    "codegen": "hw.opencl.commands", "devices": "hw.opencl.commands",
+    "run": "fuzz.run", "mutants": "hw.sim.commands",
+    "warm": "fuzz.warm",
+}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``command`` (a name of :data:`COMMANDS`), only that command's module is
+    imported and registered."""
     parser = argparse.ArgumentParser(
         prog="scopefuzz",
         description="Property-based fuzzing and differential testing of GPU memory models.")
+    from litmus.about import version_line
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    module = COMMANDS.get(command) if command is not None else None
+    for name in [module] if module is not None else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
 
 
+def _command(argv: list[str]) -> str | None:
+    """The command a command line names: its first word that is not an option."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -8,16 +8,106 @@ from .ptx_strategies import PTX_FEATURES
 from .strategies import FEATURES, FeatureError
 
 
+#: exit statuses of ``fuzz`` (0, 1 and 2 are DESIGN.md's contract; the others say why a campaign
+#: could not be trusted)
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_STORAGE = 3    # the campaign directory could not be written (read-only, not a dir, disk full)
+EXIT_ERRORS = 4     # most programs errored (oracle, backend or size limit): nothing was tested
+
+EXIT_HELP = """exit status: 0 no finding; 1 findings; 2 unusable arguments or campaign directory;
+3 the campaign directory could not be written (what was written is intact: --resume continues);
+4 most programs errored (oracle or backend errors): the campaign tested next to nothing"""
+
+
+def _finite(name: str, value, low: float, strict: bool) -> None:
+    """Reject nan, infinities and values below ``low`` (or equal to it when ``strict``)."""
+    import math
+    if value is None:
+        return
+    if not math.isfinite(value) or value < low or (strict and value == low):
+        rel = ">" if strict else ">="
+        raise ValueError(f"bad {name} {value}: must be a finite number {rel} {low:g}")
+
+
+def validate_fuzz_args(args) -> None:
+    """Option checks of ``fuzz`` (one-line ValueError each)."""
+    _finite("--time", args.time, 0, strict=True)
+    _finite("--minimize-seconds", args.minimize_seconds, 0, strict=False)
+    if args.programs is not None and args.programs < 0:
+        raise ValueError(f"bad --programs {args.programs}: must be >= 0")
+    if args.iterations < 1:
+        raise ValueError(f"bad --iterations {args.iterations}: must be >= 1")
+    if args.stop_after is not None and args.stop_after < 1:
+        raise ValueError(f"bad --stop-after {args.stop_after}: must be >= 1")
+    if args.seed < 0:
+        raise ValueError(f"bad --seed {args.seed}: must be >= 0")
+
+
+def errors_dominate(stats) -> bool:
+    """More than half of the campaign's programs errored."""
+    return stats.programs > 0 and 2 * stats.errors > stats.programs
+
+
+def cmd_weakening(args) -> int:
+    """``fuzz --model M --against N``: the strict-weakening campaign (fuzz/weakening.py)."""
+    from oracle import OracleError
+    from oracle.registry import get
+    from .weakening import WeakeningCampaign
+    model = args.model or "tileir"
+    try:
+        for name in (model, args.against):
+            get(name)
+    except OracleError as e:
+        print(f"scopefuzz fuzz: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if "TILEIR" not in get(model).dialects or "PTX" not in get(args.against).dialects:
+        print(f"scopefuzz fuzz: --against compares a TILEIR model with a PTX model through the "
+              f"Tile IR -> PTX mapping (got --model {model} --against {args.against})",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.backend is not None:
+        print("scopefuzz fuzz: --against compares two models; it takes no --backend",
+              file=sys.stderr)
+        return EXIT_USAGE
+
+    def progress(st, secs):
+        if not args.quiet:
+            print(f"\r{st.programs} programs ({st.race_free} race-free, {st.racy} racy, "
+                  f"{st.over_budget} over budget), {st.counterexamples} counterexample(s), "
+                  f"{st.programs / max(secs, 1e-9):.1f} programs/s", end="", file=sys.stderr)
+
+    camp = WeakeningCampaign(args.out, model, args.against, args.seed,
+                             seconds=args.time if (args.time is not None or args.programs is not None)
+                             else 60.0, programs=args.programs,
+                             minimize_seconds=args.minimize_seconds, progress=progress)
+    try:
+        st = camp.run()
+    except OSError as e:
+        print(f"scopefuzz fuzz: {storage_message(args.out, e)}", file=sys.stderr)
+        return EXIT_STORAGE
+    if not args.quiet:
+        print(file=sys.stderr)
+    print(f"{args.out}: {st.programs} programs, {st.race_free} race-free, {st.racy} racy, "
+          f"{st.over_budget} over budget, {st.counterexamples} counterexample(s), "
+          f"{st.programs / max(st.seconds, 1e-9):.2f} programs/s", file=sys.stderr)
+    return EXIT_FINDINGS if st.counterexamples else EXIT_OK
+
+
 def cmd_fuzz(args) -> int:
+    try:
+        validate_fuzz_args(args)      # both kinds of campaign
+    except ValueError as e:
+        print(f"scopefuzz fuzz: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.against is not None:
+        return cmd_weakening(args)
+    if args.backend is None:
+        print("scopefuzz fuzz: --backend is required (or --against for a model comparison)",
+              file=sys.stderr)
+        return EXIT_USAGE
     from .campaign import Campaign, CampaignError, Config, parse_shard, program_kind
     from .progress import Progress
     try:
-        if args.time is not None and args.time <= 0:
-            raise CampaignError(f"bad --time {args.time}: must be > 0 seconds")
-        if args.programs is not None and args.programs < 0:
-            raise CampaignError(f"bad --programs {args.programs}: must be >= 0")
-        if args.iterations < 1:
-            raise CampaignError(f"bad --iterations {args.iterations}: must be >= 1")
         cfg = Config(backend=args.backend, out=args.out, seed=args.seed,
                      programs=args.programs,
                      time=args.time if (args.time is not None or args.programs is not None)
@@ -27,30 +117,90 @@ def cmd_fuzz(args) -> int:
                      iterations=args.iterations, resume=args.resume,
                      minimize_seconds=args.minimize_seconds, baseline=args.baseline,
                      max_findings=args.stop_after, model=args.model)
-        camp = Campaign(cfg, progress=None if args.quiet else Progress())
-        stats = camp.run()
-    except (CampaignError, FeatureError) as e:
+        jobs, devices = _jobs(args)
+        progress = None if args.quiet else Progress()
+        if jobs == 1:
+            if devices:
+                cfg.backend = devices[0]
+            stats = Campaign(cfg, progress=progress).run()
+        else:
+            from .workers import ParallelCampaign
+            stats = ParallelCampaign(cfg, jobs, devices, progress=progress).run()
+    except (CampaignError, FeatureError, ValueError) as e:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
-        return 2
-    print(f"{args.out}: {stats.programs} programs, {stats.findings} finding(s), "
-          f"{stats.undef} undef, {stats.errors} errors, {stats.unconfirmed} unconfirmed",
-          file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:      # this process's or a worker's (fuzz.workers re-raises it here)
+        print(f"scopefuzz fuzz: {storage_message(args.out, e)}; what was written is intact "
+              "(--resume continues)", file=sys.stderr)
+        return EXIT_STORAGE
+    print(f"{args.out}: {stats.programs} programs ({stats.executed} executed), "
+          f"{stats.findings} finding(s), {stats.undef} undef, {stats.errors} errors, "
+          f"{stats.refused} refused, {stats.unconfirmed} unconfirmed", file=sys.stderr)
     if args.report:
-        from .report import build_report
-        page, _ = build_report(args.out)
-        print(f"report: {page}", file=sys.stderr)
-    return 1 if stats.findings else 0
+        rc, paths = write_report(args.out, "scopefuzz fuzz: report")
+        if paths is None:
+            return rc
+        print(f"report: {paths[0]}", file=sys.stderr)
+    if stats.findings:
+        return EXIT_FINDINGS
+    if errors_dominate(stats):
+        print(f"scopefuzz fuzz: {stats.errors} of {stats.programs} programs errored (see the "
+              "journal's error lines or the report's Errors section): the campaign tested next "
+              f"to nothing (exit {EXIT_ERRORS})", file=sys.stderr)
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+def storage_message(where: str, e: OSError) -> str:
+    """One line for a file-system error: the path and the reason, no traceback."""
+    path = e.filename or where
+    return f"cannot write {path}: {e.strerror or e}"
+
+
+def _jobs(args) -> tuple[int, list[str] | None]:
+    """(workers, devices) from ``--jobs``/``--devices``; a resumed campaign keeps its worker count."""
+    from .campaign import CampaignError
+    from .layout import read_meta
+    from .workers import default_jobs
+    devices = None
+    if args.devices is not None:
+        devices = [d.strip() for d in args.devices.split(",") if d.strip()]
+        if not devices:
+            raise CampaignError("bad --devices: empty list")
+    jobs = args.jobs
+    if jobs is not None and jobs < 1:
+        raise CampaignError(f"bad --jobs {jobs}: must be >= 1")
+    meta = read_meta(args.out, CampaignError) if args.resume else None
+    if meta is not None:
+        started = meta.get("jobs", 1)
+        if jobs is None:
+            jobs = started
+        elif jobs != started:
+            raise CampaignError(f"{args.out}: --resume with --jobs {jobs}, but the campaign was "
+                                f"started with --jobs {started}")
+    return (jobs if jobs is not None else default_jobs(args.backend, devices)), devices
+
+
+def write_report(directory: str, who: str) -> tuple[int, tuple[str, str] | None]:
+    """Build the report of ``directory``: (0, (html, md)), or (exit status, None) after one line
+    on stderr prefixed by ``who`` (2: not a campaign; 3: it could not be written)."""
+    from .report import ReportError, build_report
+    try:
+        return EXIT_OK, build_report(directory)
+    except ReportError as e:
+        print(f"{who}: {e}", file=sys.stderr)
+        return EXIT_USAGE, None
+    except OSError as e:
+        print(f"{who}: {storage_message(directory, e)}", file=sys.stderr)
+        return EXIT_STORAGE, None
 
 
 def cmd_report(args) -> int:
-    from .report import ReportError, build_report
-    try:
-        page, md = build_report(args.dir)
-    except ReportError as e:
-        print(f"scopefuzz report: {e}", file=sys.stderr)
-        return 2
-    print(page)
-    print(md)
+    rc, paths = write_report(args.dir, "scopefuzz report")
+    if paths is None:
+        return rc
+    print(paths[0])
+    print(paths[1])
     return 0
 
 
@@ -60,7 +210,10 @@ def cmd_merge(args) -> int:
         counts = merge(args.out, args.dirs)
     except MergeError as e:
         print(f"scopefuzz merge: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except OSError as e:
+        print(f"scopefuzz merge: {storage_message(args.out, e)}", file=sys.stderr)
+        return EXIT_STORAGE
     print(f"{args.out}: {counts['parts']} parts, {counts['programs']} programs, "
           f"{counts['findings']} finding(s)")
     return 0
@@ -69,11 +222,18 @@ def cmd_merge(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser(
         "fuzz", help="a fuzz campaign: draw programs, oracle, run, compare (exit 1 if findings)",
+        epilog=EXIT_HELP,
         description="Draw programs (Hypothesis-style strategies, deterministic per --seed), compute "
                     "what the model allows, run them on the backend and record every forbidden "
                     "outcome: confirmed, minimized with the backend in the loop, deduplicated, "
                     "written to OUT/findings/<id>/. Resumable (--resume) and shardable (--shard).")
-    p.add_argument("--backend", required=True, help="sim, sim:MUTANT, opencl, opencl:P:D")
+    p.add_argument("--backend",
+                   help="sim, sim:MUTANT, opencl, opencl:P:D, isa:TARGET[:MUTANT]")
+    p.add_argument("--against", default=None, metavar="MODEL",
+                   help="test the strict-weakening property instead of a backend: every outcome "
+                        "MODEL (a PTX model) allows for the lowered program of a race-free Tile IR "
+                        "program is allowed by --model (docs/tileir.md); writes OUT/weakening.json "
+                        "and OUT/counterexamples/")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--time", type=float, metavar="S",
                      help="seconds of campaign (default 60 when --programs is not given)")
@@ -83,7 +243,10 @@ def register(sub) -> None:
     p.add_argument("--out", default="campaign", metavar="DIR")
     p.add_argument("--model", default=None, metavar="M",
                    help="the oracle's model; its dialect decides the programs drawn: ptx, ptx60 "
-                        "draw PTX programs (default: AMDGPU programs, model amdgpu)")
+                        "draw PTX programs (default: AMDGPU programs, model amdgpu); with "
+                        "--against: the TILEIR model whose strict weakening is tested (default "
+                        "tileir; variants tileir-nochain, tileir-patterns, tileir-cause, "
+                        "tileir-casnowrite)")
     p.add_argument("--features", default=None,
                    help="comma-separated subset of: " + " ".join(FEATURES)
                         + " (default all; 'all,-async' removes one); with --model ptx: "
@@ -91,6 +254,13 @@ def register(sub) -> None:
     p.add_argument("--resume", action="store_true", help="continue the campaign in --out")
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="run only programs i with i %% N == K-1 (disjoint seeds)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes, each running shard j/N of the campaign into "
+                        "DIR/shard-KofN/ (default: one per core; one per device for opencl; "
+                        "a resumed campaign keeps its count)")
+    p.add_argument("--devices", default=None, metavar="B1,B2,...",
+                   help="one backend per worker: worker j takes entry j mod the list's length "
+                        "(e.g. opencl:0:0,opencl:0:1); overrides --backend")
     p.add_argument("--iterations", type=int, default=1000,
                    help="backend iterations per program run (default 1000)")
     p.add_argument("--minimize-seconds", type=float, default=60.0,

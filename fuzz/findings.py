@@ -8,23 +8,40 @@ is on disk completely or not at all, whenever the campaign is killed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
+from typing import Callable
 
 from litmus.ir import UNDEF
 
-from .journal import atomic_dir, atomic_write
+from .journal import atomic_dir, atomic_write, read_json
 
 TEST_FILE = "minimized.litmus"
 ORIGINAL_FILE = "original.litmus"
+KERNEL_FILE = "kernel.cl"
 
 
 def findings_dir(campaign_dir: str) -> str:
     return os.path.join(campaign_dir, "findings")
 
 
-def load_findings(campaign_dir: str) -> list[dict]:
-    """Every finding of a campaign directory, oldest first."""
+class FindingFileError(Exception):
+    """A ``finding.json`` that cannot be read (one line naming the file)."""
+
+
+def warn_bad_finding(message: str) -> None:
+    print(f"scopefuzz: skipping {message}", file=sys.stderr)
+
+
+def load_findings(campaign_dir: str,
+                  on_bad: Callable[[str], None] | None = warn_bad_finding) -> list[dict]:
+    """Every finding of a campaign directory, oldest first.
+
+    A corrupt ``finding.json`` is skipped and named through ``on_bad`` (default: a line on stderr);
+    ``on_bad=None`` raises :class:`FindingFileError` instead.
+    """
     d = findings_dir(campaign_dir)
     out = []
     if not os.path.isdir(d):
@@ -33,8 +50,17 @@ def load_findings(campaign_dir: str) -> list[dict]:
         path = os.path.join(d, name, "finding.json")
         if name.startswith(".") or not os.path.exists(path):
             continue
-        with open(path, encoding="utf-8") as f:
-            out.append(json.load(f))
+        try:
+            rec = read_json(path, FindingFileError)
+            for key in ("id", "test", "forbidden", "sources"):
+                if key not in rec:
+                    raise FindingFileError(f"{path}: no {key!r} field")
+        except FindingFileError as e:
+            if on_bad is None:
+                raise
+            on_bad(str(e))
+            continue
+        out.append(rec)
     out.sort(key=lambda r: (r.get("first", {}).get("t", 0.0), r["id"]))
     return out
 
@@ -55,23 +81,50 @@ def publish(campaign_dir: str, record: dict) -> bool:
         "finding.json": json.dumps(record, indent=1, sort_keys=True) + "\n",
         "report.md": finding_markdown(record),
     }
+    if record.get("kernel"):
+        files[KERNEL_FILE] = record["kernel"]
     if atomic_dir(d, files):
         return True
-    add_sources(campaign_dir, record["id"], record["sources"])
+    add_sources(campaign_dir, record["id"], record["sources"], record)
     return False
 
 
-def add_sources(campaign_dir: str, fid: str, sources: list[dict]) -> None:
+def add_sources(campaign_dir: str, fid: str, sources: list[dict],
+                record: dict | None = None) -> None:
+    """Add ``sources`` to finding ``fid`` (read, extend, replace: under the findings lock, since
+    the shards of a parallel campaign publish into one ``findings/`` at once). A corrupt
+    ``finding.json`` is rewritten from ``record`` (the same id: the same minimized test) when one
+    is given, else named in a :class:`FindingFileError`."""
     path = os.path.join(findings_dir(campaign_dir), fid, "finding.json")
-    with open(path, encoding="utf-8") as f:
-        rec = json.load(f)
-    have = {_source_key(s) for s in rec["sources"]}
-    new = [s for s in sources if _source_key(s) not in have]
-    if not new:
-        return
-    rec["sources"] = rec["sources"] + new
-    atomic_write(path, json.dumps(rec, indent=1, sort_keys=True) + "\n")
-    atomic_write(os.path.join(os.path.dirname(path), "report.md"), finding_markdown(rec))
+    with findings_lock(campaign_dir):
+        try:
+            rec = read_json(path, FindingFileError)
+            rec["sources"]
+        except (FindingFileError, KeyError, TypeError) as e:
+            if record is None:
+                raise
+            warn_bad_finding(f"{e}: rewritten from the new record")
+            rec = dict(record, sources=[])
+        have = {_source_key(s) for s in rec["sources"]}
+        new = [s for s in sources if _source_key(s) not in have]
+        if not new:
+            return
+        rec["sources"] = rec["sources"] + new
+        atomic_write(path, json.dumps(rec, indent=1, sort_keys=True) + "\n")
+        atomic_write(os.path.join(os.path.dirname(path), "report.md"), finding_markdown(rec))
+
+
+@contextlib.contextmanager
+def findings_lock(campaign_dir: str):
+    """An exclusive ``flock`` on ``DIR/.findings.lock`` (released by the kernel if its holder
+    dies)."""
+    import fcntl
+    with open(os.path.join(campaign_dir, ".findings.lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 # --- rendering ----------------------------------------------------------------------------------
@@ -120,6 +173,22 @@ def baseline_text(record: dict) -> str | None:
             "(the bug is specific to this backend)")
 
 
+def reproduce_lines(record: dict) -> list[str]:
+    """The "Reproduce" section: command, tool version, backend parameters, kernel file."""
+    rep = record.get("reproduce")
+    if not rep:
+        return []
+    tool = record.get("tool") or {}
+    lines = ["## Reproduce", "", "In the finding's directory:", "", "```", rep["command"], "```", "",
+             f"- scopefuzz {tool.get('version', '?')}"
+             + (f", git revision `{tool['git']}`" if tool.get("git") else "")]
+    for k, v in sorted((record.get("params") or {}).items()):
+        lines.append(f"- {k}: `{v}`")
+    if record.get("kernel"):
+        lines.append(f"- generated kernel: `{KERNEL_FILE}` (beside this report)")
+    return lines + [""]
+
+
 def finding_markdown(record: dict, explanation: str | None = None) -> str:
     """A finding written up for a bug report (Markdown, paste-ready)."""
     m = record.get("minimize", {})
@@ -152,8 +221,11 @@ def finding_markdown(record: dict, explanation: str | None = None) -> str:
         *allowed_lines(record),
         "",
     ]
+    lines += reproduce_lines(record)
     if explanation:
         lines += ["## Why the model forbids it", "", "```", explanation.rstrip("\n"), "```", ""]
+    if record.get("evidence"):            # backend-provided, e.g. the isa backend's machine code
+        lines += [record["evidence"].rstrip("\n"), ""]
     if m.get("steps"):
         lines += ["## Minimization", "", "; ".join(m["steps"]), ""]
     lines += ["## Original program", "", "```", record["original"].rstrip("\n"), "```", ""]

@@ -4,6 +4,11 @@ A campaign must survive SIGKILL at any instant and lose nothing on ``--resume``.
 
 - :class:`Journal` appends one JSON object per line and fsyncs it before the campaign goes on; a line
   cut short by a kill is ignored (and cut off) when the journal is read back;
+- the journal is rotated into *segments*: when the active file (``journal.jsonl``) passes
+  :data:`SEGMENT_BYTES` it is renamed to ``journal.000001.jsonl`` (then ``.000002``...) and a new active
+  file is started; :func:`read_journal` reads the sealed segments in order, then the active file, one
+  line at a time (memory does not grow with the journal). Several journals may share a campaign
+  directory (``journal-<part>.jsonl``, each with its own segments): :func:`journal_paths` lists them;
 - :func:`atomic_write` writes a whole file through a temporary file, fsync and :func:`os.replace`, so a
   reader sees the old file or the new one, never half of one. Directories are published the same way
   (:func:`atomic_dir`: build under a temporary name, fsync, rename).
@@ -13,8 +18,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from typing import Iterator
+
+#: size at which the active journal file is sealed into a segment (a program line is ~0.5-2.5 KB:
+#: about 30,000-130,000 programs per segment)
+SEGMENT_BYTES = 64 << 20
 
 
 def _fsync_dir(path: str) -> None:
@@ -86,11 +96,61 @@ def clean_temporaries(directory: str) -> None:
                     pass
 
 
-class Journal:
-    """Append-only JSON lines, each fsynced before :meth:`append` returns."""
+def segment_path(path: str, n: int) -> str:
+    """The ``n``-th sealed segment of the journal whose active file is ``path``."""
+    base, ext = os.path.splitext(path)
+    return f"{base}.{n:06d}{ext}"
 
-    def __init__(self, path: str):
+
+def _segment_pattern(path: str) -> re.Pattern:
+    base, ext = os.path.splitext(os.path.basename(path))
+    return re.compile(re.escape(base) + r"\.(\d{6,})" + re.escape(ext) + r"\Z")
+
+
+def journal_segments(path: str) -> list[str]:
+    """The files of the journal whose active file is ``path``: sealed segments in order, then
+    ``path`` itself when it exists."""
+    d = os.path.dirname(path) or "."
+    pat = _segment_pattern(path)
+    try:
+        names = os.listdir(d)
+    except OSError:
+        names = []
+    segs = sorted((int(m.group(1)), n) for n in names if (m := pat.match(n)))
+    out = [os.path.join(d, n) for _, n in segs]
+    if os.path.exists(path):
+        out.append(path)
+    return out
+
+
+JOURNAL_NAME = re.compile(r"journal(-[A-Za-z0-9_.+-]+?)?\.jsonl\Z")
+SEGMENT_NAME = re.compile(r".*\.\d{6,}\.jsonl\Z")
+
+
+def journal_paths(directory: str) -> list[str]:
+    """The active-file paths of every journal in a campaign directory (``journal.jsonl`` first,
+    then ``journal-<part>.jsonl`` sorted), including journals that have only sealed segments."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    found = set()
+    for n in names:
+        if SEGMENT_NAME.match(n):
+            n = re.sub(r"\.\d{6,}\.jsonl\Z", ".jsonl", n)
+        if JOURNAL_NAME.match(n):
+            found.add(n)
+    return [os.path.join(directory, n) for n in sorted(found, key=lambda n: (n != "journal.jsonl", n))]
+
+
+class Journal:
+    """Append-only JSON lines, each fsynced before :meth:`append` returns; rotated into sealed
+    segments of about ``segment_bytes``."""
+
+    def __init__(self, path: str, segment_bytes: int | None = None, sync: bool = True):
         self.path = path
+        self.segment_bytes = SEGMENT_BYTES if segment_bytes is None else segment_bytes
+        self.sync = sync          # False: fsync only when a segment is sealed and at close (bulk copies)
         self._repair()
         self._f = open(path, "a", encoding="utf-8")
 
@@ -112,21 +172,94 @@ class Journal:
     def append(self, entry: dict) -> None:
         self._f.write(json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n")
         self._f.flush()
+        if self.sync:
+            os.fsync(self._f.fileno())
+        if self._f.tell() >= self.segment_bytes:
+            self.rotate()
+
+    def rotate(self) -> None:
+        """Seal the active file as the next segment (one rename) and start a new active file.
+        A kill between the two steps leaves no active file: the next open starts one."""
+        self._f.flush()
         os.fsync(self._f.fileno())
+        self._f.close()
+        segs = journal_segments(self.path)
+        pat = _segment_pattern(self.path)
+        last = max((int(m.group(1)) for s in segs if (m := pat.match(os.path.basename(s)))),
+                   default=0)
+        os.rename(self.path, segment_path(self.path, last + 1))
+        _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
+        self._f = open(self.path, "a", encoding="utf-8")
 
     def close(self) -> None:
-        self._f.close()
+        if not self._f.closed:
+            self._f.flush()
+            os.fsync(self._f.fileno())
+            self._f.close()
+
+
+def read_json(path: str, error: type[Exception]) -> dict:
+    """The JSON object in ``path``, or ``error("path: reason")`` when it cannot be read or parsed
+    (a corrupt ``campaign.json`` or ``finding.json`` is named, never a traceback)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise error(f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{path}: not UTF-8 text ({e.reason})") from None
+    except OSError as e:
+        raise error(f"{path}: {e.strerror or e}") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected a JSON object, found {type(data).__name__}")
+    return data
 
 
 def read_journal(path: str) -> Iterator[dict]:
-    """The journal's complete entries, in order (an unfinished last line is skipped)."""
-    if not os.path.exists(path):
-        return
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                continue
+    """The journal's complete entries, in order, streamed from its sealed segments and its active
+    file ``path`` (an unfinished last line is skipped; so is a line that is not JSON)."""
+    for seg in journal_segments(path):
+        with open(seg, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.endswith("\n"):
+                    break
+                try:
+                    e = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(e, dict):
+                    yield e
+
+
+class DoneSet:
+    """The program numbers a campaign has done, in memory bounded by the gaps, not the count.
+
+    A shard's programs are ``first, first + step, ...`` and a campaign does them in that order, so
+    what is done is a prefix (everything below ``watermark``) plus the few numbers done out of order
+    (a merged or hand-edited journal). ``in``, ``add`` and ``len`` as for a set.
+    """
+
+    def __init__(self, first: int = 0, step: int = 1):
+        self.first, self.step = first, step
+        self.watermark = first          # every shard number below it is done
+        self.extra: set[int] = set()
+        self._n = 0
+
+    def __contains__(self, i: int) -> bool:
+        return (self.first <= i < self.watermark and (i - self.first) % self.step == 0) \
+            or i in self.extra
+
+    def add(self, i: int) -> None:
+        if i in self:
+            return
+        self._n += 1
+        if i == self.watermark:
+            self.watermark += self.step
+            while self.watermark in self.extra:
+                self.extra.discard(self.watermark)
+                self.watermark += self.step
+        else:
+            self.extra.add(i)
+
+    def __len__(self) -> int:
+        return self._n

@@ -1,14 +1,15 @@
 """pytest plugin: litmus files as test items, one device per xdist worker (entry point ``pytest11``).
 
-``pytest corpora/ -n 8 --litmus-backend=opencl`` collects every ``*.litmus`` file as an item. An item
+``pytest --litmus corpora/ -n 8 --litmus-backend=opencl`` collects every ``*.litmus`` file as an item. An item
 checks the oracle's verdict against the nearest ``expected.csv`` that lists the file (when there is
-one), then runs the program on the chosen backend and fails on any outcome the model forbids; the
+one; a row naming a missing file is a failing item), then runs the program on the chosen backend and fails on any outcome the model forbids; the
 failure report shows the histogram, the forbidden outcomes and the oracle's explanation. Programs
 whose verdict is ``Undef`` only check the verdict (they are never run).
 
 With ``--litmus-devices=opencl:0:0,opencl:0:1`` each xdist worker takes its own device, round robin
-by worker number. ``--litmus-fuzz=SECONDS`` adds one item that runs a fuzz campaign against the backend
-and fails on a finding. Fixtures ``litmus_backend`` and ``litmus_oracle`` serve users' own tests.
+by worker number. ``--litmus-fuzz=SECONDS`` adds one item per xdist worker (one without xdist): item
+K runs shard K/N of one fuzz campaign against the backend and fails on a finding; the controller
+merges the shards into one campaign directory and report (``fuzz/gather.py``). Fixtures ``litmus_backend`` and ``litmus_oracle`` serve users' own tests.
 """
 
 from __future__ import annotations
@@ -24,25 +25,11 @@ from litmus import ParseError, format_outcome, parse_file
 from litmus.expected import read_expected
 
 from .compare import compare
+from .gather import send_home
 
-# ---------------------------------------------------------------------------------------- options
-
-
-def pytest_addoption(parser):
-    g = parser.getgroup("scopefuzz", "litmus tests (scopefuzz)")
-    g.addoption("--litmus-backend", default="sim", metavar="B",
-                help="backend that runs collected litmus files: sim, sim:MUTANT, opencl, "
-                     "opencl:P:D, or 'none' to check verdicts only (default: sim)")
-    g.addoption("--litmus-iterations", type=int, default=2000, metavar="N",
-                help="iterations per litmus test (default: 2000)")
-    g.addoption("--litmus-seed", type=int, default=0, metavar="S", help="backend seed (default 0)")
-    g.addoption("--litmus-devices", default=None, metavar="B1,B2,...",
-                help="comma-separated backends; xdist worker gwK takes entry K mod N "
-                     "(overrides --litmus-backend)")
-    g.addoption("--litmus-model", default=None, metavar="M",
-                help="memory model of the oracle (default: the dialect's)")
-    g.addoption("--litmus-fuzz", type=float, default=None, metavar="SECONDS",
-                help="add an item running a fuzz campaign of SECONDS against the backend")
+# The options, the ini value ``litmus_paths`` and the fixtures are declared by the light entry-point
+# module ``scopefuzz_pytest`` (pytest and the standard library only), which registers this module
+# when litmus collection is asked for (``--litmus``, ``litmus_paths``, ``--litmus-fuzz``).
 
 
 def worker_index() -> int:
@@ -109,9 +96,19 @@ class _Session:
 _KEY = pytest.StashKey[_Session]()
 
 
+def session(config) -> _Session:
+    """This process's :class:`_Session` (made on first use)."""
+    s = config.stash.get(_KEY, None)
+    if s is None:
+        s = config.stash[_KEY] = _Session(config)
+    return s
+
+
 def pytest_configure(config):
-    config.stash[_KEY] = _Session(config)
-    config.addinivalue_line("markers", "litmus: a litmus test collected from a *.litmus file")
+    session(config)
+    if config.getoption("--litmus-fuzz") and not hasattr(config, "workerinput"):
+        from .gather import Gatherer       # the xdist controller gathers the fuzz shards
+        config.pluginmanager.register(Gatherer(config), "scopefuzz-gather")
 
 
 def pytest_unconfigure(config):
@@ -121,24 +118,90 @@ def pytest_unconfigure(config):
 
 
 def pytest_report_header(config):
-    s = config.stash[_KEY]
+    s = session(config)
     return f"scopefuzz: litmus backend {s.spec}, {config.getoption('--litmus-iterations')} iterations"
 
 
 # ------------------------------------------------------------------------------------- collection
 
 
+def in_scope(config, file_path: pathlib.Path) -> bool:
+    """``--litmus`` takes every file pytest is given; ``litmus_paths`` only files below them."""
+    if config.getoption("--litmus"):
+        return True
+    p = file_path.resolve()
+    for root in config.getini("litmus_paths"):
+        r = pathlib.Path(root).resolve()
+        if p == r or r in p.parents:
+            return True
+    return False
+
+
 def pytest_collect_file(file_path: pathlib.Path, parent):
+    if not in_scope(parent.config, file_path):
+        return None
     if file_path.suffix == ".litmus":
         return LitmusFile.from_parent(parent, path=file_path)
+    if file_path.name == "expected.csv":
+        return ExpectedFile.from_parent(parent, path=file_path)
     return None
+
+
+class ExpectedFile(pytest.File):
+    """An ``expected.csv``: one failing item per row naming a file that does not exist (a renamed
+    or deleted test would otherwise drop out of the suite silently); nothing when all exist."""
+
+    def collect(self):
+        try:
+            table = read_expected(self.path)
+        except ParseError as e:
+            yield MissingListed.from_parent(self, name="expected.csv", message=str(e))
+            return
+        here = self.path.parent
+        for row in table.rows:
+            if not any((base / row.path).exists() for base in (here, here.parent)):
+                yield MissingListed.from_parent(
+                    self, name=f"missing[{row.path}]",
+                    message=f"{self.path}:{row.line}:1: lists {row.path!r}, which does not exist "
+                            f"(expected {row.verdict})")
+
+
+class MissingListed(pytest.Item):
+    """A row of expected.csv whose file is missing (or an unreadable expected.csv)."""
+
+    def __init__(self, *, message: str, **kw):
+        super().__init__(**kw)
+        self.message = message
+
+    def runtest(self):
+        raise LitmusFailure(self.message)
+
+    def repr_failure(self, excinfo):
+        return str(excinfo.value) if isinstance(excinfo.value, LitmusFailure) \
+            else super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, 0, f"expected.csv: {self.name}"
+
+
+def worker_count(config) -> int:
+    """The number of xdist workers when this process is one (``config.workerinput``), else 1.
+    (Not the ``PYTEST_XDIST_WORKER_COUNT`` variable: a pytest run started from inside an xdist
+    worker, e.g. by pytester, inherits it without being a worker.)"""
+    wi = getattr(config, "workerinput", None)
+    return max(1, int(wi.get("workercount", 1))) if wi else 1
 
 
 def pytest_collection_modifyitems(session, config, items):
     seconds = config.getoption("--litmus-fuzz")
     if seconds:
-        items.append(FuzzItem.from_parent(session, name=f"litmus-fuzz[{seconds:g}s]",
-                                          seconds=seconds))
+        # one campaign item per xdist worker, item K taking shard K/N of one campaign seed; every
+        # worker collects the same N items (xdist requires it) and fuzz.gather's scheduler gives
+        # each worker its own
+        n = worker_count(config)
+        for k in range(1, n + 1):
+            name = f"litmus-fuzz[{seconds:g}s]" if n == 1 else f"litmus-fuzz[{seconds:g}s-{k}of{n}]"
+            items.append(FuzzItem.from_parent(session, name=name, seconds=seconds, shard=(k, n)))
 
 
 class LitmusFile(pytest.File):
@@ -169,9 +232,13 @@ class LitmusItem(pytest.Item):
             test = parse_file(self.path)
         except ParseError as e:
             raise LitmusFailure(str(e))
+        from oracle.deadline import Timeout, call_with_timeout
         model = self.config.getoption("--litmus-model")
+        limit = self.config.getoption("--litmus-timeout")
         try:
-            result = oracle.check(test, model)
+            result = call_with_timeout(oracle.check, limit, test, model)
+        except Timeout as e:
+            raise LitmusFailure(f"{test.name}: the oracle {e} (--litmus-timeout)")
         except oracle.OracleError as e:
             raise LitmusFailure(f"{self.path}: oracle: {e}")
         self.user_properties.append(("verdict", result.verdict))
@@ -237,23 +304,35 @@ class LitmusItem(pytest.Item):
 class FuzzItem(pytest.Item):
     """A fuzz campaign of a fixed duration against the backend; fails on any finding."""
 
-    def __init__(self, *, seconds: float, **kw):
+    def __init__(self, *, seconds: float, shard: tuple[int, int] = (1, 1), **kw):
         super().__init__(**kw)
         self.seconds = seconds
+        self.shard = shard
 
     def runtest(self):
         from fuzz.campaign import Campaign, Config
         session: _Session = self.config.stash[_KEY]
-        # a fresh directory per run: earlier campaigns (and their findings) are kept
+        # a fresh directory per run (earlier campaigns and their findings are kept), on this
+        # worker's host
         tag = re.sub(r"[^A-Za-z0-9_.-]", "_", session.spec)
         stamp = time.strftime("%Y%m%d-%H%M%S")
+        k, n = self.shard
         out = (pathlib.Path(self.config.rootpath) / ".scopefuzz-pytest"
-               / f"{tag}-{stamp}-{os.getpid()}-w{worker_index()}")
+               / (f"{tag}-{stamp}-{os.getpid()}-w{worker_index()}"
+                  + ("" if n == 1 else f"-shard{k}of{n}")))
         cfg = Config(backend=session.spec, out=str(out), seed=self.config.getoption("--litmus-seed"),
-                     time=self.seconds)
-        stats = Campaign(cfg).run()
+                     time=self.seconds, shard=self.shard)
+        from fuzz.workers import numba_thread_limit, numba_threads
+        try:
+            # the xdist workers of one host share its cores: one simulator thread each when there
+            # are as many workers as cores (as ``scopefuzz fuzz --jobs`` does)
+            with numba_thread_limit(numba_threads(n)):
+                stats = Campaign(cfg).run()
+        finally:
+            send_home(self.config, str(out))
         self.user_properties.append(("programs", stats.programs))
         self.user_properties.append(("findings", stats.findings))
+        self.user_properties.append(("shard", f"{k}/{n}"))
         if stats.findings:
             raise LitmusFailure(f"fuzz campaign on {session.spec}: {stats.findings} finding(s) in "
                                 f"{stats.programs} programs; see {out}/findings "
@@ -268,23 +347,13 @@ class FuzzItem(pytest.Item):
         return "litmus-fuzz", 0, self.name
 
 
-# --------------------------------------------------------------------------------------- fixtures
+# ------------------------------------------------------------------------ for the fixtures (users)
 
 
-@pytest.fixture(scope="session")
-def litmus_backend(pytestconfig):
-    """The backend this worker uses (its own device under --litmus-devices)."""
-    b = pytestconfig.stash[_KEY].backend()
-    if b is None:
-        pytest.fail("--litmus-backend=none: no backend to run on")
-    return b
-
-
-@pytest.fixture(scope="session")
-def litmus_oracle(pytestconfig):
-    """``check(test_or_path)`` → the oracle's Result under --litmus-model."""
+def oracle_checker(config):
+    """``check(test_or_path)`` -> the oracle's Result under --litmus-model (``litmus_oracle``)."""
     import oracle
-    model = pytestconfig.getoption("--litmus-model")
+    model = config.getoption("--litmus-model")
 
     def check(test):
         if isinstance(test, (str, os.PathLike)):

@@ -3,14 +3,15 @@
 Per finding: the minimized test, the observed histogram against the allowed set, the forbidden
 outcome, the oracle's explanation (``oracle.explain``: failed axiom, witness cycle, execution graph
 SVG), how often it reproduced, the backend/mutant and the minimization steps. Per campaign: throughput,
-coverage of instruction kinds and scope pairs, and a timeline of programs and findings.
+coverage of instruction kinds and scope pairs, and a timeline of programs and findings. The journal
+is streamed into counters and bounded samples, so a week-long campaign's report needs no more memory
+than a minute's.
 The Markdown is meant to be pasted into a bug report.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import os
 import re
 from collections import Counter
@@ -18,10 +19,11 @@ from typing import Callable
 
 from litmus.scopes import SCOPES
 
-from .campaign import JOURNAL, META
+from .campaign import ERRORED, EXECUTED, META
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
-from .journal import atomic_write, read_journal
+from .journal import atomic_write, read_json
+from .layout import part_metas, program_entries
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
 
 
@@ -31,41 +33,92 @@ class ReportError(Exception):
 
 # --- gathering ----------------------------------------------------------------------------------
 
+#: bounds of what a report keeps per campaign, whatever the journal's length (aggregates are
+#: counters; only these samples keep per-program detail)
+TIMELINE_POINTS = 2000      # per part: the cumulative-programs curve, thinned by halving
+FINDING_POINTS = 5000       # per part: programs that led to a finding (timeline dots)
+UNCONFIRMED_SAMPLE = 50     # unconfirmed observations shown in full
+ERROR_KINDS = 1000          # distinct error messages counted (the rest as "(other errors)")
+
+
+class _Part:
+    """One campaign part's aggregates, built while the journal streams past."""
+
+    def __init__(self, uid: str, meta: dict):
+        self.uid, self.meta = uid, meta
+        self.n = 0
+        self.status: Counter = Counter()
+        self.executions = 0
+        self.active = 0.0
+        self.points: list[tuple[float, int]] = []     # (t, programs so far), every `stride`-th
+        self.stride = 1
+        self.found: list[tuple[float, int]] = []      # (t, programs so far) of finding programs
+
+    def add(self, e: dict) -> None:
+        self.n += 1
+        st = e.get("status", "?")
+        self.status[st] += 1
+        self.executions += e.get("executions", 0) or 0
+        t = e.get("t", 0.0) or 0.0
+        self.active = max(self.active, t)
+        if self.n % self.stride == 0:
+            self.points.append((t, self.n))
+            if len(self.points) > TIMELINE_POINTS:      # thin: keep every other point
+                self.points = self.points[1::2]
+                self.stride *= 2
+        if st == "finding" and len(self.found) < FINDING_POINTS:
+            self.found.append((t, self.n))
+
+    def finish(self) -> None:
+        if self.n and (not self.points or self.points[-1][1] != self.n):
+            self.points.append((self.active, self.n))
+
+    # dict-style access for the renderers
+    def __getitem__(self, key):
+        return {"uid": self.uid, "meta": self.meta, "status": self.status,
+                "executions": self.executions, "active": self.active}[key]
+
+
+def _count_bounded(counter: Counter, msg: str) -> None:
+    """Count ``msg``, keeping at most :data:`ERROR_KINDS` distinct messages."""
+    counter[msg if msg in counter or len(counter) < ERROR_KINDS else "(other errors)"] += 1
+
+
 def load_campaign(directory: str) -> dict:
+    """Stream the campaign's journal(s) into aggregates (memory bounded by the constants above,
+    not by the number of programs) and load its findings."""
     meta_path = os.path.join(directory, META)
     if not os.path.exists(meta_path):
         raise ReportError(f"{directory}: not a campaign directory (no {META})")
-    with open(meta_path, encoding="utf-8") as f:
-        meta = json.load(f)
-    entries = list(read_journal(os.path.join(directory, JOURNAL)))
-    parts: dict[str, dict] = {}
-    default_uid = meta.get("uid", "campaign")
-    metas = {m.get("uid", f"part{k}"): m for k, m in enumerate(meta.get("merged", []))} \
-        or {default_uid: meta}
-    for e in entries:
-        if e.get("type") != "program":
-            continue
-        uid = e.get("campaign", default_uid)
-        p = parts.setdefault(uid, {"uid": uid, "meta": metas.get(uid, meta), "programs": [],
-                                   "status": Counter(), "executions": 0, "active": 0.0})
-        p["programs"].append(e)
-        p["status"][e.get("status", "?")] += 1
-        p["executions"] += e.get("executions", 0)
-        p["active"] = max(p["active"], e.get("t", 0.0))
-    kinds, pairs = Counter(), Counter()
-    for p in parts.values():
-        for e in p["programs"]:
+    meta = read_json(meta_path, ReportError)
+    parts: dict[str, _Part] = {}
+    metas = part_metas(meta, directory, ReportError)
+    kinds, pairs, errors, refused = Counter(), Counter(), Counter(), Counter()
+    unconfirmed: list[dict] = []
+    for e in program_entries(directory, meta, ReportError):   # every part's journals, streamed
+        uid = e["campaign"]
+        p = parts.get(uid)
+        if p is None:
+            p = parts[uid] = _Part(uid, metas.get(uid, meta))
+        p.add(e)
+        st = e.get("status")
+        if st in EXECUTED:          # coverage: what ran, not what was drawn
             kinds.update(e.get("kinds", []))
             pairs.update(e.get("pairs", []))
-    errors = Counter(e.get("error", "") for p in parts.values() for e in p["programs"]
-                     if e.get("status") in ("oracle-error", "backend-error", "too-big"))
-    unconfirmed = [e for p in parts.values() for e in p["programs"]
-                   if e.get("status") == "unconfirmed"]
+        elif st in ERRORED:
+            _count_bounded(errors, e.get("error", ""))
+        elif st == "refused":
+            _count_bounded(refused, e.get("error", ""))
+        if st == "unconfirmed" and len(unconfirmed) < UNCONFIRMED_SAMPLE:
+            unconfirmed.append(e)
+    for p in parts.values():
+        p.finish()
     findings = sorted(load_findings(directory),      # smallest (most actionable) first
                       key=lambda r: (r.get("minimize", {}).get("size_after", 0),
                                      r.get("first", {}).get("t", 0.0), r["id"]))
     return {"dir": directory, "meta": meta, "parts": parts, "kinds": kinds, "pairs": pairs,
-            "errors": errors, "unconfirmed": unconfirmed, "findings": findings}
+            "errors": errors, "refused": refused, "unconfirmed": unconfirmed,
+            "findings": findings}
 
 
 def oracle_explainer(test, outcome):
@@ -108,13 +161,11 @@ def timeline_svg(camp: dict, width: int = 640, height: int = 200) -> str:
     series = []
     tmax, nmax = 1e-9, 1
     for p in camp["parts"].values():
-        pts, n = [], 0
-        for e in sorted(p["programs"], key=lambda e: e.get("t", 0.0)):
-            n += 1
-            pts.append((e.get("t", 0.0), n, e.get("status") == "finding"))
-        series.append((p["uid"], pts))
+        pts = [(t, n, False) for t, n in p.points] + [(t, n, True) for t, n in p.found]
+        pts.sort(key=lambda x: (x[1], x[2]))
+        series.append((p.uid, pts))
         if pts:
-            tmax = max(tmax, pts[-1][0])
+            tmax = max(tmax, max(t for t, _, _ in pts))
             nmax = max(nmax, pts[-1][1])
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
 
@@ -135,7 +186,7 @@ def timeline_svg(camp: dict, width: int = 640, height: int = 200) -> str:
         if not pts:
             continue
         c = colors[k % len(colors)]
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(t, n) for t, n, _ in pts))
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(t, n) for t, n, f in pts if not f))
         out.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="{path}">'
                    f'<title>{html.escape(uid)}</title></polyline>')
         for t, n, found in pts:
@@ -149,14 +200,26 @@ def timeline_svg(camp: dict, width: int = 640, height: int = 200) -> str:
 
 # --- Markdown -----------------------------------------------------------------------------------
 
+def md_cell(text: str) -> str:
+    """``text`` as one Markdown table cell: plain characters (no HTML entities), pipes escaped."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def part_findings(camp: dict, part: dict) -> int:
+    """Distinct findings first found by ``part`` (so the column sums to the report's total)."""
+    if len(camp["parts"]) == 1:
+        return len(camp["findings"])
+    return sum(1 for r in camp["findings"] if (r.get("first") or {}).get("campaign") == part["uid"])
+
+
 def _throughput_rows(camp: dict) -> list[str]:
     rows = ["| part | backend | programs | findings | undef | errors | unconfirmed | seconds | "
             "programs/s | executions/s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in camp["parts"].values():
         m, s, t = p["meta"], p["status"], max(p["active"], 1e-9)
-        n = len(p["programs"])
+        n = p.n
         errs = s["oracle-error"] + s["backend-error"] + s["too-big"]
-        rows.append(f"| {p['uid']} | `{m.get('backend', '?')}` | {n} | {s['finding']} | "
+        rows.append(f"| {p['uid']} | `{m.get('backend', '?')}` | {n} | {part_findings(camp, p)} | "
                     f"{s['undef'] + s['all-undef']} | {errs} | {s['unconfirmed']} | {p['active']:.1f} | "
                     f"{n / t:.1f} | {p['executions'] / t:,.0f} |")
     return rows
@@ -177,13 +240,42 @@ def _coverage_lines(camp: dict) -> list[str]:
     return lines
 
 
+def counts(camp: dict) -> dict[str, int]:
+    """Programs drawn, executed on the backend, and errored, over all parts."""
+    n = {"programs": 0, "executed": 0, "errors": 0}
+    for p in camp["parts"].values():
+        n["programs"] += p.n
+        n["executed"] += sum(p["status"][s] for s in EXECUTED)
+        n["errors"] += sum(p["status"][s] for s in ERRORED)
+    return n
+
+
+def summary_text(camp: dict) -> str:
+    """The report's first line: findings, programs drawn, executed and errored."""
+    n = counts(camp)
+    return (f"{len(camp['findings'])} finding(s); {n['programs']} programs drawn, "
+            f"{n['executed']} executed on the backend, {n['errors']} errored.")
+
+
+def no_finding_text(camp: dict) -> str:
+    """What an empty findings list means: nothing forbidden seen, or nothing run at all."""
+    n = counts(camp)
+    if n["executed"] == 0:
+        return ("No program was executed on the backend"
+                + (f" ({n['errors']} errored, see Errors)" if n["errors"] else "")
+                + ": this campaign tested nothing.")
+    text = f"No forbidden outcome was observed in {n['executed']} executed programs."
+    if 2 * n["errors"] > n["programs"]:
+        text += f" Most programs errored ({n['errors']} of {n['programs']}, see Errors)."
+    return text
+
+
 def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     fs = camp["findings"]
     lines = [f"# scopefuzz campaign report: {camp['dir']}", "",
-             f"{len(fs)} finding(s); {sum(len(p['programs']) for p in camp['parts'].values())} "
-             "programs.", "", "## Findings", ""]
+             summary_text(camp), "", "## Findings", ""]
     if not fs:
-        lines += ["No forbidden outcome was observed.", ""]
+        lines += [no_finding_text(camp), ""]
     for r in fs:
         lines += [f"- [{r['id']}](findings/{r['id']}/report.md): `{r['backend']}`, "
                   f"forbidden `{outcome_text(r['forbidden'][0]['outcome'])}`, "
@@ -206,7 +298,12 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
                       "", "```", e.get("test", "").rstrip("\n"), "```", ""]
     if camp["errors"]:
         lines += ["## Errors", "", "| error | programs |", "|---|---:|"]
-        lines += [f"| {html.escape(msg)} | {n} |" for msg, n in camp["errors"].most_common(20)]
+        lines += [f"| {md_cell(msg)} | {n} |" for msg, n in camp["errors"].most_common(20)]
+        lines.append("")
+    if camp["refused"]:
+        lines += ["## Refused programs", "", f"{sum(camp['refused'].values())} programs the "
+                  "backend cannot express (not run):", "", "| reason | programs |", "|---|---:|"]
+        lines += [f"| {md_cell(msg)} | {n} |" for msg, n in camp["refused"].most_common(20)]
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -244,6 +341,10 @@ def _finding_html(r: dict, text: str, svg: str) -> str:
         f"<li>forbidden outcome: <code class=\"forbidden\">"
         f"{e(outcome_text(r['forbidden'][0]['outcome']))}</code></li>",
         f"<li>reproduced: {e(reproduced_text(r))}</li>",
+        (f"<li>reproduce (in findings/{e(r['id'])}/): <code>{e(r['reproduce']['command'])}</code>"
+         f" with scopefuzz {e(str((r.get('tool') or {}).get('version', '?')))}"
+         + (f" (git {e(r['tool']['git'])})" if (r.get("tool") or {}).get("git") else "")
+         + "</li>") if r.get("reproduce") else "",
         f"<li>{e(baseline_text(r)[2:])}</li>" if baseline_text(r) else "",
         f"<li>minimized from {m.get('size_before')} to {m.get('size_after')} instructions</li>",
         "</ul>",
@@ -257,6 +358,9 @@ def _finding_html(r: dict, text: str, svg: str) -> str:
         parts.append(f'<div class="graph">{svg}</div>')
     if m.get("steps"):
         parts.append(f"<h3>Minimization</h3><p>{e('; '.join(m['steps']))}</p>")
+    if r.get("evidence"):
+        parts.append(f"<details open><summary>Backend evidence (compiled code)</summary>"
+                     f"<pre>{e(r['evidence'])}</pre></details>")
     parts += [f"<details><summary>Original program</summary><pre>{e(r['original'])}</pre>"
               "</details>", "</section>"]
     return "\n".join(parts)
@@ -267,8 +371,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     fs = camp["findings"]
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>scopefuzz report: {e(camp['dir'])}</title><style>{_CSS}</style></head><body>",
-           f"<h1>scopefuzz campaign report</h1><p>{e(camp['dir'])}: {len(fs)} finding(s), "
-           f"{sum(len(p['programs']) for p in camp['parts'].values())} programs.</p>",
+           f"<h1>scopefuzz campaign report</h1><p>{e(camp['dir'])}: {e(summary_text(camp))}</p>",
            '<section id="summary"><h2>Findings</h2>']
     if fs:
         out.append("<ul>" + "".join(
@@ -276,7 +379,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
             f'forbidden <code>{e(outcome_text(r["forbidden"][0]["outcome"]))}</code></li>'
             for r in fs) + "</ul>")
     else:
-        out.append("<p>No forbidden outcome was observed.</p>")
+        out.append(f"<p>{e(no_finding_text(camp))}</p>")
     out.append("</section>")
     for r in fs:
         text, svg = explanations.get(r["id"], ("", ""))
@@ -285,9 +388,9 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     rows = []
     for p in camp["parts"].values():
         s, t = p["status"], max(p["active"], 1e-9)
-        n = len(p["programs"])
+        n = p.n
         rows.append([e(p["uid"]), f"<code>{e(p['meta'].get('backend', '?'))}</code>",
-                     f'<td class="num">{n}</td>', f'<td class="num">{s["finding"]}</td>',
+                     f'<td class="num">{n}</td>', f'<td class="num">{part_findings(camp, p)}</td>',
                      f'<td class="num">{s["undef"] + s["all-undef"]}</td>',
                      f'<td class="num">{s["oracle-error"] + s["backend-error"] + s["too-big"]}</td>',
                      f'<td class="num">{p["active"]:.1f}</td>', f'<td class="num">{n / t:.1f}</td>',
@@ -320,6 +423,10 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
         out.append('<section id="errors"><h2>Errors</h2>' + _table(
             ["error", "programs"], [[e(m), f'<td class="num">{n}</td>']
                                     for m, n in camp["errors"].most_common(20)]) + "</section>")
+    if camp["refused"]:
+        out.append('<section id="refused"><h2>Refused programs (not expressible)</h2>' + _table(
+            ["reason", "programs"], [[e(m), f'<td class="num">{n}</td>']
+                                     for m, n in camp["refused"].most_common(20)]) + "</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

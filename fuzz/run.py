@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import sys
 
-from hw import BackendError, ExhaustiveBackend, get_backend
+import hw
+from hw import BackendError, ExhaustiveBackend
+from litmus.about import JSON_SCHEMA
 from litmus.dialects import litmus_files, parse_file
 from litmus.lexer import ParseError
 from litmus.outcome import format_outcome
@@ -20,12 +22,14 @@ from .compare import compare
 
 
 def run_one(backend, test, path: str, iterations: int, seed: int,
-            exhaustive: bool = False) -> dict:
+            exhaustive: bool = False, timeout: float | None = None) -> dict:
     """Run ``test`` and compare with the oracle: the ``run --json`` object (DESIGN.md).
     ``exhaustive``: every scheduling (an :class:`~hw.ExhaustiveBackend`, i.e. sim) up to
-    ``iterations`` schedules; counts are then schedules."""
+    ``iterations`` schedules; counts are then schedules. ``timeout`` limits the oracle
+    (:class:`oracle.deadline.Timeout`)."""
     import oracle
-    res = oracle.check(test)
+    from oracle.deadline import call_with_timeout
+    res = call_with_timeout(oracle.check, timeout, test)
     base = {"test": test.name, "file": path, "backend": backend.name}
     if res.verdict == "Undef":
         why = "; ".join(res.ub) or "undefined behaviour"
@@ -63,7 +67,7 @@ def _print_text(obj: dict) -> None:
 
 def cmd_run(args) -> int:
     try:
-        backend = get_backend(args.backend)
+        backend = hw.get_backend(args.backend)   # looked up now (tests substitute it)
     except BackendError as e:
         print(f"scopefuzz run: {e}", file=sys.stderr)
         return 2
@@ -79,24 +83,27 @@ def cmd_run(args) -> int:
             except ParseError as e:
                 errors += 1
                 if args.json:
-                    print(json.dumps({"file": path, "error": str(e)}))
+                    print(json.dumps({"file": path, "error": str(e), "schema": JSON_SCHEMA}))
                 else:
                     print(str(e), file=sys.stderr)
                 continue
             try:
                 obj = run_one(backend, test, path, args.iterations, args.seed,
-                              args.exhaustive)
+                              args.exhaustive, args.timeout)
             except Exception as e:          # backend or oracle refused: one line, go on
                 errors += 1
                 msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+                if not msg.startswith(f"{path}:"):
+                    msg = f"{path}:1:1: {msg}"      # a whole-test error: the test's first line
                 if args.json:
-                    print(json.dumps({"file": path, "error": f"{path}: {msg}"}))
+                    extra = {"timeout": True} if type(e).__name__ == "Timeout" else {}
+                    print(json.dumps({"file": path, "error": msg, **extra, "schema": JSON_SCHEMA}))
                 else:
-                    print(f"{path}: {msg}", file=sys.stderr)
+                    print(msg, file=sys.stderr)
                 continue
             forbidden += obj.get("forbidden", 0)
             if args.json:
-                print(json.dumps(obj))
+                print(json.dumps(dict(obj, schema=JSON_SCHEMA)))
             else:
                 _print_text(obj)
             sys.stdout.flush()
@@ -122,5 +129,7 @@ def register(sub) -> None:
     p.add_argument("--exhaustive", action="store_true",
                    help="every scheduling instead of random ones (sim only; --iterations caps "
                         "the number of schedules)")
+    from oracle.commands import timeout_option
+    timeout_option(p)
     p.set_defaults(func=cmd_run)
 

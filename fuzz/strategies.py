@@ -879,6 +879,24 @@ def programs(features: Sequence[str] | str | None = None, near_miss: float = 0.5
     return _programs()
 
 
+def litmus_programs(features: Sequence[str] | str | None = None, near_miss: float = 0.5):
+    """The public Hypothesis strategy of litmus programs (:class:`litmus.Test`), stable API.
+
+    ``features``: a comma-separated subset of :data:`FEATURES` (or a sequence; default all, and
+    ``"all,-async"`` removes one); ``near_miss``: the share of programs drawn one synchronization
+    short of forbidding their condition (the interesting ones for a differential test). Programs
+    shrink toward fewer threads and instructions; a falsifying example prints as litmus text::
+
+        from hypothesis import given
+        from fuzz.strategies import litmus_programs
+
+        @given(litmus_programs("atomics,fences"))
+        def test_my_backend(test):
+            ...
+    """
+    return programs(features, near_miss)
+
+
 __all__ = ["FEATURES", "ALL_KINDS", "ALL_SCOPE_PAIRS", "FeatureError", "HypothesisSource",
-           "RandomSource", "build_program", "draw_program", "estimate_events", "parse_features",
-           "program_seed", "programs"]
+           "RandomSource", "build_program", "draw_program", "estimate_events", "litmus_programs",
+           "parse_features", "program_seed", "programs"]

@@ -1,6 +1,7 @@
 """hw — backends that run litmus tests: ``sim`` (CPU simulator of an AMD GPU memory system, with
-mutants) and ``opencl`` (kernels on real devices). :func:`get_backend` maps a backend name
-(``sim``, ``sim:MUTANT``, ``opencl``, ``opencl:PLATFORM:DEVICE``) to an instance.
+mutants), ``opencl`` (kernels on real devices) and ``isa`` (clang-22's AMDGPU machine code run on
+the simulator's memory system). :func:`get_backend` maps a backend name (``sim``, ``sim:MUTANT``,
+``opencl``, ``opencl:PLATFORM:DEVICE``, ``isa:TARGET[:MUTANT]``) to an instance.
 
 Backends import only :mod:`litmus` (and their own numba/pyopencl helpers), never ``oracle`` or
 ``fuzz``: comparing what a backend shows with what the model allows is the harness's job
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 import pkgutil
 
-from .backend import Backend, BackendError, BackendFactory, ExhaustiveBackend, Histogram
+from .backend import (Backend, BackendError, BackendFactory, BackendRefused, ExhaustiveBackend,
+                      Histogram)
 
 #: backend family -> "module:factory", a :class:`BackendFactory` imported on first use
-FAMILIES: dict[str, str] = {"opencl": "hw.opencl:make_backend", "sim": "hw.sim:make_backend"}
+FAMILIES: dict[str, str] = {"opencl": "hw.opencl:make_backend", "sim": "hw.sim:make_backend",
+                            "isa": "hw.isa:make_backend"}
 
 
 def get_backend(name: str) -> Backend:
@@ -27,5 +30,5 @@ def get_backend(name: str) -> Backend:
     return factory(rest or None)
 
 
-__all__ = ["Backend", "BackendError", "BackendFactory", "ExhaustiveBackend", "Histogram",
-           "get_backend", "FAMILIES"]
+__all__ = ["Backend", "BackendError", "BackendFactory", "BackendRefused", "ExhaustiveBackend",
+           "Histogram", "get_backend", "FAMILIES"]

@@ -6,7 +6,8 @@ location), so counting needs no per-iteration dicts.
 
 The contracts are :class:`typing.Protocol` s: :class:`Backend` (what every backend provides),
 :class:`ExhaustiveBackend` (a backend that can also enumerate every scheduling of a small test, the
-simulator's ``--exhaustive`` mode) and :class:`BackendFactory` (what ``hw.FAMILIES`` names). A
+simulator's ``--exhaustive`` mode), :class:`EvidenceBackend` (a backend that can show what it ran,
+for findings) and :class:`BackendFactory` (what ``hw.FAMILIES`` names). A
 backend states the contract it meets by subclassing the Protocol (which also gives it the default
 ``describe``/``close``); the harness asks ``isinstance(b, ExhaustiveBackend)``, never ``hasattr``.
 """
@@ -24,6 +25,11 @@ class BackendError(Exception):
 
     The message is one line; campaigns record it and go on.
     """
+
+
+class BackendRefused(BackendError):
+    """The backend cannot express this test at all (e.g. a construct its compiler lacks): not a
+    failure of the backend; campaigns count such programs as refused."""
 
 
 @dataclass
@@ -91,6 +97,16 @@ class ExhaustiveBackend(Backend, Protocol):
     def explore(self, test: Test, max_schedules: int) -> tuple[Histogram, bool]:
         """Every scheduling up to ``max_schedules``, counted per outcome (counts are schedules),
         and whether the exploration was complete."""
+        ...
+
+
+@runtime_checkable
+class EvidenceBackend(Backend, Protocol):
+    """A backend that can say what it ran for a test, for a finding's report (the ``isa``
+    backend: the OpenCL source, the clang command line and each thread's annotated machine code)."""
+
+    def evidence(self, test: Test) -> str:
+        """Markdown describing what ran for ``test`` (starts with a ``##`` heading)."""
         ...
 
 

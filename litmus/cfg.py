@@ -8,6 +8,11 @@ Vulkan tests have labels, ``beq``/``bne``/``goto`` and spin loops. Their front e
 
 - ``val=EXPR``: the value stored / the rmw operand / the assigned value when it is not a constant
   (``st``, ``rmw``, ``assign``); ``exp=EXPR``: the expected value of a ``cas``;
+- ``unseq=ID:SIDE`` on an access: it lies in operand SIDE (0 or 1) of operator ID of a C
+  expression; accesses in the two operands of one operator are unsequenced (:func:`unsequenced`);
+- ``arr=NAME:LEN`` and ``off=EXPR`` on an access: an address dependency, the access goes to the
+  element ``NAME[off]`` of an array of LEN locations (``NAME[0]`` .. ``NAME[LEN-1]``; ``loc`` is
+  ``NAME[0]``), chosen per path (:func:`access_location`);
 - ``cond=EXPR`` and ``target=L`` of a ``branch`` (jump when EXPR is non-zero), ``target=L`` of a
   ``goto``, ``label=L`` of a ``label``.
 
@@ -24,8 +29,8 @@ value that lets it exit within the bound).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Iterable
+import functools
+from typing import Callable, Iterable, NamedTuple
 
 from .ir import Instr, Test, prop_atoms
 from .rmw import RMW_CODES, apply_rmw
@@ -57,8 +62,15 @@ def expr_text(e) -> str:
     return str(e)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_expr_text(text: str):
-    """Inverse of :func:`expr_text`."""
+    """Inverse of :func:`expr_text` (memoized: the result is an immutable tree, and every path
+    enumeration decodes the same few expressions of a test again)."""
+    if "(" not in text:                 # a literal or a register name
+        try:
+            return int(text)
+        except ValueError:
+            return text
     toks = text.replace("(", " ( ").replace(")", " ) ").split()
     pos = 0
 
@@ -119,7 +131,7 @@ def data_constants(test: Test) -> set[int]:
             out.update(ins.args)
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "exp", "cond"):
+            if k in ("val", "exp", "cond", "off"):
                 out |= expr_constants(parse_expr_text(v))
     for prop in (test.condition.prop, dict(test.meta).get("filter")):
         if prop is not None:
@@ -159,8 +171,7 @@ def _operand(ins: Instr, key: str, default: int | None, regs: dict[str, int]) ->
 
 # --- thread paths ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Op:
+class Op(NamedTuple):
     """One memory or synchronization operation of a path.
 
     ``kind``: ``R`` read, ``W`` write, ``U`` read-modify-write (a read of ``rval`` and a write of
@@ -168,8 +179,10 @@ class Op:
     operations. ``index`` is the instruction's row in the thread's code. ``bar_id``: the value of
     a barrier's ``id=`` operand on this path (a register id is evaluated). ``deps`` (only when
     :func:`thread_paths` is asked for them): the positions, in the path's ops, of the reads this
-    operation depends on: through the value it writes or compares (data) or through a branch
-    taken or not before it (control).
+    operation depends on: through the value it writes or compares (data), through its address
+    (``off=``) or through a branch taken or not before it (control). (A named tuple, not a
+    dataclass: path enumerations make many of them, and a tuple is several times cheaper to
+    build.)
     """
 
     kind: str
@@ -183,8 +196,7 @@ class Op:
     deps: frozenset = frozenset()     # reads (positions in the path's ops) it depends on
 
 
-@dataclass(frozen=True)
-class Path:
+class Path(NamedTuple):
     """A path's operations and final registers: an int, or ``("read", k)`` when the register
     holds the value of the free read ``ops[k]`` (a read whose value no expression uses: paths
     do not enumerate its value, the execution's rf gives it)."""
@@ -206,12 +218,55 @@ def used_registers(code: tuple[Instr, ...]) -> set[str]:
     for ins in code:
         for a in ins.attrs:
             k, _, v = a.partition("=")
-            if k in ("val", "cond", "exp", "id"):
+            if k in ("val", "cond", "exp", "id", "off"):
                 used |= expr_registers(parse_expr_text(v))
     return used
 
 
-def spin_loops(code: tuple[Instr, ...]) -> set[int]:
+def unsequenced(a: Instr, b: Instr) -> bool:
+    """Are two instructions of one thread unsequenced (C11 6.5p3: accesses in the two operands
+    of one operator, marked ``unseq=ID:SIDE`` by the C front end)? Program order leaves such a
+    pair unordered."""
+    if not a.attrs or not b.attrs:
+        return False
+    sides = {}
+    for x in a.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            sides[gid] = side
+    for x in b.attrs:
+        if x.startswith("unseq="):
+            gid, _, side = x[6:].partition(":")
+            if sides.get(gid, side) != side:
+                return True
+    return False
+
+
+def array_elements(ins: Instr) -> list[str]:
+    """Every location an access may reach: its ``loc``, or each element of its ``arr=`` array."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return [ins.loc]
+    name, _, size = arr.rpartition(":")
+    return [f"{name}[{k}]" for k in range(int(size))]
+
+
+def access_location(ins: Instr, regs: dict[str, int]) -> str | None:
+    """The location an access reaches with these register values: its ``loc``, or for an
+    address dependency (``arr=NAME:LEN``, ``off=EXPR``) the element ``NAME[off]``; None when
+    the offset falls outside the array (no location of the test: such a path is dropped,
+    :func:`thread_paths`)."""
+    arr = attr(ins, "arr")
+    if arr is None:
+        return ins.loc
+    name, _, size = arr.rpartition(":")
+    k = _operand(ins, "off", 0, regs)
+    if not isinstance(k, int) or not 0 <= k < int(size):
+        return None
+    return f"{name}[{k}]"
+
+
+def spin_loops(code: tuple[Instr, ...], labels: dict[str, int] | None = None) -> set[int]:
     """Indices of backward jumps that close a *side-effect-free* loop (a spin loop).
 
     The loop runs from the jump's target label to the jump, which ends it; its body writes no
@@ -219,9 +274,10 @@ def spin_loops(code: tuple[Instr, ...]) -> set[int]:
     each of its exits. An iteration that goes round again then changes nothing a later iteration
     does not redo, so dropping it keeps the outcome, and every model here is monotone (fewer
     events, fewer constraints, fewer races): :func:`thread_paths` never takes such a jump, the
-    way Dat3M cuts side-effect-free spin iterations.
+    way Dat3M cuts side-effect-free spin iterations. (``labels``: :func:`_labels` of ``code``.)
     """
-    labels = _labels(code)
+    if labels is None:
+        labels = _labels(code)
     out = set()
     for j, ins in enumerate(code):
         if ins.base not in ("goto", "branch"):
@@ -241,9 +297,10 @@ def spin_loops(code: tuple[Instr, ...]) -> set[int]:
     return out
 
 
-def loop_body(code: tuple[Instr, ...]) -> set[int]:
+def loop_body(code: tuple[Instr, ...], labels: dict[str, int] | None = None) -> set[int]:
     """Indices of instructions inside some loop (between a label and a backward jump to it)."""
-    labels = _labels(code)
+    if labels is None:
+        labels = _labels(code)
     inside = set()
     for j, ins in enumerate(code):
         if ins.base in ("goto", "branch"):
@@ -253,161 +310,297 @@ def loop_body(code: tuple[Instr, ...]) -> set[int]:
     return inside
 
 
+#: what :meth:`ThreadCode.advance` returns for a path dropped by the unrolling bound or a spin
+DEAD = -1
+_EMPTY = frozenset()
+_NO_EXPRS: dict = {}
+#: simple bases that add one operation (kind) and go on
+_PLAIN_OPS = {"avdevice": "AV", "visdevice": "VIS"}
+#: the attrs holding an expression (:func:`parse_expr_text`)
+_EXPR_KEYS = frozenset({"val", "exp", "cond", "id", "off"})
+#: the key of the control dependencies in a path's read-dependency map (:class:`ThreadCode`)
+CTRL = "#ctrl"
+
+
+class ThreadCode:
+    """One thread's code decoded once for the path enumerations: label targets, spin loops,
+    loop bodies, the registers expressions read, and each instruction's expressions parsed.
+
+    A path is run by :meth:`advance` (straight on until the next *value read*: an ``rmw``, a
+    ``cas`` or a ``ld`` whose register some expression reads) and :meth:`read` (that read
+    returning a given value). Both enumerations below are built on these two steps:
+    :func:`thread_paths` (every value of a domain per read) and :func:`justified_paths` (values
+    written earlier in a growing execution).
+
+    With ``rd`` (a dict) the two steps also track read dependencies (:attr:`Op.deps`): per
+    register the reads its value depends on, and under :data:`CTRL` those of the branches
+    passed so far.
+    """
+
+    __slots__ = ("code", "labels", "spins", "looped", "used", "rows", "reg_names")
+
+    def __init__(self, code: tuple[Instr, ...]):
+        self.code = code
+        rows = []
+        used: set[str] = set()
+        labels = {}
+        jumps = []
+        regs = set()
+        for i, ins in enumerate(code):
+            b = ins.base
+            exprs = _NO_EXPRS
+            target = None
+            arr = None
+            if ins.attrs:
+                exprs = {}
+                for a in ins.attrs:
+                    k, _, v = a.partition("=")
+                    if k in _EXPR_KEYS:
+                        e = exprs[k] = parse_expr_text(v)
+                        if type(e) is not int:
+                            used |= expr_registers(e)
+                    elif k == "label" and b == "label":
+                        labels[v] = i
+                    elif k == "target":
+                        target = v
+                    elif k == "arr" and arr is None:
+                        name, _, size = v.rpartition(":")
+                        arr = (name, int(size))
+            if ins.reg:
+                regs.add(ins.reg)
+            if b == "goto" or b == "branch":
+                jumps.append(i)
+            rows.append([b, ins, exprs, target,
+                         ins.replace(order=ins.fail_order) if b == "cas" else None, arr])
+        for i in jumps:
+            rows[i][3] = labels[rows[i][3]]
+        for row in rows:
+            if row[0] == "ld" and row[1].reg not in used:
+                row[0] = "ld.free"
+        self.rows = [tuple(row) for row in rows]
+        self.labels = labels
+        self.spins = spin_loops(code, labels) if jumps else _EMPTY
+        self.looped = loop_body(code, labels) if jumps else _EMPTY
+        self.used = used
+        self.reg_names = sorted(regs)
+
+    @staticmethod
+    def _operand(row, key: str, pos: int, regs: dict) -> int:
+        e = row[2].get(key)
+        if e is None:
+            args = row[1].args
+            return args[pos] if len(args) > pos else 0
+        return evaluate(e, regs)
+
+    @staticmethod
+    def _dep(row, key: str, prov: dict):
+        e = row[2].get(key)
+        if e is None:
+            return _EMPTY
+        p = _EMPTY
+        for r in expr_registers(e):
+            p = p | prov.get(r, _EMPTY)
+        return p
+
+    def _rdeps(self, row, rd: dict | None, *keys):
+        """The reads an op of ``row`` depends on: its operands' and the control dependencies."""
+        if rd is None:
+            return _EMPTY
+        p = rd.get(CTRL, _EMPTY)
+        for k in keys:
+            p = p | self._dep(row, k, rd)
+        return p
+
+    def location(self, pc: int, regs: dict) -> str | None:
+        """The location the access at ``pc`` reaches with these registers
+        (:func:`access_location`): None when its offset falls outside its array."""
+        row = self.rows[pc]
+        arr = row[5]
+        if arr is None:
+            return row[1].loc
+        e = row[2].get("off")
+        k = evaluate(e, regs) if e is not None else 0
+        if not isinstance(k, int) or not 0 <= k < arr[1]:
+            return None
+        return f"{arr[0]}[{k}]"
+
+    def advance(self, pc: int, regs: dict, ops: list, counts: dict, unroll: int,
+                prov: dict | None = None, key=None, rd: dict | None = None) -> int:
+        """Run from ``pc`` (updating ``regs``, ``ops``, ``counts``, with ``key`` the
+        provenance ``prov``, with ``rd`` the read dependencies) up to the next value read: its
+        index, ``len(code)`` at the end, :data:`DEAD` when the path is dropped (unrolling bound,
+        a spin loop going round, an address outside its array)."""
+        rows = self.rows
+        n = len(rows)
+        while pc < n:
+            c = counts.get(pc, 0) + 1
+            if c > unroll:
+                return DEAD
+            counts[pc] = c
+            row = rows[pc]
+            b = row[0]
+            if b == "label":
+                pc += 1
+            elif b == "goto":
+                if pc in self.spins:
+                    return DEAD
+                pc = row[3]
+            elif b == "branch":
+                if rd is not None:
+                    rd[CTRL] = self._rdeps(row, rd, "cond")
+                cond = row[2].get("cond")
+                if cond is not None and evaluate(cond, regs):
+                    if pc in self.spins:
+                        return DEAD
+                    pc = row[3]
+                else:
+                    pc += 1
+            elif b == "assign":
+                ins = row[1]
+                regs[ins.reg] = self._operand(row, "val", 0, regs)
+                if key is not None:
+                    prov[ins.reg] = self._dep(row, "val", prov)
+                if rd is not None:
+                    rd[ins.reg] = self._dep(row, "val", rd)
+                pc += 1
+            elif b == "st":
+                ins = row[1]
+                loc = ins.loc if row[5] is None else self.location(pc, regs)
+                if loc is None:
+                    return DEAD
+                v = self._operand(row, "val", 0, regs)
+                wp = (self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
+                ops.append(Op("W", pc, ins, loc, None, v, wp, None,
+                              self._rdeps(row, rd, "val", "off")))
+                pc += 1
+            elif b == "ld.free":
+                # a free read: nothing depends on its value, so rf alone decides it later
+                ins = row[1]
+                loc = ins.loc if row[5] is None else self.location(pc, regs)
+                if loc is None:
+                    return DEAD
+                ops.append(Op("R", pc, ins, loc, None, None, _EMPTY, None,
+                              self._rdeps(row, rd, "off")))
+                regs[ins.reg] = ("read", len(ops) - 1)
+                pc += 1
+            elif b in ("ld", "rmw", "cas"):
+                if row[5] is not None and self.location(pc, regs) is None:
+                    return DEAD
+                return pc
+            elif b == "cbar":
+                ins = row[1]
+                e = row[2].get("id")
+                ops.append(Op("B", pc, ins, None, None, None, _EMPTY,
+                              evaluate(e, regs) if e is not None else None,
+                              self._rdeps(row, rd, "id")))
+                pc += 1
+            elif b == "fence":
+                ops.append(Op("F", pc, row[1], None, None, None, _EMPTY, None,
+                              self._rdeps(row, rd)))
+                pc += 1
+            else:
+                kind = _PLAIN_OPS.get(b)
+                if kind is None:
+                    raise ValueError(f"instruction base {b!r} has no pre-execution")
+                ops.append(Op(kind, pc, row[1]))
+                pc += 1
+        return n
+
+    def read(self, pc: int, v: int, regs: dict, ops: list, prov: dict | None = None,
+             key=None, vp=_EMPTY, rd: dict | None = None) -> None:
+        """The value read at ``pc`` (where :meth:`advance` stopped) returns ``v``: append its
+        operation and set its register (``vp``: the provenance of ``v``, with ``key``; ``rd``:
+        the read dependencies, as in :meth:`advance`). A ``cas`` whose attrs hold ``cmov``
+        writes on failure too (the value it read back: PTX's ``atom.cas``, whose semantics is
+        ``*a = (*a == b) ? c : *a``); otherwise a failed cas is a read with its failure
+        order."""
+        row = self.rows[pc]
+        b, ins, _, _, fail, arr = row
+        loc = ins.loc if arr is None else self.location(pc, regs)
+        here = len(ops)
+        if b == "ld":
+            ops.append(Op("R", pc, ins, loc, v, None, _EMPTY, None, self._rdeps(row, rd, "off")))
+        elif b == "rmw":
+            operand = self._operand(row, "val", 0, regs)
+            wp = (vp | self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
+            ops.append(Op("U", pc, ins, loc, v, apply_rmw(RMW_CODES[ins.op], v, operand), wp,
+                          None, self._rdeps(row, rd, "val", "off")))
+        else:
+            exp = self._operand(row, "exp", 0, regs)
+            dd = self._rdeps(row, rd, "exp", "val", "off")
+            if v == exp or "cmov" in ins.attrs:
+                des = self._operand(row, "val", 1, regs) if v == exp else v
+                wp = (vp | self._dep(row, "val", prov) | {(key, pc)}) if key is not None \
+                    else _EMPTY
+                ops.append(Op("U", pc, ins, loc, v, des, wp, None, dd))
+            else:
+                ops.append(Op("R", pc, fail, loc, v, None, _EMPTY, None, dd))
+        if ins.reg:
+            regs[ins.reg] = v
+            if key is not None:
+                prov[ins.reg] = vp
+            if rd is not None:
+                rd[ins.reg] = frozenset((here,))
+
+    def path(self, regs: dict, ops: list) -> Path:
+        """The path ended with these operations and registers."""
+        final = dict(regs)
+        for r in self.reg_names:
+            final.setdefault(r, 0)
+        return Path(tuple(ops), tuple(sorted(final.items())))
+
+
 def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
                  read_domain: Callable[[str], Iterable], unroll: int = UNROLL,
-                 limit: int = 200000, key=None, deps: bool = False) -> list[Path]:
+                 limit: int = 200000, key=None, decoded: ThreadCode | None = None,
+                 deps: bool = False) -> list[Path]:
     """Every path through ``code`` with reads returning values from ``read_domain(loc)``.
 
     ``read_domain`` gives ints, or ``(value, provenance)`` pairs when ``key`` is set (then each
     write op carries in ``prov`` the set of write instructions its value derives from, with
     ``(key, index)`` for itself, and a read-modify-write outside loops never consumes a value
-    derived from itself; :func:`value_domains` uses this). ``deps``: fill each op's ``deps``
-    (the reads it depends on by data or control, for models with a dependency relation).
-
-    A ``cas`` whose attrs hold ``cmov`` writes on failure too (the value it read back: PTX's
-    ``atom.cas``, whose semantics is ``*a = (*a == b) ? c : *a``); otherwise a failed cas is a
-    read with its failure order.
+    derived from itself; :func:`value_domains` uses this). ``decoded``: ``code`` already
+    decoded (:class:`ThreadCode`), when the caller runs it several times. ``deps``: fill each
+    op's ``deps`` (the reads it depends on by data, address or control, for models with a
+    dependency relation). A path whose access falls outside its array is dropped
+    (:func:`access_location`).
     """
-    labels = _labels(code)
-    spins = spin_loops(code)
-    looped = loop_body(code)
-    used = used_registers(code)
+    tc = decoded if decoded is not None else ThreadCode(code)
     out: list[Path] = []
-    reg_names = sorted(set(init_regs) | {i.reg for i in code if i.reg})
-    empty = frozenset()
-    ctrl = "#ctrl"          # the key of the control dependencies in a path's read-deps map
+    end = len(tc.rows)
 
-    def dep(ins, keyname, regs_prov):
-        text = attr(ins, keyname)
-        if text is None:
-            return empty
-        p = empty
-        for r in expr_registers(parse_expr_text(text)):
-            p = p | regs_prov.get(r, empty)
-        return p
+    def run(pc: int, regs: dict, prov: dict, ops: list, counts: dict, rd):
+        pc = tc.advance(pc, regs, ops, counts, unroll, prov, key, rd)
+        if pc == DEAD:
+            return
+        if pc == end:
+            out.append(tc.path(regs, ops))
+            return
+        b = tc.rows[pc][0]
+        entries = read_domain(tc.location(pc, regs))
+        if key is None:
+            entries = [(v, [_EMPTY]) for v in sorted(set(entries))]
+        for v, provs in entries:
+            if key is not None and b != "ld" and pc not in tc.looped:
+                # an rmw cannot read a value derived from itself (it runs once)
+                provs = [q for q in provs if (key, pc) not in q]
+                if not provs:
+                    continue
+            vp = min(provs, key=len)
+            r2, p2, o2 = dict(regs), dict(prov), list(ops)
+            d2 = dict(rd) if rd is not None else None
+            tc.read(pc, v, r2, o2, p2, key, vp, d2)
+            run(pc + 1, r2, p2, o2, dict(counts), d2)
+            if len(out) > limit:
+                raise ValueError(f"more than {limit} paths in one thread")
 
-    def rdeps(ins, rd, *keys):
-        """The reads an op of ``ins`` depends on: its operands' and the control dependencies."""
-        if not deps:
-            return empty
-        p = rd.get(ctrl, empty)
-        for k in keys:
-            p = p | dep(ins, k, rd)
-        return p
-
-    def run(pc: int, regs: dict[str, int], prov: dict, ops: list[Op], counts: dict[int, int],
-            rd: dict):
-        while pc < len(code):
-            ins = code[pc]
-            c = counts.get(pc, 0) + 1
-            if c > unroll:
-                return
-            counts[pc] = c
-            b = ins.base
-            if b in ("label",):
-                pc += 1
-                continue
-            if b == "goto":
-                if pc in spins:
-                    return
-                pc = labels[attr(ins, "target")]
-                continue
-            if b == "branch":
-                if deps:
-                    rd[ctrl] = rdeps(ins, rd, "cond")
-                if _operand(ins, "cond", 0, regs):
-                    if pc in spins:
-                        return
-                    pc = labels[attr(ins, "target")]
-                else:
-                    pc += 1
-                continue
-            if b == "assign":
-                regs[ins.reg] = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
-                if key is not None:
-                    prov[ins.reg] = dep(ins, "val", prov)
-                if deps:
-                    rd[ins.reg] = dep(ins, "val", rd)
-                pc += 1
-                continue
-            if b == "st":
-                v = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
-                wp = (dep(ins, "val", prov) | {(key, pc)}) if key is not None else empty
-                ops.append(Op("W", pc, ins, ins.loc, None, v, wp, deps=rdeps(ins, rd, "val")))
-                pc += 1
-                continue
-            if b == "ld" and ins.reg not in used:
-                # a free read: nothing depends on its value, so rf alone decides it later
-                ops.append(Op("R", pc, ins, ins.loc, None, None, deps=rdeps(ins, rd)))
-                regs[ins.reg] = ("read", len(ops) - 1)
-                pc += 1
-                continue
-            if b in ("ld", "rmw", "cas"):
-                entries = read_domain(ins.loc)
-                if key is None:
-                    entries = [(v, [empty]) for v in sorted(set(entries))]
-                here = frozenset({len(ops)})
-                for v, provs in entries:
-                    if key is not None and b != "ld" and pc not in looped:
-                        # an rmw cannot read a value derived from itself (it runs once)
-                        provs = [q for q in provs if (key, pc) not in q]
-                        if not provs:
-                            continue
-                    vp = min(provs, key=len)
-                    r2, p2, o2, d2 = dict(regs), dict(prov), list(ops), dict(rd)
-                    if b == "ld":
-                        o2.append(Op("R", pc, ins, ins.loc, v, None, deps=rdeps(ins, rd)))
-                    elif b == "rmw":
-                        operand = _operand(ins, "val", ins.args[0] if ins.args else 0, regs)
-                        wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
-                            else empty
-                        o2.append(Op("U", pc, ins, ins.loc, v, apply_rmw(RMW_CODES[ins.op], v, operand),
-                                     wp,
-                                     deps=rdeps(ins, rd, "val")))
-                    else:
-                        exp = _operand(ins, "exp", ins.args[0] if ins.args else 0, regs)
-                        des = _operand(ins, "val", ins.args[1] if len(ins.args) > 1 else 0, regs)
-                        dd = rdeps(ins, rd, "exp", "val")
-                        if v == exp or "cmov" in ins.attrs:
-                            wp = (vp | dep(ins, "val", prov) | {(key, pc)}) if key is not None \
-                                else empty
-                            o2.append(Op("U", pc, ins, ins.loc, v, des if v == exp else v, wp,
-                                         deps=dd))
-                        else:
-                            o2.append(Op("R", pc, ins.replace(order=ins.fail_order), ins.loc,
-                                         v, None, deps=dd))
-                    if ins.reg:
-                        r2[ins.reg] = v
-                        if key is not None:
-                            p2[ins.reg] = vp
-                        if deps:
-                            d2[ins.reg] = here
-                    run(pc + 1, r2, p2, o2, dict(counts), d2)
-                    if len(out) > limit:
-                        raise ValueError(f"more than {limit} paths in one thread")
-                return
-            if b == "fence":
-                ops.append(Op("F", pc, ins, deps=rdeps(ins, rd)))
-            elif b == "cbar":
-                bid = _operand(ins, "id", None, regs) if attr(ins, "id") is not None else None
-                ops.append(Op("B", pc, ins, bar_id=bid, deps=rdeps(ins, rd, "id")))
-            elif b == "avdevice":
-                ops.append(Op("AV", pc, ins))
-            elif b == "visdevice":
-                ops.append(Op("VIS", pc, ins))
-            else:
-                raise ValueError(f"instruction base {b!r} has no pre-execution")
-            pc += 1
-        final = {r: regs.get(r, 0) for r in reg_names}
-        out.append(Path(tuple(ops), tuple(sorted(final.items()))))
-
-    run(0, dict(init_regs), {}, [], {}, {})
+    run(0, dict(init_regs), {}, [], {}, {} if deps else None)
     return out
 
 
 def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
-                  max_prov: int = 8, seed: bool = True,
-                  thin_air: bool = False) -> dict[str, set[int]]:
+                  max_prov: int = 8, seed: bool = True, thin_air: bool = False,
+                  decoded: list[ThreadCode] | None = None) -> dict[str, set[int]]:
     """Per location, every value a read of it can return: the fixed point of "values written".
 
     Each value keeps the sets of write instructions it can derive from (its provenance); a
@@ -418,33 +611,46 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     ``thin_air`` (a model without a no-thin-air axiom, ``allow thin-air`` in its model file): a
     value that flows around a cycle of rf and data dependencies (``r0 = x; y = r0`` against
     ``r1 = y; x = r1``) is written by no instruction of its own, and the model does not constrain
-    it; every location's domain then starts with :func:`thin_air_values` as well, each a value
-    with no derivation. A read is still given such a value only where some write of that value
-    exists in the execution (the search's rf must justify it), i.e. on such a cycle.
+    it; the domain of every location some write stores a register-dependent value into then
+    starts with :func:`thin_air_values` as well, each a value with no derivation (a location
+    written only with constants cannot hold such a value). A read is still given such a value
+    only where some write of that value exists in the execution (the search's rf must justify
+    it), i.e. on such a cycle.
+
+    ``decoded``: the threads' code already decoded (:class:`ThreadCode`, one per thread).
     """
+    if decoded is None:
+        decoded = [ThreadCode(th.code) for th in test.threads]
     prov: dict[str, dict[int, set[frozenset]]] = {
         loc.name: {loc.init: {frozenset()}} for loc in test.locations}
     if thin_air:
+        # only a location some write stores a register-dependent value into can hold a value
+        # out of thin air: every other write stores a constant, or an rmw result of constants
+        # and the location's own values, which the fixpoint below derives
+        tainted = {loc for _, _, ins in test.instructions()
+                   if ins.base in ("st", "rmw", "cas") and attr(ins, "val") is not None
+                   for loc in array_elements(ins)}
         for c in thin_air_values(test):
-            for p in prov.values():
-                p.setdefault(c, {frozenset()})
+            for loc in tainted:
+                prov[loc].setdefault(c, {frozenset()})
     # every constant a store can write, whether or not its branch is reachable from the values
     # found so far: a branch may be taken only thanks to a (po | rf) cycle (load buffering),
     # which models without a no-thin-air axiom (vulkan) allow; seed=False for models with one
     # (rc11: every value of a consistent execution derives along an acyclic po | rf)
     for tid, i, ins in test.instructions() if seed else ():
         if ins.base == "st" and attr(ins, "val") is None:
-            prov[ins.loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
-                frozenset({(tid, i)}))
+            for loc in array_elements(ins):
+                prov[loc].setdefault(ins.args[0] if ins.args else 0, set()).add(
+                    frozenset({(tid, i)}))
+    def domain(loc):
+        return [(v, sorted(ps, key=len)) for v, ps in sorted(prov[loc].items())]
+
+    init_regs = [_init_regs(test, tid) for tid in range(len(test.threads))]
     for _ in range(rounds):
         grown = False
         for tid, th in enumerate(test.threads):
-            regs = {r: test.register_init(tid, r) for r in test.registers(tid)}
-
-            def domain(loc):
-                return [(v, sorted(ps, key=len)) for v, ps in sorted(prov[loc].items())]
-
-            for path in thread_paths(th.code, regs, domain, unroll, limit=20000, key=tid):
+            for path in thread_paths(th.code, init_regs[tid], domain, unroll, limit=20000,
+                                     key=tid, decoded=decoded[tid]):
                 for op in path.ops:
                     if op.wval is None:
                         continue
@@ -462,17 +668,31 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
 MAX_COMBINATIONS = 200_000
 
 
+def _init_regs(test: Test, tid: int) -> dict[str, int]:
+    """Thread ``tid``'s registers given an initial value (the others start at 0, which is what
+    reading an unset register gives and what a path's final registers say of one never set)."""
+    return {r: v for t, r, v in test.reg_init if t == tid}
+
+
+def _reads_values(tc: ThreadCode) -> bool:
+    """Does some path of the thread read a value it uses (so the value must be enumerated)?"""
+    return any(row[0] in ("ld", "rmw", "cas") for row in tc.rows)
+
+
 def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
                      thin_air: bool = False, deps: bool = False) -> list[list[Path]]:
     """Per thread, its paths with reads drawn from :func:`value_domains` (``deps``: with each
     op's dependencies, :func:`thread_paths`).
 
     Raises ValueError when the combinations of paths exceed :data:`MAX_COMBINATIONS`."""
-    dom = value_domains(test, unroll, seed=seed, thin_air=thin_air)
+    decoded = [ThreadCode(th.code) for th in test.threads]
+    # the domains matter only to threads that read a value they use
+    dom = value_domains(test, unroll, seed=seed, thin_air=thin_air, decoded=decoded) \
+        if any(map(_reads_values, decoded)) else {}
     out = []
     for tid, th in enumerate(test.threads):
-        regs = {r: test.register_init(tid, r) for r in test.registers(tid)}
-        out.append(thread_paths(th.code, regs, lambda loc: dom[loc], unroll, deps=deps))
+        out.append(thread_paths(th.code, _init_regs(test, tid), dom.__getitem__, unroll,
+                                decoded=decoded[tid], deps=deps))
     combos = 1
     for paths in out:
         combos *= max(1, len(paths))
@@ -480,3 +700,90 @@ def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
         raise ValueError(f"{test.name}: {combos} combinations of thread paths (more than "
                          f"{MAX_COMBINATIONS}); bound the loops or the values")
     return out
+
+
+def justified_paths(test: Test, unroll: int = UNROLL,
+                    limit: int = MAX_COMBINATIONS) -> list[tuple[Path, ...]]:
+    """The combinations of one path per thread (values included) that some execution whose
+    ``po | rf`` is acyclic can produce: those of models with a no-thin-air axiom (rc11).
+
+    Such an execution can be built in an order compatible with ``po | rf``: a thread runs on
+    until it reads a value it uses, and that read returns a value already written to its
+    location (the initial value, a write of another thread or one of its own earlier writes).
+    This explores exactly those growing executions, as tuples of the values each thread's
+    reads returned so far (a thread is deterministic given them), each state once. Unlike the
+    product of :func:`paths_per_thread` (every value some path can write, per read), it never
+    offers a read a value that only a later event of the execution writes, so a program whose
+    values circulate (``r0 = z; x = r0 - 1; ...``) gives its few justified combinations rather
+    than the product of growing value domains. The result is in the order of
+    :func:`paths_per_thread`'s product (per thread, by the values its reads returned).
+
+    Raises ValueError beyond ``limit`` explored states.
+    """
+    decoded = [ThreadCode(th.code) for th in test.threads]
+    nthreads = len(decoded)
+    init = {loc.name: loc.init for loc in test.locations}
+    memo: list[dict] = [{} for _ in range(nthreads)]
+    done, block = 0, 1
+
+    def node(tid: int, prefix: tuple):
+        """Thread ``tid`` run with its value reads returning ``prefix``: None (path dropped),
+        (done, path, writes) or (block, pc, location, writes, regs, ops, counts)."""
+        m = memo[tid]
+        if prefix in m:
+            return m[prefix]
+        tc = decoded[tid]
+        if prefix:
+            parent = node(tid, prefix[:-1])
+            pc = parent[1]
+            regs, ops, counts = dict(parent[4]), list(parent[5]), dict(parent[6])
+            tc.read(pc, prefix[-1], regs, ops)
+            pc += 1
+        else:
+            regs, ops, counts, pc = _init_regs(test, tid), [], {}, 0
+        pc = tc.advance(pc, regs, ops, counts, unroll)
+        if pc == DEAD:
+            out = None
+        else:
+            writes = [(op.loc, op.wval) for op in ops if op.wval is not None]
+            if pc == len(tc.rows):
+                out = (done, tc.path(regs, ops), writes)
+            else:
+                out = (block, pc, tc.location(pc, regs), writes, regs, ops, counts)
+        m[prefix] = out
+        return out
+
+    start = ((),) * nthreads
+    first = [node(tid, ()) for tid in range(nthreads)]
+    if None not in first and all(nd[0] == done for nd in first):
+        return [tuple([nd[1] for nd in first])]      # no thread reads a value it uses
+    seen = {start}
+    stack = [start]
+    finished = []
+    while stack:
+        state = stack.pop()
+        nodes = [node(tid, prefix) for tid, prefix in enumerate(state)]
+        if None in nodes:
+            continue
+        blocked = [tid for tid, nd in enumerate(nodes) if nd[0] == block]
+        if not blocked:
+            finished.append(state)
+            continue
+        avail: dict[str, set] = {}
+        for nd in nodes:
+            for loc, v in nd[2 if nd[0] == done else 3]:
+                avail.setdefault(loc, set()).add(v)
+        for tid in blocked:
+            loc = nodes[tid][2]
+            vals = avail.get(loc, set())
+            vals.add(init[loc])
+            for v in vals:
+                nxt = state[:tid] + (state[tid] + (v,),) + state[tid + 1:]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        if len(seen) > limit:
+            raise ValueError(f"{test.name}: more than {limit} partial executions of its thread "
+                             f"paths; bound the loops or the values")
+    finished.sort()
+    return [tuple([m[prefix][1] for m, prefix in zip(memo, state)]) for state in finished]

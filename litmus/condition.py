@@ -63,13 +63,18 @@ class ConditionParser(TokenCursor):
     """Parse a condition from token ``k`` of ``toks`` (from :func:`litmus.lexer.tokenize`).
 
     ``regs`` maps each thread to the registers it has; ``locs`` are the declared locations.
-    ``regcmp(tid, a, op, b)`` (comparing dialects) turns ``Pn:a op Pn:b`` into an atom."""
+    ``regcmp(tid, a, op, b)`` (comparing dialects) turns ``Pn:a op Pn:b`` into an atom.
+    ``pointers`` maps a thread to its pointer registers (C/OpenCL thread parameters: each holds
+    a location's address, as in herd7 and Dat3M); an address equals no integer, so an atom
+    comparing one with a constant is decided here (``==`` false, ``!=`` true)."""
 
     def __init__(self, src: Source, toks: list[Token], k: int, regs: dict[int, set[str]],
-                 locs: dict[str, Location], spelling: Spelling, regcmp=None):
+                 locs: dict[str, Location], spelling: Spelling, regcmp=None,
+                 pointers: dict[int, set[str]] | None = None):
         self.src, self.toks, self.k, self.regs, self.locs = src, toks, k, regs, locs
         self.sp = spelling
         self.regcmp = regcmp
+        self.pointers = pointers or {}
 
     def err(self, pos: int, reason: str) -> ParseError:
         return self.src.error(pos, reason)
@@ -113,10 +118,12 @@ class ConditionParser(TokenCursor):
         t = self.peek()
         if t.text in self.sp.not_words:
             self.next()
-            return Not(self.unary())
+            with self.nest(self.src, "the final condition"):
+                return Not(self.unary())
         if t.text == "(":
             self.next()
-            p = self.prop()
+            with self.nest(self.src, "the final condition"):
+                p = self.prop()
             c = self.next()
             if c.text != ")":
                 raise self.err(c.pos if c.kind != "eof" else t.pos,
@@ -130,6 +137,10 @@ class ConditionParser(TokenCursor):
     # -- atoms -----------------------------------------------------------------------------------
     def location(self, t: Token) -> tuple[None, str]:
         name = t.text
+        if self.sp.comparisons and self.peek().text == "[" and self.peek(2).text == "]" \
+                and self.peek(1).kind == "int":          # an array element: y[1]
+            self.k += 3
+            name = f"{name}[{int(self.toks[self.k - 2].text)}]"
         if name not in self.locs:
             if self.sp.register is not None and self.sp.register(name):
                 raise self.err(t.pos, f"register {name!r} needs a thread: write Pn:{name}")
@@ -156,6 +167,8 @@ class ConditionParser(TokenCursor):
             if r.kind != "id" or (self.sp.register is not None and not self.sp.register(r.text)):
                 raise self.err(r.pos, f"expected {self.sp.register_hint} after '{t.text}:', "
                                       f"got {r.text!r}")
+            if r.text in self.pointers.get(tid, ()) and r.text not in self.regs[tid]:
+                return (tid, r.text, "address"), t
             if r.text not in self.regs[tid]:
                 raise self.err(r.pos, f"the condition names unknown register P{tid}:{r.text} "
                                       f"(P{tid} never writes it)")
@@ -187,6 +200,11 @@ class ConditionParser(TokenCursor):
             left, right, lt, rt = right, left, rt, lt
         if isinstance(left, int):            # two constants (Dat3M's "exists 0==0")
             return Const((left == right) == (cmp == "=="))
+        if len(left) == 3 or (isinstance(right, tuple) and len(right) == 3):   # an address
+            if isinstance(right, int):
+                return Const(cmp == "!=")
+            raise self.err(rt.pos, "comparing a pointer register with another observable is "
+                                   "not supported")
         if isinstance(right, int):
             return Atom(left[0], left[1], cmp, right)
         if self.regcmp is None or left[0] is None or right[0] != left[0]:

@@ -12,20 +12,23 @@ import re
 from typing import Callable
 
 from .ir import Test
-from .lexer import ParseError, Source
+from .lexer import BOM, ParseError, Source
 from .parse_amdgpu import parse_amdgpu
 
 #: dialect word (as written in the header, case-sensitive) -> parser(text, path) -> Test
 FRONT_ENDS: dict[str, Callable[[str, str], Test]] = {"AMDGPU": parse_amdgpu}
 from .parse_c import parse_c; FRONT_ENDS["C"] = parse_c  # noqa: E402,E702 (conformance front end)
 from .parse_vulkan import parse_vulkan; FRONT_ENDS.update(Vulkan=parse_vulkan, VULKAN=parse_vulkan)  # noqa: E402,E702
+from .parse_tileir import parse_tileir; FRONT_ENDS["TILEIR"] = parse_tileir  # noqa: E402,E702
 from .parse_ptx import parse_ptx; FRONT_ENDS.update(PTX=parse_ptx, ptx=parse_ptx)  # noqa: E402,E702
+from .parse_opencl import parse_opencl; FRONT_ENDS["OPENCL"] = parse_opencl  # noqa: E402,E702
 
 #: default memory model of each dialect (DESIGN.md, `scopefuzz check`)
 DEFAULT_MODEL = {"AMDGPU": "amdgpu", "C": "rc11", "Vulkan": "vulkan", "VULKAN": "vulkan",
-                 "PTX": "ptx", "OPENCL": "opencl"}
+                 "PTX": "ptx", "OPENCL": "opencl",
+                 "TILEIR": "tileir"}
 
-KNOWN_DIALECTS = ("AMDGPU", "C", "Vulkan", "VULKAN", "PTX", "OPENCL")
+KNOWN_DIALECTS = ("AMDGPU", "C", "Vulkan", "VULKAN", "PTX", "OPENCL", "TILEIR")
 
 
 def dialect_of(text: str) -> str | None:
@@ -39,8 +42,21 @@ def dialect_of(text: str) -> str | None:
 
 
 def parse(text: str, path: str = "<string>") -> Test:
-    """Parse a litmus test in any dialect that has a front end."""
-    if re.match(r"\s*C\s", text) and "C" in FRONT_ENDS: return FRONT_ENDS["C"](text, path)  # noqa: E701 ('(*p)' is a C dereference, not a comment)
+    """Parse a litmus test in any dialect that has a front end (a leading byte-order mark is
+    dropped). Input that would exhaust the parser's recursion is a ParseError too."""
+    if text.startswith(BOM):
+        text = text[1:]
+    try:
+        return _parse(text, path)
+    except RecursionError:
+        raise ParseError(path, 1, 1, "the test nests too deeply to read (parentheses or "
+                                     "blocks)") from None
+
+
+def _parse(text: str, path: str) -> Test:
+    m = re.match(r"\s*(C|OPENCL)\s", text)   # '(*p)' is a C dereference, not a comment
+    if m:
+        return FRONT_ENDS[m.group(1)](text, path)
     src = Source(text, path)          # reports unterminated comments and quotes first
     m = re.search(r"\S+", src.clean)
     if not m:

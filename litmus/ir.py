@@ -260,6 +260,11 @@ class Test:
 
     __test__ = False   # not a pytest test class
 
+    def _repr_pretty_(self, p, cycle) -> None:
+        """How Hypothesis (its falsifying examples) and IPython print a test: as litmus text."""
+        from .printer import format_test
+        p.text("Test(...)" if cycle else "\n" + format_test(self))
+
     name: str
     locations: tuple[Location, ...]
     threads: tuple[Thread, ...]

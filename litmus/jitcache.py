@@ -1,17 +1,30 @@
-"""Keep numba's on-disk cache (``@njit(cache=True)``) in step with the sources it was built from.
+"""Numba's on-disk cache (``@njit(cache=True)``): where it lives, kept in step with the sources it
+was built from, and the user told when a run compiles.
 
-Numba keys a cached function by the source file that defines it and nothing else. A compiled
-function keeps, frozen into its machine code, the module-level constants it reads from other
-modules (opcodes from :mod:`oracle.lang`, event columns from :mod:`oracle.events`, micro-op codes
-from ``hw/sim/uops.py``) and the code of compiled functions it calls in other modules. After a
-``git pull`` that changes only one of those, numba would load stale machine code that disagrees
-with the Python side: wrong verdicts, not an error.
+**Where.** Numba caches a module's compiled functions in the first writable place of: the
+directory ``NUMBA_CACHE_DIR`` names, the module's ``__pycache__``, the user's cache directory
+(``~/.cache/numba``). A read-only install run by a user without a writable home has none of
+them, and numba then refuses to define the functions at all ("cannot cache function ...: no
+locator available"). :func:`ensure_cache` runs before a package defines its compiled functions:
+when numba would find no place, it points numba at a private temporary directory (one line on
+stderr says so); when not even that can be written, compiled code is not cached (every run
+compiles, and says so).
 
-:func:`guard` is called when a package with compiled code is imported, before anything is
-compiled or loaded: it hashes the package's sources that compiled code depends on and, when the
-hash differs from the one stored next to the cache, deletes the package's cache files (numba
-then compiles afresh and refills the cache). Numba tolerates cache files disappearing under a
-concurrent reader (parallel pytest workers), and an unwritable install just skips the guard.
+**In step.** Numba keys a cached function by the source file that defines it and nothing else.
+A compiled function keeps, frozen into its machine code, the module-level constants it reads from
+other modules (opcodes from :mod:`oracle.lang`, event columns from :mod:`oracle.events`, micro-op
+codes from ``hw/sim/uops.py``) and the code of compiled functions it calls in other modules. After
+a ``git pull`` that changes only one of those, numba would load stale machine code that disagrees
+with the Python side: wrong verdicts, not an error. :func:`guard` hashes the package's sources
+that compiled code depends on and, when the hash differs from the one stored next to the cache,
+deletes the package's cache files (numba then compiles afresh and refills the cache). Numba
+tolerates cache files disappearing under a concurrent reader (parallel pytest workers), and a
+cache directory that cannot be written just skips the guard.
+
+**Told.** :func:`announce_compiles` prints one line on stderr the first time in a process that
+numba compiles (rather than loads from the cache) a function of a package: a first run takes a
+minute or two, and should not look like a hang. ``make setup`` (``scopefuzz warm``) compiles
+everything once so that users never see it.
 """
 
 from __future__ import annotations
@@ -19,8 +32,118 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import sys
+import tempfile
 
 STAMP = "numba-sources.sha1"
+
+#: set once a package's cache location is settled: "" (numba's own choice), a temporary
+#: directory, or None (no cache at all)
+_SETTLED: dict = {}
+
+
+def _writable_dir(path: str) -> bool:
+    """Can a file be created in ``path`` (made if missing)? The test numba itself makes."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError:
+        return False
+    return True
+
+
+def _subpath(package_dir: str) -> str:
+    """Numba's subdirectory for the modules of ``package_dir`` inside a cache directory
+    (``numba.core.caching._CacheLocator.get_suitable_cache_subpath``)."""
+    from numba.core.caching import _CacheLocator
+    return _CacheLocator.get_suitable_cache_subpath(os.path.join(package_dir, "x.py"))
+
+
+def _user_cache_dir() -> str:
+    from numba.misc.appdirs import AppDirs
+    return AppDirs(appname="numba", appauthor=False).user_cache_dir
+
+
+def cache_dir(package_dir: str) -> str | None:
+    """The directory numba caches the compiled code of ``package_dir``'s modules in, chosen as
+    numba chooses it (``NUMBA_CACHE_DIR``, the package's ``__pycache__``, the user's cache
+    directory: the first writable one), or None when caching is off or nothing is writable."""
+    from numba.core import config
+    if _SETTLED.get("cache") is None and "cache" in _SETTLED:
+        return None
+    if config.CACHE_DIR:
+        path = os.path.join(config.CACHE_DIR, _subpath(package_dir))
+        if _writable_dir(path):
+            return path
+    path = os.path.join(package_dir, "__pycache__")
+    if _writable_dir(path):
+        return path
+    try:
+        path = os.path.join(_user_cache_dir(), _subpath(package_dir))
+    except (OSError, KeyError):         # no home directory at all
+        return None
+    return path if _writable_dir(path) else None
+
+
+def ensure_cache(package_dir: str) -> str | None:
+    """Make sure numba can define ``package_dir``'s cached functions; returns the cache directory
+    (None: compiled code is not cached). Call it before the package defines them."""
+    path = cache_dir(package_dir)
+    if path is not None or "cache" in _SETTLED:
+        return path
+    from numba.core import config
+    tmp = os.path.join(tempfile.gettempdir(), f"scopefuzz-numba-{_user_id()}")
+    try:
+        os.makedirs(tmp, mode=0o700, exist_ok=True)
+    except OSError:
+        pass
+    if _writable_dir(tmp) and _private(tmp):
+        config.CACHE_DIR = tmp
+        os.environ["NUMBA_CACHE_DIR"] = tmp          # and for the processes this one starts
+        _SETTLED["cache"] = tmp
+        print(f"scopefuzz: cannot write numba's cache next to the package or in the user's cache "
+              f"directory; caching compiled code in {tmp} (set NUMBA_CACHE_DIR to choose)",
+              file=sys.stderr)
+        return cache_dir(package_dir)
+    _SETTLED["cache"] = None
+    _no_cache()
+    print("scopefuzz: no writable directory for numba's cache (package, home, temporary "
+          "directory): compiled code is not cached, every run compiles it", file=sys.stderr)
+    return None
+
+
+def _user_id() -> str:
+    getuid = getattr(os, "getuid", None)
+    return str(getuid()) if getuid is not None else os.environ.get("USERNAME", "user")
+
+
+def _private(path: str) -> bool:
+    """A directory in a shared temporary directory is used only if this user owns it and no one
+    else may write in it (another user could otherwise plant machine code in it)."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:
+        return True
+    try:
+        st = os.stat(path)
+        if st.st_uid != getuid():
+            return False
+        if st.st_mode & 0o022:
+            os.chmod(path, 0o700)
+    except OSError:
+        return False
+    return True
+
+
+def _no_cache() -> None:
+    """Numba defines ``cache=True`` functions without a cache from now on (its decorator calls
+    ``enable_caching``, which would fail to find a directory)."""
+    from numba.core.dispatcher import Dispatcher
+    Dispatcher.enable_caching = lambda self: None
+
+
+def caching() -> bool:
+    """Is compiled code cached on disk (False only when :func:`ensure_cache` found no place)?"""
+    return not ("cache" in _SETTLED and _SETTLED["cache"] is None)
 
 
 def digest(package_dir: str, sources: list[str]) -> str:
@@ -33,9 +156,12 @@ def digest(package_dir: str, sources: list[str]) -> str:
 
 
 def guard(package_dir: str, sources: list[str]) -> bool:
-    """Drop ``package_dir``'s numba cache files if ``sources`` (file names in it) changed since the
-    cache was last validated. Returns True when files were dropped or the stamp was (re)written."""
-    cache = os.path.join(package_dir, "__pycache__")
+    """Settle where ``package_dir``'s numba cache lives (:func:`ensure_cache`) and drop its
+    cache files if ``sources`` (file names in it) changed since the cache was last validated.
+    Returns True when files were dropped or the stamp was (re)written."""
+    cache = ensure_cache(package_dir)
+    if cache is None:
+        return False
     stamp = os.path.join(cache, STAMP)
     try:
         want = digest(package_dir, sources)
@@ -53,7 +179,6 @@ def guard(package_dir: str, sources: list[str]) -> bool:
                 os.remove(path)
             except OSError:
                 pass
-        os.makedirs(cache, exist_ok=True)
         tmp = f"{stamp}.{os.getpid()}"
         with open(tmp, "w", encoding="ascii") as f:
             f.write(want + "\n")
@@ -61,3 +186,37 @@ def guard(package_dir: str, sources: list[str]) -> bool:
     except OSError:
         return False
     return True
+
+
+_ANNOUNCING: set = set()
+
+
+def announce_compiles(package: str, what: str) -> None:
+    """From now on, the first time numba compiles a function of ``package`` (a module name
+    prefix) in this process, say so on stderr: ``scopefuzz: compiling WHAT, first run only``.
+    Loading from the cache says nothing (numba's ``numba:compile`` event is raised for
+    compilations only)."""
+    if package in _ANNOUNCING:
+        return
+    _ANNOUNCING.add(package)
+    from numba.core import event
+
+    class _Say(event.Listener):
+        said = False
+
+        def on_start(self, ev):
+            if self.said:
+                return
+            disp = (ev.data or {}).get("dispatcher")
+            module = getattr(getattr(disp, "py_func", None), "__module__", "") or ""
+            if module == package or module.startswith(package + "."):
+                self.said = True
+                when = ("first run only (a minute or two; `make setup` or `scopefuzz warm` "
+                        "does it ahead)" if caching() else
+                        "every run (no writable cache directory)")
+                print(f"scopefuzz: compiling {what}, {when}", file=sys.stderr, flush=True)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", _Say())

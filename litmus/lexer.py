@@ -29,10 +29,28 @@ class Token:
 
 class TokenCursor:
     """A position ``k`` in a token list ``toks`` that ends with an ``eof`` token: ``peek`` looks
-    ahead (staying on eof), ``next`` takes a token (eof is never passed)."""
+    ahead (staying on eof), ``next`` takes a token (eof is never passed). :meth:`nest` bounds the
+    nesting of a recursive-descent parser (a ParseError at the token that goes too deep)."""
 
     toks: list
     k: int
+    depth: int = 0
+
+    def nest(self, src: "Source", what: str = "expression"):
+        """Context manager around one level of recursion."""
+        cursor = self
+
+        class _Level:
+            def __enter__(self):
+                cursor.depth += 1
+                if cursor.depth > MAX_NESTING:
+                    raise src.error(cursor.peek().pos, f"{what} nested more than {MAX_NESTING} "
+                                                       "levels deep")
+
+            def __exit__(self, *exc):
+                cursor.depth -= 1
+                return False
+        return _Level()
 
     def peek(self, d: int = 0) -> "Token":
         return self.toks[min(self.k + d, len(self.toks) - 1)]
@@ -48,6 +66,8 @@ class Source:
     """A file's text with offset → (line, column) mapping and comment-free view."""
 
     def __init__(self, text: str, path: str = "<string>"):
+        if text.startswith(BOM):
+            text = text[1:]
         self.text = text
         self.path = path
         self._starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
@@ -111,8 +131,20 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 
+#: the range of every integer a litmus file may write (values, ids, counts): signed 64-bit, what the
+#: oracle's and the backends' arrays hold
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+#: how deeply parentheses and negations may nest (far beyond any real test, far below Python's
+#: recursion limit)
+MAX_NESTING = 100
+
+#: a UTF-8 byte-order mark, as some editors write at the start of a file (accepted and dropped)
+BOM = "\ufeff"
+
+
 def tokenize(src: Source, start: int = 0, end: int | None = None) -> list[Token]:
-    """Tokens of ``src.clean[start:end]``; an unexpected character is a ParseError."""
+    """Tokens of ``src.clean[start:end]``; an unexpected character, or an integer outside the
+    signed 64-bit range, is a ParseError."""
     text = src.clean
     end = len(text) if end is None else end
     toks: list[Token] = []
@@ -122,6 +154,9 @@ def tokenize(src: Source, start: int = 0, end: int | None = None) -> list[Token]
         if not m:
             raise src.error(i, f"unexpected character {text[i]!r}")
         kind = m.lastgroup
+        if kind == "int" and not INT_MIN <= int(m.group()) <= INT_MAX:
+            raise src.error(i, f"integer {m.group()} is out of range (signed 64-bit: "
+                               f"{INT_MIN}..{INT_MAX})")
         if kind != "ws":
             toks.append(Token(kind, m.group(), i))
         i = m.end()

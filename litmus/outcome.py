@@ -8,6 +8,7 @@ any value, independently in each position, so a proposition over an outcome with
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Iterable, Mapping
 
 from .ir import UNDEF, And, Atom, Condition, Const, Not, Or, Prop, prop_atoms
@@ -148,3 +149,64 @@ def matches(allowed: Outcome, observed: Mapping[str, int]) -> bool:
 def format_outcome(outcome: Outcome) -> str:
     """``P1:r0=1; P1:r1=undef; x=1;`` in observable order."""
     return " ".join(f"{k}={v};" for k, v in outcome.items())
+
+
+# --- reading an outcome given on the command line ------------------------------------------------
+
+_PRINTED_ITEM = re.compile(r"\s*((?:P?\d+:)?[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(-?\d+|undef)\s*")
+_QUANTIFIER = re.compile(r"\s*(~\s*exists|exists|forall)\b")
+
+
+def outcome_condition_text(text: str) -> str:
+    """An outcome as a proposition in the condition syntax.
+
+    Two spellings are read: the printed form (:func:`format_outcome`: ``P1:r0=0; P1:r1=undef;
+    x=1;``, an undef position meaning any value) and the condition form (``P1:r0 == 0 /\\ x == 1``,
+    optionally after ``exists``). A text with ``;`` is the printed form.
+    """
+    m = _QUANTIFIER.match(text)
+    if m and not text.lstrip().startswith("~") and ";" not in text:
+        return text[m.end():]
+    if ";" not in text:
+        return text
+    atoms = []
+    for item in text.split(";"):
+        if not item.strip():
+            continue
+        m = _PRINTED_ITEM.fullmatch(item)
+        if m is None:
+            raise ValueError(f"expected items like 'P1:r0=1;' or 'x=0;', got {item.strip()!r}")
+        if m.group(2) != "undef":
+            atoms.append(f"{m.group(1)} == {m.group(2)}")
+    if not atoms:
+        raise ValueError("the outcome names no observable with a value")
+    return " /\\ ".join(atoms)
+
+
+def read_outcome(test, text: str) -> Prop:
+    """The proposition an outcome ``text`` stands for in ``test`` (either spelling of
+    :func:`outcome_condition_text`), checked against the test's threads, registers and locations
+    like its final condition. Errors are :class:`~litmus.lexer.ParseError` at
+    ``--outcome:1:col``, the column counted in ``text``."""
+    from .dialects import parse
+    from .lexer import ParseError
+    from .print_tileir import format_tileir
+    from .printer import format_test
+    try:
+        body = outcome_condition_text(text)
+    except ValueError as e:
+        raise ParseError("--outcome", 1, 1, str(e)) from None
+    printer = {"AMDGPU": format_test, "TILEIR": format_tileir}.get(test.dialect)
+    if printer is None:
+        raise ParseError("--outcome", 1, 1, f"outcomes of {test.dialect}-dialect tests cannot be "
+                                            "read yet (AMDGPU and TILEIR only)")
+    lines = printer(test).rstrip("\n").split("\n")
+    prefix = "exists ("
+    lines[-1] = prefix + body + ")"
+    try:
+        return parse("\n".join(lines), "--outcome").condition.prop
+    except ParseError as e:
+        col = e.col - len(prefix) if e.line == len(lines) else 1
+        if body is not text:
+            col = 1                  # the printed form was rewritten: no column to point at
+        raise ParseError("--outcome", 1, max(1, col), e.reason) from None

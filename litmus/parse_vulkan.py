@@ -144,19 +144,7 @@ class _VParser(TableParser):
             self.locs[t.text] = Location(t.text, 0)
         return t.text, ()
 
-    # -- instructions ----------------------------------------------------------------------------
-    def value(self, t: Token):
-        if t.kind == "int":
-            return int(t.text)
-        if t.kind == "id" and REGISTER.match(t.text):
-            return t.text
-        raise self.err(t.pos, f"expected a register or an integer, got {t.text!r}")
-
-    def register(self, t: Token) -> str:
-        if t.kind != "id" or not REGISTER.match(t.text):
-            raise self.err(t.pos, f"expected a register rK, got {t.text!r}")
-        return t.text
-
+    # -- instructions (operands: value/register from TableParser) ---------------------------------
     def location(self, t: Token) -> tuple[str, tuple[str, ...]]:
         if t.kind != "id" or REGISTER.match(t.text):
             raise self.err(t.pos, f"expected a location, got {t.text!r}")

@@ -104,10 +104,14 @@ def format_condition(cond: Condition) -> str:
 
 def format_test(test: Test) -> str:
     """The whole test in canonical layout (header, docs, init block, aligned table, condition);
-    a PTX-dialect test in its own dialect (:mod:`litmus.print_ptx`)."""
+    a PTX- or TILEIR-dialect test in its own dialect (:mod:`litmus.print_ptx`,
+    :mod:`litmus.print_tileir`)."""
     if test.dialect == "PTX":
         from .print_ptx import format_ptx
         return format_ptx(test)
+    if test.dialect == "TILEIR":
+        from .print_tileir import format_tileir
+        return format_tileir(test)
     lines = [f"AMDGPU {test.name}"]
     for d in test.doc:
         lines.append(f'"{d}"')
@@ -130,9 +134,13 @@ def format_test(test: Test) -> str:
     for i in range(rows):
         table.append([format_instr(th.code[i]) if i < len(th.code) else ""
                       for th in test.threads])
-    widths = [max(len(row[c]) for row in table) for c in range(n)]
-    for row in table:
-        cells = [row[c].ljust(widths[c]) for c in range(n)]
-        lines.append(" " + " | ".join(cells) + " ;")
+    lines.extend(format_table(table))
     lines.append(format_condition(test.condition))
     return "\n".join(lines) + "\n"
+
+
+def format_table(table: list[list[str]]) -> list[str]:
+    """The thread table's rows (cells per row, the placements first) with aligned columns."""
+    n = len(table[0])
+    widths = [max(len(row[c]) for row in table) for c in range(n)]
+    return [" " + " | ".join(row[c].ljust(widths[c]) for c in range(n)) + " ;" for row in table]

@@ -10,6 +10,7 @@ its event builder makes.
 
 import os as _os
 
+from litmus.jitcache import announce_compiles as _announce
 from litmus.jitcache import guard as _guard
 
 #: the sources the package's compiled (numba) code is built from, constants included: a change to
@@ -18,6 +19,7 @@ from litmus.jitcache import guard as _guard
 _guard(_os.path.dirname(_os.path.abspath(__file__)),
        ["engine.py", "events.py", "explore.py", "lang.py", "pack.py", "../litmus/rmw.py",
         "../litmus/rmw_jit.py"])
+_announce("oracle", "the oracle")
 
 from .check import Result, check  # noqa: E402
 from .check import clear_cache as _clear_results  # noqa: E402

@@ -16,11 +16,13 @@ from litmus.dialects import DEFAULT_MODEL
 from litmus.ir import UNDEF, Test
 from litmus.outcome import matches, verdict
 
-from .errors import OracleError
+from .errors import OracleError, TooManyEvents
 from .events import UNDEF_VAL, table_of
 from .lang import load_model
 from .search import explore_pe
 from .registry import ModelUnit, get as get_unit
+from .ubflags import witness
+from .warmup import ready
 
 
 @dataclass
@@ -58,11 +60,21 @@ def pre_executions(unit: ModelUnit, test: Test) -> list:
     pes = unit.build(test)
     for pe in pes:
         t = table_of(pe)
+        # builders give every table the same vocabulary objects: check each pair once
+        ok = _VOCABULARY_OK.get(unit.name)
+        if ok is not None and ok[0] is t.set_index and ok[1] is t.rel_index:
+            continue
         if not (t.set_index.keys() >= unit.sets and t.rel_index.keys() >= unit.relations):
             missing = sorted((unit.sets - t.set_index.keys()) | (unit.relations - t.rel_index.keys()))
             raise OracleError(f"model {unit.name}: its builder does not provide declared "
                               f"{', '.join(missing)} (oracle/models/{unit.name}/__init__.py)")
+        _VOCABULARY_OK[unit.name] = (t.set_index, t.rel_index)
     return pes
+
+
+#: model -> the (set_index, rel_index) objects last found to provide its vocabulary (kept alive
+#: here, so an identity match is the same dictionaries)
+_VOCABULARY_OK: dict = {}
 
 
 class _Key:
@@ -90,23 +102,31 @@ _CACHE: dict = {}
 CACHE_LIMIT = 100_000
 
 
-def check(test: Test, model: str | None = None, budget: int | None = None) -> Result:
+def check(test: Test, model: str | None = None, budget: int | None = None,
+          name_ub: bool = True) -> Result:
     """Allowed outcomes, verdict and statistics of ``test`` under ``model`` (dialect default).
 
     ``budget`` bounds the search (loop steps plus model evaluations per pre-execution): past it the
     check raises :class:`OracleError` instead of running on. Campaigns use it so that one program
     with a huge candidate space is recorded as an error instead of stalling the run; ``None``
-    means no limit (``scopefuzz check``)."""
+    means no limit (``scopefuzz check``). ``name_ub=False`` leaves the pair out of a UB flag's
+    reason (:mod:`oracle.ubflags` looks for it candidate by candidate; campaigns that only need
+    the verdict skip that)."""
     model = model or default_model(test)
-    key = _cache_key(test, model)
+    key = _cache_key(test, model if name_ub else (model, "unnamed-ub"))
     hit = _CACHE.get(key)
     if hit is not None:
         res = dataclasses.replace(hit, states=list(hit.states), seconds=0.0)
         res.verdict = verdict(test.condition, res.states, bool(res.ub))
         return res
-    t0 = time.perf_counter()
     unit = get_unit(model)
+    if test.dialect == "AMDGPU":
+        _check_size(test)           # before any search: a huge test fails at once
     prog = load_model(model)
+    # the clock starts after what a process does once: reading the model file, loading (or
+    # compiling) the engine's machine code (oracle/warmup.py)
+    ready(unit)
+    t0 = time.perf_counter()
     pes = pre_executions(unit, test)
     keys = test.observables()
     seen: set[tuple] = set()
@@ -140,14 +160,28 @@ def check(test: Test, model: str | None = None, budget: int | None = None) -> Re
                   for tup in sorted(seen, key=lambda tup: [(v == UNDEF_VAL, v) for v in tup])]
     else:
         states = [dict(zip(keys, tup)) for tup in sorted(seen)]
-    res = Result(model, verdict(test.condition, states, bool(ub)), states,
-                 [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1], ub,
+    raised = [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1]
+    for flag in raised:
+        if flag in unit.ub_flags:       # a flag meaning undefined behaviour: name the pair
+            ub.append(witness(pes, prog, unit.hints, flag) if name_ub else flag)
+    res = Result(model, verdict(test.condition, states, bool(ub)), states, raised, ub,
                  candidates, consistent, time.perf_counter() - t0)
     if len(_CACHE) >= CACHE_LIMIT:
         _CACHE.clear()
     _CACHE[key] = Result(res.model, res.verdict, list(res.states), res.flags, res.ub,
                          res.candidates, res.consistent, res.seconds)
     return res
+
+
+def _check_size(test: Test) -> None:
+    """Every instruction of a (straight-line) AMDGPU test gives at least one event and every location
+    an initial write: past the AMDGPU event builder's limit (one word per relation row) on that
+    lower bound alone, no search (barrier schedules included) can start."""
+    from .events import WORD
+    n = sum(len([i for i in th.code if i is not None]) for th in test.threads) + len(test.locations)
+    if n > WORD:
+        raise TooManyEvents(f"{test.name}: program has more than {WORD} events (the AMDGPU event "
+                            f"builder's limit): {n} instructions and locations")
 
 
 def clear_cache() -> None:

@@ -6,11 +6,13 @@ import json
 import os
 import sys
 
+from litmus.about import JSON_SCHEMA
 from litmus.dialects import litmus_files, parse_file
 from litmus.expected import race_verdict, read_expected
 from litmus.lexer import ParseError
 from litmus.printer import format_condition
 
+from .deadline import Timeout, call_with_timeout
 from .errors import OracleError
 
 
@@ -22,7 +24,7 @@ def _report_error(path: str, e: Exception, as_json: bool) -> None:
     if not msg.startswith(path) and isinstance(e, OracleError):
         msg = f"{path}:1:1: {msg}"
     if as_json:
-        print(json.dumps({"file": path, "error": msg}))
+        print(json.dumps({"file": path, "error": msg, "schema": JSON_SCHEMA}))
     else:
         print(msg, file=sys.stderr)
 
@@ -46,19 +48,32 @@ def cmd_check(args) -> int:
     agree = disagree = missing = 0
     dr = args.dr or bool(expected and expected.race)
     for path in files:
+        test = None
         try:
             test = parse_file(path)
-            res = check(test, args.model)
+            res = call_with_timeout(check, args.timeout, test, args.model)
+        except Timeout as e:
+            msg = f"{path}:1:1: {test.name}: {e}"
+            if args.json:
+                print(json.dumps({"test": test.name, "file": path, "error": msg, "timeout": True,
+                                  "schema": JSON_SCHEMA}))
+            else:
+                print(msg, file=sys.stderr)
+            status = 2
+            continue
         except (ParseError, OracleError) as e:
             _report_error(path, e, args.json)
             status = 2
             continue
-        if args.json:
+        if args.format == "herd":
+            from .herd_format import herd_lines
+            print("\n".join(herd_lines(test, res)))
+        elif args.json:
             print(json.dumps({"test": test.name, "file": path, "model": res.model,
                               "verdict": res.verdict, "condition": format_condition(test.condition),
                               "states": res.states, "flags": res.flags, "ub": res.ub,
                               "candidates": res.candidates, "consistent": res.consistent,
-                              "seconds": round(res.seconds, 6)}))
+                              "seconds": round(res.seconds, 6), "schema": JSON_SCHEMA}))
         else:
             print(f"{test.name}  {res.verdict}  ({len(res.states)} states, {res.candidates} "
                   f"candidates, {res.consistent} consistent, {res.seconds:.4f} s)")
@@ -102,8 +117,12 @@ def _check_outcome(args, files) -> int:
             test = parse_file(path)
             outcome = parse_outcome(test, args.outcome)
             t0 = time.perf_counter()
-            ok = allows(test, outcome, args.model)
+            ok = call_with_timeout(allows, args.timeout, test, outcome, args.model)
             secs = time.perf_counter() - t0
+        except Timeout as e:
+            _report_error(path, OracleError(f"{test.name}: {e}"), args.json)
+            status = 2
+            continue
         except (ParseError, OracleError) as e:
             _report_error(path, e, args.json)
             status = 2
@@ -112,7 +131,7 @@ def _check_outcome(args, files) -> int:
         if args.json:
             print(json.dumps({"test": test.name, "file": path, "model": args.model or
                               _default_model(test), "outcome": outcome, "allowed": ok,
-                              "seconds": round(secs, 6)}))
+                              "seconds": round(secs, 6), "schema": JSON_SCHEMA}))
         else:
             print(f"{test.name}  {'allowed' if ok else 'FORBIDDEN'}  {text}  ({secs:.4f} s)")
         if not ok and status == 0:
@@ -126,21 +145,52 @@ def _default_model(test) -> str:
 
 
 # --- explain -------------------------------------------------------------------------------------
-def cmd_explain(args) -> int:
+def _explained(test, outcome, model, svg: bool, dot: bool = False) -> tuple[str, str, str]:
+    """The explanation's text and (when asked) SVG and DOT: plain strings, so they cross a
+    process."""
     from .explanation import explain
+    ex = explain(test, outcome, model)
+    return ex.text(), (ex.svg() if svg else ""), (ex.dot() if dot else "")
+
+
+def timeout_option(p) -> None:
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="stop the oracle on a test after SECONDS; the test is reported as timed "
+                        "out, never given a verdict (default: no limit)")
+
+
+def _seconds(text: str) -> float:
+    import argparse
+    import math
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return v
+
+
+def cmd_explain(args) -> int:
     try:
         test = parse_file(args.file)
-        ex = explain(test, args.outcome, args.model)
+        text, svg, dot = call_with_timeout(_explained, args.timeout, test, args.outcome,
+                                           args.model, bool(args.svg), bool(args.dot))
+    except Timeout as e:
+        print(f"{args.file}:1:1: {e}", file=sys.stderr)
+        return 2
     except (ParseError, OracleError) as e:
         print(str(e), file=sys.stderr)
         return 2
-    sys.stdout.write(ex.text())
-    if args.svg:
+    sys.stdout.write(text)
+    for path, content in ((args.svg, svg), (args.dot, dot)):
+        if not path:
+            continue
         try:
-            with open(args.svg, "w", encoding="utf-8") as f:
-                f.write(ex.svg())
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(content)
         except OSError as e:
-            print(f"{args.svg}: cannot write: {e.strerror or e}", file=sys.stderr)
+            print(f"{path}: cannot write: {e.strerror or e}", file=sys.stderr)
             return 2
     return 0
 
@@ -152,6 +202,9 @@ def register(sub) -> None:
     p.add_argument("files", nargs="+", metavar="FILE|DIR")
     p.add_argument("--model", default=None, help="memory model (default: the dialect's)")
     p.add_argument("--json", action="store_true", help="one JSON object per test per line")
+    p.add_argument("--format", choices=("text", "herd"), default="text",
+                   help="herd: herd7's layout (Test/States/Ok|No/Witnesses/Condition/Observation), "
+                        "for scripts that parse herd logs")
     p.add_argument("--expect", metavar="CSV", help="compare with expected verdicts (path,verdict)")
     p.add_argument("--states", action="store_true", help="also print the allowed states")
     p.add_argument("--outcome", metavar="PROP",
@@ -161,6 +214,7 @@ def register(sub) -> None:
     p.add_argument("--dr", action="store_true",
                    help="compare the racy flag, not the verdict (Dat3M -DR suites: 1 = race-free;"
                         " automatic when the CSV name ends in -DR)")
+    timeout_option(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("explain", help="why the model forbids (or allows) an outcome",
@@ -172,4 +226,6 @@ def register(sub) -> None:
                    help="e.g. 'P1:r0 == 1 /\\ P1:r1 == 0'")
     p.add_argument("--model", default=None)
     p.add_argument("--svg", metavar="OUT", help="also draw the executions as SVG")
+    p.add_argument("--dot", metavar="OUT", help="also write the executions as Graphviz DOT")
+    timeout_option(p)
     p.set_defaults(func=cmd_explain)

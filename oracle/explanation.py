@@ -26,7 +26,7 @@ import numpy as np
 from litmus.dialects import parse
 from litmus.ir import UNDEF, Atom, And, Test
 from litmus.lexer import ParseError
-from litmus.outcome import satisfiable
+from litmus.outcome import read_outcome, satisfiable
 from litmus.printer import format_prop, format_test
 
 from .check import default_model, pre_executions
@@ -158,12 +158,8 @@ def _outcome_prop(test: Test, outcome):
     if isinstance(outcome, dict):
         return And(tuple(Atom(int(k[1:k.index(":")]) if ":" in k else None,
                               k.split(":")[-1], "==", int(v)) for k, v in outcome.items()))
-    if test.dialect != "AMDGPU":
-        raise OracleError("explain reads outcomes of AMDGPU-dialect tests only")
-    text = format_test(test).rstrip("\n").split("\n")
-    text[-1] = f"exists ({outcome})"
     try:
-        return parse("\n".join(text), "<outcome>").condition.prop
+        return read_outcome(test, outcome)      # the printed form or the condition form
     except ParseError as e:
         raise OracleError(f"--outcome {outcome!r}: {e.reason}")
 
@@ -348,6 +344,12 @@ class Explanation:
     def svg(self) -> str:
         return _svg(self)
 
+    def dot(self) -> str:
+        """The executions as Graphviz DOT (herd's ``-dot`` habit): one cluster per candidate,
+        a column (subgraph) per thread, po grey, rf/co/barrier edges coloured, the failed check's
+        witness edges bold red."""
+        return _dot(self)
+
 
 def _witness(prog, cand: Candidate, unit: ModelUnit):
     if cand.failed is None:
@@ -366,7 +368,8 @@ def _witness(prog, cand: Candidate, unit: ModelUnit):
         pairs = sorted(cand.witness)
         if all(a == b for a, b in pairs):
             evs = ", ".join(f"{_who(cand, a)} {_label(cand, a)}" for a, _ in pairs)
-            return f"fails '{st.name}' (empty): {evs}", []
+            # the witness is a set of events: self-pairs, marked on the events in the drawings
+            return f"fails '{st.name}' (empty): {evs}", [(a, st.name, a) for a, _ in pairs]
         fr = cand.pe.sets.get("FR", set())
         pairs = [p for p in pairs if p[1] not in fr] or pairs
         txt = "; ".join(f"{_label(cand, a)} -> {_label(cand, b)}{_why_not(paths, cand, st.expr, a, b)}"
@@ -463,14 +466,76 @@ def _clip(cx: float, cy: float, w: float, tx: float, ty: float) -> tuple[float, 
     return cx + dx * k, cy + dy * k
 
 
+def _dot_id(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _candidate_edges(it: "Item") -> list[tuple[int, str, int, bool]]:
+    """rf, co and cross-thread barrier edges of an item's candidate, then its witness (hot)."""
+    c = it.cand
+    edges = [(w, "rf", r, False) for r, w in c.src.items() if w >= 0]
+    edges += [(a, "co", b, False) for o in c.co for a, b in zip(o, o[1:])]
+    edges += [(a, "bxb", b, False) for (a, b) in _cross_bxb(c)]
+    return edges + [(a, lab, b, True) for (a, lab, b) in it.edges]
+
+
+def _dot(ex: Explanation) -> str:
+    verdict = "allowed" if ex.allowed else "forbidden"
+    out = [f"digraph {_dot_id(ex.test.name)} {{",
+           f"  label={_dot_id(f'{ex.test.name}: {ex.outcome_text} {verdict} ({ex.model})')};",
+           "  labelloc=t; node [shape=box, fontname=monospace, fontsize=11]; "
+           "edge [fontsize=10];"]
+    for k, it in enumerate(ex.items, 1):
+        c = it.cand
+        pe = c.pe
+        out.append(f"  subgraph cluster_{k} {{")
+        out.append(f"    label={_dot_id(f'[{k}] {it.witness_text}')};")
+        for t in range(len(ex.test.threads)):
+            evs = [i for i, e in enumerate(pe.events) if e.thread == t]
+            out.append(f"    subgraph cluster_{k}_P{t} {{ label=\"P{t}\"; style=dotted;")
+            for i in evs:
+                out.append(f"      e{k}_{i} [label={_dot_id(_label(c, i))}];")
+            for a, b in zip(evs, evs[1:]):
+                out.append(f"      e{k}_{a} -> e{k}_{b} [label=po, color=\"{COLORS['po']}\"];")
+            out.append("    }")
+        for i, e in enumerate(pe.events):
+            if e.thread < 0:
+                out.append(f"    e{k}_{i} [label={_dot_id(_label(c, i))}, style=rounded];")
+        for a, lab, b, hot in _candidate_edges(it):
+            if a == b:
+                if hot:        # the witness is an event (an irreflexive or empty check)
+                    out.append(f"    e{k}_{a} [color=\"#e01010\", penwidth=2.5];")
+                continue
+            color = "#e01010" if hot else COLORS.get(lab.replace("^-1", ""), "#333333")
+            style = ", penwidth=2.5" if hot else ""
+            out.append(f"    e{k}_{a} -> e{k}_{b} [label={_dot_id(lab)}, color=\"{color}\", "
+                       f"fontcolor=\"{color}\"{style}, constraint=false];")
+        out.append("  }")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _legend(y: float) -> str:
+    """A key to the edge colours (SVG), one entry per kind drawn."""
+    keys = [("po", COLORS["po"]), ("rf", COLORS["rf"]), ("co", COLORS["co"]),
+            ("bxb (barrier)", COLORS["bxb"]), ("failed check's witness", "#e01010")]
+    parts, x = [], 10.0
+    for name, color in keys:
+        parts.append(f'<line x1="{x:.0f}" y1="{y:.0f}" x2="{x + 24:.0f}" y2="{y:.0f}" '
+                     f'stroke="{color}" stroke-width="2"/><text x="{x + 28:.0f}" y="{y + 4:.0f}" '
+                     f'font-size="11" fill="{color}">{html.escape(name)}</text>')
+        x += 40 + len(name) * 6.5
+    return '<g class="legend">' + "".join(parts) + "</g>"
+
+
 def _svg(ex: Explanation) -> str:
     """Each candidate execution drawn as in papers: threads as columns of boxed events (initial
     writes above, final-memory reads below), po as grey arrows down a column, the candidate's
     rf/co/barrier edges in their colours, the failed check's witness edges bold red."""
     row_h, top = 56, 70
     nth = len(ex.test.threads)
-    blocks = []
-    y0 = 10
+    blocks = [_legend(14)]
+    y0 = 30
     width = 600
     for k, it in enumerate(ex.items, 1):
         c = it.cand
@@ -506,17 +571,7 @@ def _svg(ex: Explanation) -> str:
         parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(title)}</text>']
         for t in range(nth):
             parts.append(f'<text x="{col_x[t]:.0f}" y="{y0 + 45}" font-weight="bold">P{t}</text>')
-        edges = []
-        for r, w in c.src.items():
-            if w >= 0:
-                edges.append((w, "rf", r, False))
-        for o in c.co:
-            for a, b in zip(o, o[1:]):
-                edges.append((a, "co", b, False))
-        for (a, b) in _cross_bxb(c):
-            edges.append((a, "bxb", b, False))
-        for (a, lab, b) in it.edges:
-            edges.append((a, lab, b, True))
+        edges = _candidate_edges(it)
         # po down each column
         for t in range(nth):
             evs = [i for i, e in enumerate(pe.events) if e.thread == t]

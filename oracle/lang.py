@@ -14,7 +14,7 @@ intersection). Syntax (our own, in the spirit of herd's cat)::
     empty EXPR as NAME
     flag empty|nonempty EXPR as NAME a flag (e.g. racy) raised when the condition holds
     allow PROPERTY                   a declared property of the model, for the event builder
-                                     (PROPERTIES: ``thin-air``)
+                                     (PROPERTIES: ``thin-air``, ``failed-cas-write``)
 
     EXPR, loosest first:  a | b   union;   a \\ b  difference;   a & b  intersection;
                           a ; b   sequence;  ~a  complement (univ \\ a);
@@ -182,6 +182,9 @@ PROPERTIES = {
     # dependencies is not constrained by it, so the builder enumerates such read values over the
     # program's constants and the condition's constants (litmus/cfg.py: value_domains).
     "thin-air": "read values out of thin air",
+    # A failed compare-and-swap writes back the value it read (the builder gives it a write
+    # event; Tile IR's reading of atomic_cas, oracle/models/tileir).
+    "failed-cas-write": "a failed cas writes the value it read",
 }
 
 

@@ -174,7 +174,7 @@ def pack(pe: PreExecution, prog: Program, hints: frozenset) -> Packed:
 
 # --- the compiled pass ---------------------------------------------------------------------------
 # (oracle/__init__.py lists this module, engine.py and explore.py among the sources whose change
-# drops the numba cache: _search_table embeds explore.explore)
+# drops the numba cache: _search_one_word and _search_words embed explore.explore)
 
 @njit(cache=True)
 def _has(m, k, i):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from litmus.ir import UNDEF, Test
+from litmus.outcome import outcome_condition_text
 
 from .check import _CACHE, _cache_key, default_model, pre_executions
 from .errors import OracleError
@@ -47,11 +48,17 @@ def _key_of(text: str) -> str:
 
 
 def parse_outcome(test: Test, text: str) -> dict[str, int]:
-    """An outcome from ``text``: ``KEY=VALUE`` items separated by ``;`` (the printed form) or
-    ``KEY == VALUE`` atoms joined by ``/\\`` (the condition form); every key an observable of
-    ``test``. Errors are one-line :class:`OracleError` s."""
-    body = text.strip()
-    parts = [p for p in re.split(r";|/\\", body) if p.strip()]
+    """An outcome from ``text``: ``KEY=VALUE;`` items (the printed form, ``undef`` items saying
+    nothing) or ``KEY == VALUE`` atoms joined by ``/\\`` (the condition form, optionally after
+    ``exists``), the two spellings of :func:`litmus.outcome.outcome_condition_text`; every key an
+    observable of ``test``. Errors are one-line :class:`OracleError` s."""
+    try:                    # the printed form's spelling is read in one place (litmus.outcome)
+        body = outcome_condition_text(text).strip()
+    except ValueError as e:
+        raise OracleError(f"--outcome {text!r}: {e}") from None
+    while body.startswith("(") and body.endswith(")"):
+        body = body[1:-1].strip()
+    parts = [p for p in re.split(r"/\\", body) if p.strip()]
     if not parts:
         raise OracleError(f"--outcome {text!r}: empty outcome (write P1:r0=0; x=1; or "
                           f"P1:r0 == 0 /\\ x == 1)")

@@ -10,11 +10,15 @@ declaring
   first use (file:line:col); a declared name that a built pre-execution lacks is an error too;
 - ``hints``: which of the engine's search hints (:data:`oracle.hints.HINTS`) the builder gives;
   the engine uses those and no others;
-- optionally the conformance ``suites`` it is measured on, and the relations explanations draw
-  as one edge.
+- optionally the conformance ``suites`` it is measured on, the relations explanations draw as one
+  edge, and the flags that mean undefined behaviour (``ub_flags``).
+
+A folder may register several units (variants of one model reading a switch differently, e.g.
+``tileir`` and ``tileir-nochain``), each with its own model file ``<name>.model`` in that folder.
 
 The units are found by listing ``oracle/models/`` (a subfolder with an ``__init__.py``) and
-imported on first use; nothing else names them. The default model of each dialect is
+imported on first use (:func:`get` imports the folder of that name alone, so a check loads its
+own model only); nothing else names them. The default model of each dialect is
 :data:`litmus.dialects.DEFAULT_MODEL` (litmus imports no oracle code); :func:`check_defaults`
 checks that every default names a unit that reads that dialect.
 """
@@ -48,6 +52,10 @@ class ModelUnit:
     edges: tuple[str, ...] = ()
     aliases: dict = field(default_factory=dict)
     directory: str = ""
+    #: flags of the model file that mean undefined behaviour (Tile IR: ``racy``): a consistent
+    #: execution raising one makes the verdict ``Undef``, and ``ub`` names the flag and the pair
+    #: of events that raised it (oracle/ubflags.py)
+    ub_flags: tuple[str, ...] = ()
 
     @property
     def model_file(self) -> str:
@@ -95,6 +103,12 @@ def _discover() -> None:
             importlib.import_module(f"oracle.models.{d}")
 
 
+def _load(name: str) -> None:
+    """Import the unit in folder ``name`` only (a check needs its own model, not all of them)."""
+    if name.isidentifier() and os.path.isfile(os.path.join(MODELS_DIR, name, "__init__.py")):
+        importlib.import_module(f"oracle.models.{name}")
+
+
 def names() -> list[str]:
     _discover()
     return sorted(_UNITS)
@@ -104,6 +118,9 @@ def get(name: str) -> ModelUnit:
     """The unit registered as ``name``; an unknown name is an :class:`OracleError`."""
     unit = _UNITS.get(name)
     if unit is None:
+        _load(name)
+        unit = _UNITS.get(name)
+    if unit is None:                    # registered by a folder of another name
         _discover()
         unit = _UNITS.get(name)
     if unit is None:

@@ -15,7 +15,10 @@ Both only know the AMDGPU instruction set's data flow; they are not memory model
 
 from __future__ import annotations
 
+import os
 import random
+import sys
+import textwrap
 
 from hw.backend import Backend, BackendError, Histogram
 from litmus import Test
@@ -136,3 +139,27 @@ def make_backend(spec: str | None) -> StaleReadBackend:
     """Backend factory for ``hw.FAMILIES`` registration in tests (``"stale": "fakes:make_backend"``):
     ``stale`` or ``stale:0.3``."""
     return StaleReadBackend(float(spec) if spec else 0.3)
+
+
+_RUNNER = textwrap.dedent("""
+    import sys
+    sys.path[:0] = [{root!r}, {root!r} + "/tests"]
+    import hw
+    from fuzz import campaign
+    from fakes import sc_check
+    hw.FAMILIES["stale"] = "fakes:make_backend"
+    campaign.default_checker = lambda: sc_check
+    if __name__ == "__main__":       # spawned workers import this file (as __mp_main__) too
+        from fuzz.cli import main
+        sys.exit(main(sys.argv[1:]))
+""")
+
+
+def fuzz_cli(tmp_path, *args) -> list[str]:
+    """The command line of ``scopefuzz fuzz`` against the stale-read backend and the SC oracle:
+    a runner script registers both (in the parent and in every worker process it spawns)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = tmp_path / "runner.py"
+    script.write_text(_RUNNER.format(root=root))
+    return [sys.executable, str(script), "fuzz", "--backend", "stale:0.3", "--features",
+            "atomics,plain,fences,rmw", "--iterations", "150", "--quiet", *args]

@@ -255,3 +255,18 @@ def reference_check(test: Test, model: str = "amdgpu"):
             o = c.outcome()
             states.add(tuple(o[k] for k in keys))
     return states, ncand, ncons
+
+
+def few_writes(test: Test, most: int = 3) -> bool:
+    """At most ``most`` writes (stores and read-modify-writes) to each location of ``test``.
+
+    The reference enumerates every co order of a location's writes times every read's candidate
+    writes: a random program with five or six writes to one location takes minutes under it.
+    Property tests that compare it with the engine keep their programs below that with this.
+    """
+    count: dict[str, int] = {}
+    for th in test.threads:
+        for ins in th.code:
+            if ins.base in ("st", "rmw", "cas") and ins.loc is not None:
+                count[ins.loc] = count.get(ins.loc, 0) + 1
+    return all(n <= most for n in count.values())

@@ -57,7 +57,7 @@ from litmus.ir import Test
 from oracle.lang import load_model
 from oracle.models.path_executions import (Execution, acyclic, ident, inter, inverse, minus, opt,
                                            plus, restrict, seq, union)
-from oracle.models.vulkan.static import CLASSES, prepare, static
+from reference_vulkan_static import CLASSES, prepare, static
 from reference_paths import ConformanceResult, PythonModel, check_with
 
 NAME = "vulkan"

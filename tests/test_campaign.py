@@ -8,33 +8,31 @@ are recorded and the campaign goes on.
 from __future__ import annotations
 
 import io
+import math
 import json
 import os
 import signal
 import subprocess
-import sys
-import textwrap
 import time
 
 import pytest
 
 import litmus
 from fuzz.campaign import Campaign, CampaignError, Config, parse_shard
-from fakes import StaleReadBackend, sc_check
+from fakes import StaleReadBackend, fuzz_cli, sc_check
 from fuzz.findings import load_findings
 from fuzz.journal import Journal, read_journal
 from fuzz.merge import merge
 from fuzz.progress import Progress
 from fuzz.strategies import parse_features
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FEATS = parse_features("atomics,plain,fences,rmw")
 
 
 def _campaign(out, programs=24, seed=1, stale=0.3, shard=(1, 1), resume=False, checker=sc_check,
               backend=None, **kw):
     cfg = Config(backend="fake", out=str(out), seed=seed, programs=programs, features=FEATS,
-                 shard=shard, iterations=150, resume=resume, minimize_seconds=10, **kw)
+                 shard=shard, iterations=150, resume=resume, minimize_seconds=math.inf, **kw)
     camp = Campaign(cfg, backend=backend or StaleReadBackend(stale), checker=checker)
     return camp, camp.run()
 
@@ -193,24 +191,8 @@ def test_progress_line_is_tty_aware(tmp_path):
     assert "scope pairs" in lines[-1] and "findings 0" in lines[-1]
 
 
-_RUNNER = textwrap.dedent("""
-    import sys
-    sys.path[:0] = [{root!r}, {root!r} + "/tests"]
-    import hw
-    from fuzz import campaign
-    from fakes import sc_check
-    hw.FAMILIES["stale"] = "fakes:make_backend"
-    campaign.default_checker = lambda: sc_check
-    from fuzz.cli import main
-    sys.exit(main(sys.argv[1:]))
-""")
-
-
 def _cli(tmp_path, *args):
-    script = tmp_path / "runner.py"
-    script.write_text(_RUNNER.format(root=ROOT))
-    return [sys.executable, str(script), "fuzz", "--backend", "stale:0.3", "--features",
-            "atomics,plain,fences,rmw", "--iterations", "150", "--quiet", *args]
+    return fuzz_cli(tmp_path, "--jobs", "1", *args)     # the one-process layout (journal.jsonl)
 
 
 def test_sigkill_and_resume_lose_nothing(tmp_path):

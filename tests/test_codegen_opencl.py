@@ -239,12 +239,20 @@ def test_barrier_waits_become_phase_boundaries():
     k = generate(t, "cl3")
     assert k.phases == 1
     lines = code_lines(k.source)
-    i = lines.index("SF_PHASE_BARRIER();")
+    # a release fence before the boundary and an acquire fence after it: the phase barrier
+    # orders memory (an OpenCL barrier with flags 0 does not, and fences do not synchronise
+    # through it: docs/opencl.md, "The cl3 kernels against the OpenCL model")
+    i = lines.index("SF_PHASE_BARRIER_MEM();")
     before, after = lines[:i], lines[i + 1:]
     # P0's stores and release fence before the boundary, P1's acquire fence and loads after it
     assert any("*p0_a = 1" in ln for ln in before) and any("memory_order_release" in ln for ln in before)
     assert any("memory_order_acquire" in ln for ln in after) and any("P1_r0 = *p1_a" in ln for ln in after)
     assert "#define SF_PHASE_BARRIER() work_group_barrier(0)" in k.source
+    assert "#define SF_PHASE_BARRIER_MEM() work_group_barrier(CLK_GLOBAL_MEM_FENCE | " \
+        "CLK_LOCAL_MEM_FENCE)" in k.source
+    # without the acquire fence, the barrier stays an execution barrier
+    bare = generate(litmus.parse(LDS_BARRIER.replace("fence.acq.wg", "ld r2, x   ")), "cl3")
+    assert "SF_PHASE_BARRIER();" in code_lines(bare.source)
     assert "#define SF_PHASE_BARRIER() __builtin_amdgcn_s_barrier()" in generate(t, "amdgcn").source
     assert barrier_problem(t) is None
 

@@ -20,43 +20,43 @@ from reference import candidates
 DOCUMENTED: dict[str, str] = {}
 
 
-def rows(shared, suite, model):
-    csv = registry.get(model).expected_csv(str(shared / "conformance"), suite)
+def rows(conformance, suite, model):
+    csv = registry.get(model).expected_csv(str(conformance), suite)
     return [(e.path, e.written) for e in read_expected(csv).rows]
 
 
-def disagreements(shared, suite, model):
+def disagreements(conformance, suite, model):
     bad = []
-    for rel, want in rows(shared, suite, model):
-        res = oracle.check(parse_file(shared / "conformance" / rel), model)
+    for rel, want in rows(conformance, suite, model):
+        res = oracle.check(parse_file(conformance / rel), model)
         got = {"Ok": "1", "No": "0"}[res.verdict]
         if got != want and rel not in DOCUMENTED:
             bad.append((rel, want, got))
     return bad
 
 
-def test_ptx60_agrees_with_the_ptxv6_0_suite(shared):
-    assert len(rows(shared, "PTXv6_0", "ptx60")) >= 90
-    assert disagreements(shared, "PTXv6_0", "ptx60") == []
+def test_ptx60_agrees_with_the_ptxv6_0_suite(conformance):
+    assert len(rows(conformance, "PTXv6_0", "ptx60")) >= 90
+    assert disagreements(conformance, "PTXv6_0", "ptx60") == []
 
 
-def test_ptx_agrees_with_the_ptxv7_5_suite(shared):
-    assert len(rows(shared, "PTXv7_5", "ptx")) >= 180
-    assert disagreements(shared, "PTXv7_5", "ptx") == []
+def test_ptx_agrees_with_the_ptxv7_5_suite(conformance):
+    assert len(rows(conformance, "PTXv7_5", "ptx")) >= 180
+    assert disagreements(conformance, "PTXv7_5", "ptx") == []
 
 
-def test_without_proxies_the_two_models_allow_the_same_outcomes(shared):
+def test_without_proxies_the_two_models_allow_the_same_outcomes(conformance):
     """ptx.model differs from ptx60.model only where proxies preserve causality: on programs
     without aliases and proxies, same states, verdicts and race flags."""
-    for rel, _ in rows(shared, "PTXv6_0", "ptx60"):
-        t = parse_file(shared / "conformance" / rel)
+    for rel, _ in rows(conformance, "PTXv6_0", "ptx60"):
+        t = parse_file(conformance / rel)
         a, b = oracle.check(t, "ptx"), oracle.check(t, "ptx60")
         assert (a.verdict, a.flags) == (b.verdict, b.flags), rel
         assert sorted(map(repr, a.states)) == sorted(map(repr, b.states)), rel
 
 
-def test_ptx60_refuses_proxies_and_aliases(shared):
-    t = parse_file(shared / "conformance" / "PTX" / "Nvidia" / "proxy" /
+def test_ptx60_refuses_proxies_and_aliases(conformance):
+    t = parse_file(conformance / "PTX" / "Nvidia" / "proxy" /
                    "Proxy-MP-sur-tex-fenceCorrectThread.litmus")
     with pytest.raises(OracleError, match=r"model ptx60 \(PTX ISA 6.0\) has no proxies or "
                                           r"aliases .*; use the ptx model"):
@@ -96,8 +96,8 @@ SMALL = ["Manual/MP-cta.litmus", "Manual/SB+sc-gpu-multiFence.litmus",
 
 
 @pytest.mark.parametrize("rel", SMALL)
-def test_engine_and_reference_agree_on_suite_tests(shared, rel):
-    t = parse_file(shared / "conformance" / "PTX" / rel)
+def test_engine_and_reference_agree_on_suite_tests(conformance, rel):
+    t = parse_file(conformance / "PTX" / rel)
     assert engine(t, "ptx") == reference(t, "ptx")
 
 
@@ -108,7 +108,7 @@ def test_engine_and_reference_agree_on_the_corpus():
         assert engine(t, "ptx") == reference(t, "ptx"), path.name
 
 
-def test_search_hints_change_no_outcome(shared, tmp_path, monkeypatch):
+def test_search_hints_change_no_outcome(conformance, tmp_path, monkeypatch):
     """The coherence pruning on uniform locations (oracle/models/ptx/builder.py) against the
     same model searched with no hint but the coherence orders themselves."""
     unit = registry.get("ptx")
@@ -116,8 +116,8 @@ def test_search_hints_change_no_outcome(shared, tmp_path, monkeypatch):
     monkeypatch.setattr(registry, "_UNITS", dict(registry._UNITS))
     registry.register(dataclasses.replace(unit, name="ptx-bare", hints=frozenset({"CO", "IW"}),
                                           directory=str(tmp_path)))
-    for rel, _ in rows(shared, "PTXv7_5", "ptx"):
-        t = parse_file(shared / "conformance" / rel)
+    for rel, _ in rows(conformance, "PTXv7_5", "ptx"):
+        t = parse_file(conformance / rel)
         assert engine(t, "ptx") == engine(t, "ptx-bare"), rel
 
 

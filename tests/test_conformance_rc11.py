@@ -17,10 +17,10 @@ from reference_rc11 import check as rc11_ref
 DOCUMENTED: dict[str, str] = {}
 
 
-def expected(shared, suite):
+def expected(conformance, suite):
     """(listed path, 1|0 as written) of a suite's expected verdicts (litmus.expected); C11's
     too, which rc11 is not measured on (it differs from RC11 on purpose)."""
-    csv_path = shared / "conformance" / "expected" / f"{suite}.csv"
+    csv_path = conformance / "expected" / f"{suite}.csv"
     return [(e.path, e.written) for e in read_expected(csv_path).rows]
 
 
@@ -28,20 +28,20 @@ def herd(verdict):
     return {"Ok": "1", "No": "0"}[verdict]
 
 
-def test_rc11_suite_agrees_through_the_engine(shared):
-    rows = expected(shared, "RC11")
+def test_rc11_suite_agrees_through_the_engine(conformance):
+    rows = expected(conformance, "RC11")
     assert len(rows) >= 90
     bad = []
     for rel, want in rows:
-        res = oracle.check(parse_file(shared / "conformance" / rel), "rc11")
+        res = oracle.check(parse_file(conformance / rel), "rc11")
         if herd(res.verdict) != want and rel not in DOCUMENTED:
             bad.append((rel, want, res.verdict))
     assert bad == []
 
 
-def test_engine_and_reference_give_the_same_states(shared):
-    for rel, _ in expected(shared, "RC11"):
-        t = parse_file(shared / "conformance" / rel)
+def test_engine_and_reference_give_the_same_states(conformance):
+    for rel, _ in expected(conformance, "RC11"):
+        t = parse_file(conformance / rel)
         eng = oracle.check(t, "rc11")
         ref = rc11_ref(t)
         key = lambda s: tuple(sorted(s.items()))  # noqa: E731
@@ -49,15 +49,15 @@ def test_engine_and_reference_give_the_same_states(shared):
         assert ("racy" in eng.flags) == ("racy" in ref.flags), rel
 
 
-def test_rc11_differs_from_c11_where_it_should(shared):
+def test_rc11_differs_from_c11_where_it_should(conformance):
     """The suites' C11 and RC11 expectations differ on a few tests (RC11 forbids (po|rf)
     cycles, out-of-thin-air): rc11 must side with RC11 there, so it is not plain C11."""
-    c11 = dict(expected(shared, "C11"))
-    rc = dict(expected(shared, "RC11"))
+    c11 = dict(expected(conformance, "C11"))
+    rc = dict(expected(conformance, "RC11"))
     differ = [k for k in rc if c11.get(k) != rc[k]]
     assert differ
     for rel in differ:
-        assert herd(oracle.check(parse_file(shared / "conformance" / rel), "rc11").verdict) \
+        assert herd(oracle.check(parse_file(conformance / rel), "rc11").verdict) \
             == rc[rel]
 
 
@@ -119,7 +119,11 @@ def c_programs(draw):
 @settings(max_examples=25, deadline=None)
 @given(c_programs())
 def test_engine_and_reference_agree_on_random_programs(text):
-    t = parse(text)
+    assert_engine_agrees_with_reference(parse(text))
+
+
+def assert_engine_agrees_with_reference(t) -> None:
+    """The engine's rc11 states, verdict and race flag are the Python reference's."""
     eng = oracle.check(t, "rc11")
     ref = rc11_ref(t)
     key = lambda s: tuple(sorted(s.items()))  # noqa: E731

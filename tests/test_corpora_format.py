@@ -1,5 +1,5 @@
 """Format checks of the hand-derived corpora (corpora/classic, av, async, barrier; ptx in the
-PTX dialect).
+PTX dialect, tileir in the TILEIR dialect).
 
 The corpora are the oracle's independent expectations, so they must be readable by every tool
 (LITMUS.md), stored in canonical layout (``scopefuzz fmt --check``), listed one-for-one in their
@@ -20,7 +20,8 @@ from litmus import ParseError, format_test, parse, parse_file
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPORA = ROOT / "corpora"
-DIRS = ("classic", "av", "async", "barrier", "ptx")
+DIRS = ("classic", "av", "async", "barrier", "ptx", "tileir")
+DIALECT = {"ptx": "PTX", "tileir": "TILEIR"}
 VERDICTS = ("Ok", "No", "Undef")
 
 #: The word a doc line starts with, and the verdicts it may stand for. "Allowed"/"Forbidden"
@@ -84,7 +85,7 @@ def test_corpus_file(directory, rel):
     base = CORPORA / directory
     path = base / rel
     test = parse_file(path)                       # raises ParseError with file:line:col
-    assert test.dialect == ("PTX" if directory == "ptx" else "AMDGPU")
+    assert test.dialect == DIALECT.get(directory, "AMDGPU")
     text = path.read_text(encoding="utf-8")
     assert format_test(test) == text, f"{path}: not in canonical layout (run scopefuzz fmt)"
     assert test.name == path.stem, f"{path}: header names {test.name!r}"

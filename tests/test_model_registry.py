@@ -42,20 +42,28 @@ def scratch_registry(monkeypatch):
 
 
 def test_the_units_register_themselves_from_their_folders():
-    assert {"amdgpu", "ptx", "ptx60", "rc11", "vulkan"} <= set(registry.names())
+    assert registry.names() == ["amdgpu", "c11", "opencl", "ptx", "ptx60", "rc11", "tileir",
+                                "tileir-casnowrite", "tileir-cause", "tileir-nochain",
+                                "tileir-patterns", "vulkan"]
+    assert registry.get("tileir").dialects == registry.get("tileir-cause").dialects == ("TILEIR",)
+    assert registry.get("tileir").ub_flags == ("racy",)
     assert registry.get("ptx").dialects == registry.get("ptx60").dialects == ("PTX",)
     assert registry.get("ptx").suites == {"PTXv7_5": "verdict"}
     assert registry.get("ptx60").suites == {"PTXv6_0": "verdict"}
     assert registry.get("amdgpu").dialects == ("AMDGPU",)
     assert registry.get("rc11").dialects == ("C",)
     assert set(registry.get("vulkan").dialects) == {"Vulkan", "VULKAN"}
-    assert [u.name for u in registry.for_dialect("C")] == ["rc11"]
+    assert registry.get("opencl").dialects == ("OPENCL",)
+    assert {u.name for u in registry.for_dialect("C")} == {"rc11", "c11"}
     assert registry.get("rc11").suites == {"RC11": "verdict"}
+    assert registry.get("c11").suites == {"C11": "verdict"}
+    assert registry.get("opencl").suites == {"OPENCL": "verdict", "OPENCL-DR": "race"}
 
 
 def test_unknown_model_lists_the_registered_ones():
-    with pytest.raises(OracleError, match=r"unknown model 'nosuch' \(available: amdgpu, .*ptx, "
-                                          r"ptx60, .*rc11, .*vulkan\)"):
+    with pytest.raises(OracleError, match=r"unknown model 'nosuch' \(available: amdgpu, c11, "
+                                          r"opencl, ptx, ptx60, rc11, tileir, tileir-casnowrite, "
+                                          r"tileir-cause, tileir-nochain, tileir-patterns, vulkan\)"):
         registry.get("nosuch")
 
 
@@ -63,7 +71,9 @@ def test_dialect_defaults_agree_with_the_registration():
     assert check_defaults(DEFAULT_MODEL) == []
     assert check_defaults(dict(DEFAULT_MODEL, AMDGPU="rc11")) == \
         ["default model 'rc11' of AMDGPU does not read AMDGPU"]
+    assert DEFAULT_MODEL["TILEIR"] == "tileir"
     assert DEFAULT_MODEL["PTX"] == "ptx"
+    assert DEFAULT_MODEL["OPENCL"] == "opencl"
     assert "dialect C of model 'rc11' has no default model" in \
         check_defaults({"AMDGPU": "amdgpu", "Vulkan": "vulkan", "VULKAN": "vulkan"})
 

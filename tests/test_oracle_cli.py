@@ -39,7 +39,7 @@ def test_check_json_fields(suite, capsys):
     assert [o["test"] for o in lines] == ["MP", "SB"]          # sorted by path
     mp = lines[0]
     assert set(mp) == {"test", "file", "model", "verdict", "condition", "states", "flags", "ub",
-                       "candidates", "consistent", "seconds"}
+                       "candidates", "consistent", "seconds", "schema"}
     assert mp["model"] == "amdgpu" and mp["verdict"] == "No"
     assert {"P1:r0": 0, "P1:r1": "undef", "x": 1, "y": 1} in mp["states"]
     assert mp["condition"].startswith("exists")
@@ -57,7 +57,7 @@ def test_unreadable_file_gives_error_object_and_exit_2(tmp_path, capsys):
     bad.write_text("AMDGPU bad\n{ x = 0; }\n P0 ;\n frob x ;\nexists (x == 0)\n")
     assert main(["check", "--json", str(bad)]) == 2
     obj = json.loads(capsys.readouterr().out)
-    assert set(obj) == {"file", "error"}
+    assert set(obj) == {"file", "error", "schema"}
     assert obj["error"].startswith(f"{bad}:4:")
 
 
@@ -105,3 +105,58 @@ def test_explain_command_and_svg(suite, tmp_path, capsys):
 def test_explain_bad_outcome(suite, capsys):
     assert main(["explain", str(suite / "sub" / "mp.litmus"), "--outcome", "P7:r0 == 1"]) == 2
     assert "P7" in capsys.readouterr().err
+
+
+def test_version_and_json_schema(tmp_path, capsys):
+    """``--version`` names the distribution's version; every ``--json`` line carries ``schema``."""
+    import importlib.metadata
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"scopefuzz {importlib.metadata.version('scopefuzz')}")
+    good = tmp_path / "sb.litmus"
+    good.write_text(SB)
+    bad = tmp_path / "bad.litmus"
+    bad.write_text("AMDGPU bad\n{ x = 0; }\n P0 ;\n frob x ;\nexists (x == 0)\n")
+    main(["check", "--json", str(good), str(bad)])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 2 and all(obj["schema"] == 1 for obj in lines)
+    assert lines[0]["verdict"] == "Ok" and "error" in lines[1]
+
+
+def _parse_herd_log(text: str) -> dict:
+    """What a script reading herd7 logs extracts (herd's documented layout)."""
+    import re
+    out = {}
+    for block in text.strip().split("\n\n"):
+        lines = block.splitlines()
+        m = re.match(r"Test (\S+) (Allowed|Forbidden|Required)$", lines[0])
+        n = int(re.match(r"States (\d+)$", lines[1]).group(1))
+        states = lines[2:2 + n]
+        rest = lines[2 + n:]
+        obs = re.match(r"Observation (\S+) (Always|Sometimes|Never) (\d+) (\d+)$", rest[4])
+        out[m.group(1)] = {"kind": m.group(2), "states": states, "verdict": rest[0],
+                           "witnesses": rest[1], "positive": rest[2], "condition": rest[3],
+                           "observation": obs.groups()[1:]}
+        assert obs.group(1) == m.group(1) and rest[5].startswith(f"Time {m.group(1)} ")
+        assert rest[6].startswith("Hash=")
+    return out
+
+
+def test_check_format_herd(suite, capsys):
+    """Hand-derived: SB with relaxed atomics allows all 4 register pairs, one of them the
+    condition's (Ok, Sometimes 1 3); MP with release/acquire forbids r0=1, r1=0 (No, Never)."""
+    assert main(["check", "--format", "herd", str(suite)]) == 0
+    log = _parse_herd_log(capsys.readouterr().out)
+    sb = log["SB"]
+    assert sb["kind"] == "Allowed" and sb["verdict"] == "Ok" and sb["witnesses"] == "Witnesses"
+    assert sorted(s.split(" x=")[0] for s in sb["states"]) == [
+        "0:r0=0; 1:r0=0;", "0:r0=0; 1:r0=1;", "0:r0=1; 1:r0=0;", "0:r0=1; 1:r0=1;"]
+    assert sb["positive"] == "Positive: 1 Negative: 3"
+    assert sb["condition"] == "Condition exists (0:r0=0 /\\ 1:r0=0)"
+    assert sb["observation"] == ("Sometimes", "1", "3")
+    mp = log["MP"]
+    assert mp["verdict"] == "No" and mp["observation"][0] == "Never"
+    assert mp["condition"] == "Condition exists (1:r0=1 /\\ 1:r1=0)"
+    assert not any("1:r0=1; 1:r1=0;" in s for s in mp["states"])

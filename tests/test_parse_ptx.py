@@ -30,8 +30,8 @@ exists (P1:r0 == 1 /\\ P1:r1 != 2)
 """
 
 
-def test_every_ptx_conformance_file_parses_and_prints_back(shared):
-    files = litmus_files([shared / "conformance" / "PTX"])
+def test_every_ptx_conformance_file_parses_and_prints_back(conformance):
+    files = litmus_files([conformance / "PTX"])
     assert len(files) >= 180
     for f in files:
         t = parse_file(f)

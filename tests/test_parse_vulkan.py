@@ -35,8 +35,8 @@ exists (P0:r3 == 2 /\\ P0:r2 == P0:r1)
 """
 
 
-def test_every_vulkan_file_parses(shared):
-    files = litmus_files([shared / "conformance" / "VULKAN"])
+def test_every_vulkan_file_parses(conformance):
+    files = litmus_files([conformance / "VULKAN"])
     assert len(files) >= 150
     for f in files:
         t = parse_file(f)
@@ -133,9 +133,9 @@ def test_malformed_file_gives_line_col(text, line, col, words):
     assert words in err.reason, str(err)
 
 
-def test_malformed_variants_of_suite_files(shared):
+def test_malformed_variants_of_suite_files(conformance):
     """Damaging real suite files (a modifier misspelt, a row's ';' dropped) gives ParseError."""
-    files = litmus_files([shared / "conformance" / "VULKAN" / "Kronos-Group"])[:25]
+    files = litmus_files([conformance / "VULKAN" / "Kronos-Group"])[:25]
     for f in files:
         text = open(f).read()
         bad = text.replace(".sc0", ".sc9", 1)

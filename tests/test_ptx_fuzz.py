@@ -163,4 +163,5 @@ def test_the_simulator_refuses_ptx_programs_with_a_reason(tmp_path):
     r = scopefuzz("run", "--backend", "sim", "--iterations", "10", str(f))
     assert r.returncode == 2
     (line,) = r.stderr.strip().splitlines()
-    assert line.startswith(f"{f}: ") and "the simulator models AMD GPU hardware" in line
+    # run's per-test errors name file:line:col (issue 17): the test's first line
+    assert line.startswith(f"{f}:1:1: ") and "the simulator models AMD GPU hardware" in line

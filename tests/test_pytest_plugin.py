@@ -72,7 +72,7 @@ def test_collects_litmus_files_and_checks_expected_csv(pytester):
     (d / "mp.litmus").write_text(MP_SYNC)
     (d / "sb.litmus").write_text(SB)
     (d / "expected.csv").write_text("mp.litmus,No\nsb.litmus,Ok\n")
-    r = pytester.runpytest("suite", "--litmus-backend=none", "-v")
+    r = pytester.runpytest("--litmus", "suite", "--litmus-backend=none", "-v")
     r.assert_outcomes(passed=2)
     r.stdout.fnmatch_lines(["*suite/mp.litmus::MP+rel+acq.agent PASSED*",
                             "*suite/sb.litmus::SB+rlx PASSED*"])
@@ -82,7 +82,7 @@ def test_wrong_expected_verdict_fails_with_both_verdicts(pytester):
     d = pytester.mkdir("suite")
     (d / "mp.litmus").write_text(MP_SYNC)
     (d / "expected.csv").write_text("mp.litmus,Ok\n")
-    r = pytester.runpytest("suite", "--litmus-backend=none")
+    r = pytester.runpytest("--litmus", "suite", "--litmus-backend=none")
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(["*MP+rel+acq.agent: oracle verdict No, expected Ok*expected.csv*"])
 
@@ -92,14 +92,14 @@ def test_dat3m_style_csv_in_an_ancestor_directory(pytester):
     (d / "sub").mkdir()
     (d / "sub" / "sb.litmus").write_text(SB)
     (d / "expected.csv").write_text("sub/sb.litmus,0\n")     # 0 = herd No, but SB is Ok
-    r = pytester.runpytest("root", "--litmus-backend=none")
+    r = pytester.runpytest("--litmus", "root", "--litmus-backend=none")
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(["*oracle verdict Ok, expected No*"])
 
 
 def test_malformed_file_fails_with_position(pytester):
     pytester.makefile(".litmus", bad=SB.replace("st.atom x, 1", "st.atomic x, 1"))
-    r = pytester.runpytest("bad.litmus", "--litmus-backend=none")
+    r = pytester.runpytest("--litmus", "bad.litmus", "--litmus-backend=none")
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(["*bad.litmus:5:5: unknown modifier 'atomic'*"])
 
@@ -111,7 +111,7 @@ def test_undef_program_checks_verdict_and_is_never_run(pytester):
     pytester.makeconftest(FAKE_CONFTEST)
     pytester.makefile(".litmus", dead=DEADLOCK)
     (pytester.path / "expected.csv").write_text("dead.litmus,Undef\n")
-    r = pytester.runpytest_subprocess("dead.litmus", "--litmus-backend=fake:x")
+    r = pytester.runpytest_subprocess("--litmus", "dead.litmus", "--litmus-backend=fake:x")
     r.assert_outcomes(passed=1)
 
 
@@ -123,7 +123,7 @@ def test_forbidden_outcome_fails_with_histogram_and_explanation(pytester):
         "iterations)"))
     pytester.makeconftest(FAKE_CONFTEST)
     pytester.makefile(".litmus", mp=MP_SYNC)
-    r = pytester.runpytest_subprocess("mp.litmus", "--litmus-backend=fake:x",
+    r = pytester.runpytest_subprocess("--litmus", "mp.litmus", "--litmus-backend=fake:x",
                                       "--litmus-iterations=7")
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(["*7 of 7 iterations on fake:x showed an outcome the amdgpu model "
@@ -153,7 +153,7 @@ def test_junitxml_records_outcome_counts(pytester):
     pytester.makepyfile(fakehw=FAKE_HW)
     pytester.makeconftest(FAKE_CONFTEST)
     pytester.makefile(".litmus", sb=SB)
-    r = pytester.runpytest_subprocess("sb.litmus", "--litmus-backend=fake:x",
+    r = pytester.runpytest_subprocess("--litmus", "sb.litmus", "--litmus-backend=fake:x",
                                       "--litmus-iterations=5", "--junitxml=out.xml")
     r.assert_outcomes(passed=1)
     props = {p.get("name"): p.get("value")
@@ -180,7 +180,7 @@ def test_real_parallel_run_over_the_corpora_on_the_simulator(pytester):
     assert dirs, "corpora with expected.csv exist"
     for p in dirs:
         shutil.copytree(p, pytester.path / p.name)
-    r = pytester.runpytest_subprocess("-n", "2", "--litmus-backend=sim",
+    r = pytester.runpytest_subprocess("--litmus", "-n", "2", "--litmus-backend=sim",
                                       "--litmus-iterations=500", *[p.name for p in dirs])
     outcomes = r.parseoutcomes()
     assert outcomes.get("failed", 0) == 0, r.stdout.str()[-3000:]
@@ -199,3 +199,128 @@ def test_fuzz_item_fails_on_a_finding_and_passes_without(pytester):
     assert list((pytester.path / ".scopefuzz-pytest").rglob("*.litmus"))
     r = pytester.runpytest_subprocess("--litmus-fuzz=3", "--litmus-backend=sim", str(pytester.path))
     r.assert_outcomes(passed=1)
+
+
+def test_fuzz_items_one_per_xdist_worker_merge_into_one_report(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW.replace("0 if \":\" in k else 1", "0 if \":\" in k else 12345"))
+    pytester.makeconftest(FAKE_CONFTEST)
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus-fuzz=3", "--litmus-backend=fake:bad",
+                                      "-p", "no:cacheprovider", "-v", str(pytester.path))
+    r.assert_outcomes(failed=2)
+    r.stdout.fnmatch_lines(["*litmus-fuzz[[]3s-1of2[]]*", "*litmus-fuzz[[]3s-2of2[]]*",
+                            "*scopefuzz: 2 fuzz shards from 1 host(s) merged into *-merged: "
+                            "* programs, * finding(s); report *report.html*"])
+    base = pytester.path / ".scopefuzz-pytest"
+    merged = [d for d in base.iterdir() if d.name.endswith("-merged")]
+    shards = sorted((d for d in base.iterdir() if not d.name.endswith("-merged")),
+                    key=lambda d: d.name[-9:])
+    assert len(merged) == 1 and len(shards) == 2
+    assert [d.name[-9:] for d in shards] == ["shard1of2", "shard2of2"]
+    m = merged[0]
+    meta = json.loads((m / "campaign.json").read_text())
+    assert sorted(p["shard"] for p in meta["merged"]) == ["1/2", "2/2"]
+    entries = [json.loads(line) for line in (m / "journal.jsonl").read_text().splitlines()]
+    by_shard = {}
+    for e in entries:
+        by_shard.setdefault(e["campaign"], set()).add(e["i"])
+    assert len(by_shard) == 2
+    evens, odds = sorted(by_shard.values(), key=min)
+    assert evens and odds and all(i % 2 == 0 for i in evens) and all(i % 2 == 1 for i in odds)
+    # every shard's journal made it home, and every finding of either shard is in the merge
+    for d in shards:
+        local = [json.loads(line) for line in (d / "journal.jsonl").read_text().splitlines()]
+        assert {e["i"] for e in local if e["type"] == "program"} in (evens, odds)
+    local_ids = {f.name for d in shards for f in (d / "findings").iterdir()}
+    assert local_ids and {f.name for f in (m / "findings").iterdir()} == local_ids
+    report = (m / "report.md").read_text()
+    assert "shard1of2" in report and "shard2of2" in report
+
+
+def test_fuzz_shards_run_on_distinct_workers_among_litmus_items(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW)
+    pytester.makeconftest(FAKE_CONFTEST)
+    for k in range(10):
+        pytester.makefile(".litmus", **{f"sb{k}": SB})
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus", "--litmus-fuzz=1",
+                                      "--litmus-backend=fake:x",
+                                      "-p", "no:cacheprovider", "-v", str(pytester.path))
+    ran = {}
+    for line in r.stdout.lines:
+        if "litmus-fuzz[" in line and line.startswith("[gw"):
+            ran[line.split("litmus-fuzz[")[1].split("]")[0]] = line[1:4]
+    assert set(ran) == {"1s-1of2", "1s-2of2"}, r.stdout.str()[-2000:]
+    assert len(set(ran.values())) == 2            # one shard per worker
+    r.stdout.fnmatch_lines(["*scopefuzz: 2 fuzz shards from 1 host(s) merged into *"])
+
+
+# --- living next to other projects (issue 17 item 3) ----------------------------------------------
+
+HERD_AARCH64 = """AArch64 MP
+{
+0:X1=x; 0:X3=y;
+1:X1=y; 1:X3=x;
+}
+ P0          | P1          ;
+ MOV W0,#1   | LDR W0,[X1] ;
+ STR W0,[X1] | LDR W2,[X3] ;
+ MOV W2,#1   |             ;
+ STR W2,[X3] |             ;
+exists (1:X0=1 /\\ 1:X2=0)
+"""
+
+
+def _other_project(pytester):
+    """A project with its own top-level ``litmus`` and ``fuzz`` packages, a herd AArch64 file and
+    a test that uses its packages."""
+    pytester.mkpydir("litmus").joinpath("__init__.py").write_text("WHO = 'other litmus'\n")
+    pytester.mkpydir("fuzz").joinpath("__init__.py").write_text("WHO = 'other fuzz'\n")
+    pytester.makefile(".litmus", herd=HERD_AARCH64)
+    pytester.makepyfile(test_other="""
+import fuzz, litmus
+def test_own_packages():
+    assert litmus.WHO == 'other litmus' and fuzz.WHO == 'other fuzz'
+""")
+
+
+def test_other_project_with_clashing_packages_and_herd_files_runs(pytester):
+    _other_project(pytester)
+    r = pytester.runpytest_subprocess(str(pytester.path))
+    assert "Error while loading plugin" not in r.stderr.str() + r.stdout.str()
+    r.assert_outcomes(passed=1)          # its own test; the herd .litmus file is not collected
+    assert "herd.litmus" not in r.stdout.str()
+
+
+def test_asking_for_litmus_next_to_a_clashing_package_is_one_usage_error(pytester):
+    _other_project(pytester)
+    r = pytester.runpytest_subprocess("--litmus", str(pytester.path))
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    err = r.stderr.str()
+    assert "scopefuzz litmus plugin: package 'litmus' resolves to" in err
+    assert "another project's 'litmus' package shadows it" in err and "Traceback" not in err
+
+
+def test_litmus_files_are_collected_only_when_asked(pytester):
+    pytester.makefile(".litmus", sb=SB)
+    r = pytester.runpytest(str(pytester.path), "--litmus-backend=none")
+    assert r.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    r = pytester.runpytest("--litmus", "sb.litmus", "--litmus-backend=none")
+    r.assert_outcomes(passed=1)
+
+
+def test_ini_litmus_paths_collects_below_those_paths_only(pytester):
+    (pytester.mkdir("suite") / "sb.litmus").write_text(SB)
+    (pytester.mkdir("elsewhere") / "herd.litmus").write_text(HERD_AARCH64)
+    pytester.makeini("[pytest]\nlitmus_paths = suite\n")
+    r = pytester.runpytest("suite", "elsewhere", "--litmus-backend=none", "-v")
+    r.assert_outcomes(passed=1)
+    r.stdout.fnmatch_lines(["*suite/sb.litmus::SB+rlx PASSED*"])
+    assert "herd" not in r.stdout.str()
+
+
+def test_expected_csv_rows_naming_missing_files_fail(pytester):
+    d = pytester.mkdir("suite")
+    (d / "sb.litmus").write_text(SB)
+    (d / "expected.csv").write_text("sb.litmus,Ok\ngone.litmus,No\n")
+    r = pytester.runpytest("--litmus", "suite", "--litmus-backend=none")
+    r.assert_outcomes(passed=1, failed=1)
+    r.stdout.fnmatch_lines(["*expected.csv:2:1: lists 'gone.litmus', which does not exist*"])

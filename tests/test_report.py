@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html.parser
+import math
 import os
 
 import pytest
@@ -75,7 +76,7 @@ class _Explanation:
 def campaign_dir(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("rep") / "c")
     cfg = Config(backend="fake", out=out, seed=1, programs=16, iterations=150,
-                 features=parse_features("atomics,plain,fences,rmw"), minimize_seconds=10)
+                 features=parse_features("atomics,plain,fences,rmw"), minimize_seconds=math.inf)
     Campaign(cfg, backend=StaleReadBackend(0.3), checker=sc_check).run()
     assert load_findings(out)
     return out
@@ -133,11 +134,11 @@ def test_timeline_marks_findings(campaign_dir):
 def test_report_renders_for_a_real_simulator_finding(tmp_path):
     """A real finding (sim:cas-spurious against the AMDGPU oracle) with oracle.explain's graph."""
     out = str(tmp_path / "real")
-    cfg = Config(backend="sim:cas-spurious", baseline="sim", out=out, seed=0, time=60,
-                 iterations=300, max_findings=1, minimize_seconds=15)
+    cfg = Config(backend="sim:cas-spurious", baseline="sim", out=out, seed=0, programs=400,
+                 iterations=300, max_findings=1, minimize_seconds=math.inf)
     Campaign(cfg).run()
     fs = load_findings(out)
-    assert fs, "sim:cas-spurious not found in 60 s"
+    assert fs, "sim:cas-spurious not found in 400 programs"
     page, md = build_report(out)
     p = _Outline()
     with open(page, encoding="utf-8") as f:
@@ -152,3 +153,36 @@ def test_report_renders_for_a_real_simulator_finding(tmp_path):
         assert rec["test"].strip() in text
         assert rec["mutant"] == "cas-spurious" and "mutant `cas-spurious`" in text
     assert "**FORBIDDEN**" in text and "| outcome | count | model |" in text
+    # the report's summary and the throughput table count the same findings
+    assert text.count(f"{len(fs)} finding(s);") == 1
+    assert f"| `sim:cas-spurious` | " in text
+    row = next(line for line in text.splitlines() if "| `sim:cas-spurious` |" in line)
+    assert row.split("|")[4].strip() == str(len(fs))
+    assert "&#x27;" not in text and "&quot;" not in text and "&lt;" not in text
+
+
+def test_finding_reproduces_from_its_record_alone(tmp_path, monkeypatch, capsys):
+    """The record's command line, run in the finding's directory, gives the histogram the record
+    shows (the simulator is deterministic per seed); the record names the tool and the backend's
+    parameters."""
+    import json
+    import importlib.metadata
+    out = tmp_path / "real"
+    cfg = Config(backend="sim:cas-spurious", baseline="sim", out=str(out), seed=0, programs=400,
+                 iterations=300, max_findings=1, minimize_seconds=math.inf)
+    Campaign(cfg).run()
+    rec = load_findings(str(out))[0]
+    assert rec["tool"]["version"] == importlib.metadata.version("scopefuzz")
+    assert rec["params"]["mutant"] == "cas-spurious" and rec["params"]["seed"] == \
+        rec["reproduce"]["seed"]
+    cmd = rec["reproduce"]["command"].split()
+    assert cmd[:2] == ["scopefuzz", "run"] and cmd[-1] == "minimized.litmus"
+    monkeypatch.chdir(out / "findings" / rec["id"])
+    capsys.readouterr()
+    assert main(cmd[1:] + ["--json"]) == 1
+    got = json.loads(capsys.readouterr().out)
+    key = lambda h: sorted((json.dumps(r["outcome"], sort_keys=True), r["count"], r["allowed"])
+                           for r in h)
+    assert key(got["histogram"]) == key(rec["histogram"])
+    md = (out / "findings" / rec["id"] / "report.md").read_text()
+    assert rec["reproduce"]["command"] in md and "## Reproduce" in md

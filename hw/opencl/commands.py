@@ -11,11 +11,26 @@ from .codegen import DIALECTS, CodegenError, barrier_problem, generate
 
 
 def cmd_codegen(args) -> int:
+    if args.dialect == "isa":
+        from ..isa.commands import cmd_codegen_isa
+        return cmd_codegen_isa(args.file, args.target, args.full)
     try:
         test = parse_file(args.file)
     except ParseError as e:
         print(str(e), file=sys.stderr)
         return 2
+    if test.dialect == "TILEIR":          # shown as the PTX program a compiler could emit
+        from litmus.mappings.tileir_ptx import LoweringError, lower
+        if args.dialect not in (None, "ptx"):
+            print(f"{args.file}: a TILEIR test is shown as its PTX program: --dialect ptx",
+                  file=sys.stderr)
+            return 2
+        try:
+            sys.stdout.write(lower(test))
+        except LoweringError as e:
+            print(f"{args.file}: {e}", file=sys.stderr)
+            return 2
+        return 0
     try:
         kernel = generate(test, args.dialect or ("ptx" if test.dialect == "PTX" else "cl3"))
     except CodegenError as e:
@@ -51,8 +66,19 @@ def register(sub) -> None:
                                    "dialect: cl3 (OpenCL C 3.0) or amdgcn (OpenCL C with AMDGPU "
                                    "clang builtins) for AMDGPU tests, ptx (OpenCL C 1.2 with "
                                    "inline PTX, NVIDIA GPUs) for PTX tests; the default is ptx "
-                                   "for PTX tests, cl3 otherwise. Exit 2 on bad input.")
-    p.add_argument("--dialect", "-d", choices=DIALECTS, default=None)
+                                   "for PTX tests, cl3 otherwise; or, with --dialect isa, the "
+                                   "code clang-22 compiles for a gfx target next to the "
+                                   "simulator's hand lowering; a TILEIR test is shown as the PTX "
+                                   "litmus program a compiler could emit for it (ptx, its "
+                                   "default). Exit 2 on bad input.")
+    p.add_argument("--dialect", "-d", choices=DIALECTS + ("isa",), default=None,
+                   help="isa: clang-22's machine code for --target next to the simulator's hand "
+                        "lowering, with every difference (docs/isa.md)")
+    p.add_argument("--target", default=None, metavar="TARGET[,OPTIONS]",
+                   help="gfx target of --dialect isa (gfx90a gfx942 gfx950 gfx1100 gfx1200 "
+                        "gfx1250; default gfx942)")
+    p.add_argument("--full", action="store_true",
+                   help="--dialect isa: also the annotated disassembly of every thread")
     p.add_argument("file", metavar="FILE")
     p.set_defaults(func=cmd_codegen)
     p = sub.add_parser("devices", help="list OpenCL devices (backend names opencl:P:D)",

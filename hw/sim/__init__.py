@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os as _os
 
+from litmus.jitcache import announce_compiles as _announce
 from litmus.jitcache import guard as _guard
 
 #: the sources the simulator's compiled kernel is built from (see litmus/jitcache.py)
 _guard(_os.path.dirname(_os.path.abspath(__file__)), ["kernel.py", "uops.py", "../../litmus/rmw.py",
                                                       "../../litmus/rmw_jit.py"])
+_announce("hw.sim", "the simulator")
 
 from .backend import SimBackend, parse_spec  # noqa: E402
 from .mutants import MUTANTS, Mutant  # noqa: E402

@@ -1,4 +1,5 @@
-"""``scopefuzz mutants``: list the simulator's mutants (backend names ``sim:MUTANT``)."""
+"""``scopefuzz mutants``: list the simulator's mutants (backend names ``sim:MUTANT``), then the
+``isa`` backend's (``isa:TARGET:MUTANT``, edits of the compiled code)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ def cmd_mutants(args) -> int:
         print(f"sim:{m.name:<{width}}  {m.summary}{where}")
         if args.verbose:
             print(f"  {'':<{width}}  {m.mechanism}")
+    from ..isa.commands import mutant_lines
+    print("\n".join(mutant_lines(args.verbose)))
     return 0
 
 
 def register(sub) -> None:
-    p = sub.add_parser("mutants", help="list the simulator's mutants (backend sim:MUTANT)",
+    p = sub.add_parser("mutants", help="list the mutants (backends sim:MUTANT, isa:TARGET:MUTANT)",
                        description="Each mutant is a named bug injected into the simulator, "
                                    "modelled on a real failure mechanism.")
     p.add_argument("-v", "--verbose", action="store_true", help="also print the mechanism")

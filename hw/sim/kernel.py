@@ -11,7 +11,9 @@ Machine state (all small int arrays, reset per iteration):
   other waves of the CU: the CU's write-acknowledge path is in order);
 - per CU a non-coherent L1 (value + valid bit): a level-0 load hits it at issue when the line is
   valid and nothing of the CU to that address is in flight; lines are filled by level-0 loads
-  and updated by the CU's own stores; ``INV1`` drops them all. At the start of an iteration each
+  and updated by the CU's own stores; ``INV1`` drops them all. A load may name another L1 slot
+  (``GLD`` field e): the ``isa`` backend's scalar cache, which no vector store or ``INV1`` of the
+  CU touches. At the start of an iteration each
   line may hold the location's initial value (a warm cache), so stale reads need no fill first;
 - the L2: one coherent copy per location for RW/CC memory, one non-coherent copy per agent
   (with a dirty bit) for NC memory, none for UC memory; memory behind it;
@@ -357,15 +359,16 @@ def simulate(P, mode, sched, out, S, niter, table):
                 if op == GLD:
                     g = row[2]
                     issued[t, row[4]] += 1
+                    c1 = cu if row[5] == 0 else row[5] - 1     # the cache this load reads
                     hit = False
-                    if row[3] == 0 and gmt[g] != MT_UC and l1ok[cu, g]:
+                    if row[3] == 0 and gmt[g] != MT_UC and l1ok[c1, g]:
                         hit = True
                         for p in range(nq):
                             if qlive[p] and qcu[p] == cu and qg[p] == g:
                                 hit = False
                                 break
                     if hit:
-                        regs[t, row[1]] = l1v[cu, g]
+                        regs[t, row[1]] = l1v[c1, g]
                     else:
                         enqueue = True
                 elif op == GST or op == GRMW or op == GCAS or op == GSTR or op == DMA:
@@ -466,7 +469,8 @@ def simulate(P, mode, sched, out, S, niter, table):
                 ag = tag[t]
                 w = twg[t]
                 if op == GLD:
-                    regs[t, row[1]] = _read(cu, ag, row[2], row[3], gmt, l1v, l1ok, l2v, l2ok, l2d,
+                    c1 = cu if row[5] == 0 else row[5] - 1
+                    regs[t, row[1]] = _read(c1, ag, row[2], row[3], gmt, l1v, l1ok, l2v, l2ok, l2d,
                                             mem, True)
                 elif op == GST:
                     _write(cu, ag, row[2], row[3], row[5], gmt, l1v, l1ok, l2v, l2ok, l2d, mem)

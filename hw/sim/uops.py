@@ -12,7 +12,7 @@ NFIELDS = 8
 
 # opcode                 a        b        c       d        e          f          g
 NOP = 0
-GLD = 1     # global load      reg      loc      level   counter
+GLD = 1     # global load      reg      loc      level   counter  cache
 GST = 2     # global store     -        loc      level   counter  value      noack
 GRMW = 3    # global rmw       reg      loc      level   counter  operand    rmw-op
 GCAS = 4    # global cas       reg      loc      level   counter  expected   desired    weak
@@ -33,21 +33,26 @@ BARJOIN = 18  # named join      id
 BARLEAVE = 19  # drop the last joined named barrier
 SKIPNE = 20   # skip n ops     reg      value    n        (if reg != value; cas failure path)
 
+# GLD field e ("cache"): 0 = the thread's CU L1 (what the lowering emits); c + 1 = use L1 slot c
+# instead, for a cache that the vector stores and invalidates of the CU do not touch: the ``isa``
+# backend places each CU's scalar cache (s_load_*) in such a slot (hw/isa/machine.py)
+
 NAMES = {NOP: "nop", GLD: "gld", GST: "gst", GRMW: "grmw", GCAS: "gcas", GSTR: "gstr",
          LLD: "lld", LST: "lst", LRMW: "lrmw", LCAS: "lcas", DMA: "dma", WAIT: "wait",
          INV1: "inv.l1", INV2: "inv.l2", WB2: "wb.l2", BARRIVE: "bar.arrive",
          BARWAIT: "bar.wait", BARINIT: "bar.init", BARJOIN: "bar.join", BARLEAVE: "bar.leave",
          SKIPNE: "skip.ne"}
 
-# counters (vmcnt / lgkmcnt on GFX9; loadcnt / storecnt / dscnt / asynccnt on GFX12)
+# counters (vmcnt / lgkmcnt on GFX9; loadcnt / storecnt / dscnt / asynccnt / kmcnt on GFX12)
 CNT_VM = 0
 CNT_LGKM = 1
 CNT_LOAD = 2
 CNT_STORE = 3
 CNT_ASYNC = 4
-NCNT = 5
+CNT_KM = 5      # GFX12 kmcnt (scalar memory loads); only the isa backend's s_load_* use it
+NCNT = 6
 COUNTER_NAMES = {CNT_VM: "vmcnt", CNT_LGKM: "lgkmcnt", CNT_LOAD: "loadcnt",
-                 CNT_STORE: "storecnt", CNT_ASYNC: "asynccnt"}
+                 CNT_STORE: "storecnt", CNT_ASYNC: "asynccnt", CNT_KM: "kmcnt"}
 
 # cache levels of an access: 0 may hit the CU's L1/L0; 1 bypasses L1 (L2 / device scope);
 # 2 system scope (also bypasses a non-coherent L2 for NC memory)

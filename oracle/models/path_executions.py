@@ -4,8 +4,10 @@ The execution side the rc11 and vulkan builders share (these dialects branch and
 litmus/cfg.py): for one combination of thread paths (each with the values its reads returned),
 the events — one initial write per location (``tid == -1``), then each thread's operations in
 program order (an rmw gives a read and a write related by ``rmw``) — with po, rmw, loc, ext and
-the basic sets (:func:`_build`). The builders turn this into the engine's pre-executions; the
-tests' Python references of the two models (``tests/reference_paths.py``) enumerate rf and co over
+the basic sets (:func:`_build`), and which combinations of paths can occur at all
+(:func:`justifiable_combinations`). The PTX builder turns :func:`_build`'s form into the engine's
+pre-executions (rc11, c11, opencl and vulkan build tables straight from the paths,
+:mod:`oracle.models.path_tables`); the tests' Python references of the two models (``tests/reference_paths.py``) enumerate rf and co over
 it themselves.
 
 Relations are lists of Python ints, one bit-set row per event (bit j of row i: i -> j).
@@ -13,9 +15,10 @@ Relations are lists of Python ints, one bit-set row per event (bit j of row i: i
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
-from litmus.cfg import Path
+from litmus.cfg import Path, unsequenced
 from litmus.ir import Test
 
 
@@ -185,7 +188,9 @@ def _build(test: Test, combo: tuple[Path, ...]):
     for ids in thread_events:
         for a, i in enumerate(ids):
             for j in ids[a + 1:]:
-                po[i] |= 1 << j
+                # the accesses of two operands of one C operator are unsequenced (C11 6.5p3)
+                if not unsequenced(events[i].instr, events[j].instr):
+                    po[i] |= 1 << j
     rmw = empty(n)
     for r, w in rmw_pairs:
         rmw[r] |= 1 << w
@@ -212,3 +217,46 @@ def _build(test: Test, combo: tuple[Path, ...]):
     x = Execution(test, events, n, po, rmw, loc, sets, ext)
     x.op_event = op_event
     return x
+
+
+def add_observables(pe, test: Test, combo, x0, final: dict) -> None:
+    """Outcome keys of one path combination built in readable form (``x0`` from
+    :func:`_build`; the PTX builder): each register is the value an event read (or a constant
+    the path assigned), each global the value its final-memory read ``final[name]`` sees."""
+    for tid, path in enumerate(combo):
+        regs = path.reg_dict()
+        for r in test.registers(tid):
+            v = regs.get(r, test.register_init(tid, r))
+            pe.observables.append((f"P{tid}:{r}", ("event", x0.op_event[tid][v[1]])
+                                   if isinstance(v, tuple) else ("const", v)))
+    for loc in test.globals:
+        pe.observables.append((loc.name, ("event", final[loc.name])))
+
+
+def path_values(path: Path) -> tuple[frozenset, frozenset]:
+    """The (location, value) pairs a path's reads assume and the ones its writes write."""
+    reads, writes = set(), set()
+    for op in path.ops:
+        if op.rval is not None:
+            reads.add((op.loc, op.rval))
+        if op.wval is not None:
+            writes.add((op.loc, op.wval))
+    return frozenset(reads), frozenset(writes)
+
+
+def justifiable_combinations(test: Test, paths: list[list[Path]]):
+    """The combinations of one path per thread in which every value a read assumed is written
+    to its location by some write of the combination (or is the initial value). The others have
+    no candidate execution at all (a read's rf source must write the value its path assumed),
+    so dropping them keeps every outcome; with thin-air value domains most combinations are of
+    that kind."""
+    init = {(loc.name, loc.init) for loc in test.locations}
+    sig = [[path_values(p) for p in ps] for ps in paths]
+    for idx in itertools.product(*(range(len(ps)) for ps in paths)):
+        reads, writes = set(), set(init)
+        for t, k in enumerate(idx):
+            r, w = sig[t][k]
+            reads |= r
+            writes |= w
+        if reads <= writes:
+            yield tuple(paths[t][k] for t, k in enumerate(idx))

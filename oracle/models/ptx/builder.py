@@ -53,8 +53,7 @@ from litmus.ir import Test
 
 from oracle.errors import OracleError
 from oracle.events import REQ_EQ, Event, PreExecution
-from oracle.models.path_executions import _build
-from oracle.models.rc11.builder import add_observables
+from oracle.models.path_executions import _build, add_observables
 
 SETS = ("R", "W", "F", "IW", "FR", "CO", "STRONG", "ACQ", "REL", "SC", "RED",
         "GEN", "SUR", "TEX", "CON", "PF", "ALIAS", "BAR", "CohR")

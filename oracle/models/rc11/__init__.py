@@ -11,6 +11,8 @@ from oracle.registry import ModelUnit, register
 
 from .builder import RELS, SETS, build
 
+
+
 UNIT = register(ModelUnit(
     name="rc11",
     dialects=("C",),

@@ -1,12 +1,16 @@
 """Event graph builder for the ``rc11`` model file: C-dialect tests -> engine pre-executions.
 
-One :class:`~oracle.events.PreExecution` per combination of thread paths (litmus/cfg.py: a path
-fixes every branch and the value each read returned). Each read carries that value as a required
-value (``REQ_EQ``), so the engine only pairs it with writes of that value; every written value is
-then a constant of the path. Per global location a final read (set ``FR``, thread -1) gives the
-final memory value: the model file makes it read the co-last write.
+One :class:`~oracle.events.PreExecution` per combination of thread paths that an execution
+without (po | rf) cycles can produce (:func:`litmus.cfg.justified_paths`: rc11 forbids such
+cycles, so a read only ever returns a value written before it in some order compatible with
+po | rf; c11 and opencl, without that axiom, and programs with unsequenced operands take the
+value domains' combinations instead, :func:`path_combinations`). Each read carries its path's value as a required value (``REQ_EQ``), so the engine only
+pairs it with writes of that value; every written value is then a constant of the path. Per
+global location a final read (set ``FR``, thread -1) gives the final memory value: the model file
+makes it read the co-last write. The tables are built straight from the paths
+(:mod:`oracle.models.path_tables`).
 
-Vocabulary provided to ``rc11.model``: sets ``R W IW FR F A NA ACQ REL SC CO CohR CoLast``;
+Vocabulary provided to ``rc11.model``: sets ``R W F IW FR A NA ACQ REL SC CO CohR CoLast``;
 relations ``sb`` (po plus initial writes before everything), ``po``, ``loc``, ``ext``, ``rmw``,
 ``cohord`` (po, for the engine's per-location pruning) and ``nrf`` (a read never reads a po-later
 write of its own thread).
@@ -14,116 +18,123 @@ write of its own thread).
 
 from __future__ import annotations
 
-import itertools
-
-from litmus.cfg import paths_per_thread
+from litmus.cfg import justified_paths, paths_per_thread
 from litmus.ir import Test
 
 from oracle.errors import OracleError
-from oracle.events import REQ_EQ, Event, PreExecution
-from oracle.models.path_executions import _build
+from oracle.events import PreExecution
+from oracle.models.path_tables import Block, Layout, Program
 
-#: the vocabulary this builder provides (declared by the unit, oracle/models/rc11/__init__.py)
+#: the vocabulary this builder provides (declared by the unit, oracle/models/rc11/__init__.py),
+#: in the order of the table's masks and relation rows
 SETS = ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR", "CoLast")
 RELS = ("sb", "po", "loc", "ext", "rmw", "cohord", "nrf")
+SET_INDEX = {name: k for k, name in enumerate(SETS)}
+REL_INDEX = {name: k for k, name in enumerate(RELS)}
+(_R, _W, _F, _IW, _FR, _A, _NA, _ACQ, _REL, _SC, _CO, _COHR, _COLAST) = range(len(SETS))
 
 REL = ("rel", "acq_rel", "sc")
 ACQ = ("acq", "acq_rel", "sc")
 
 
-def to_pre_execution(test: Test, x0, combo) -> PreExecution:
-    """The engine's pre-execution for one combination of paths (``x0`` from path_executions._build)."""
-    pe = PreExecution()
-    loc_ids = {loc.name: i for i, loc in enumerate(test.locations)}
-    pe.loc_names = [loc.name for loc in test.locations]
-    for e in x0.events:
-        kind = e.kind
-        label = (f"{kind} {e.loc}" + ("" if e.val is None else f"={e.val}")
-                 if kind in ("R", "W") else
-                 f"F {e.order}" if kind == "F" else kind)
-        ev = Event(label, e.tid, loc_ids.get(e.loc, -1) if e.loc else -1,
-                   value=e.val if kind == "W" else 0, instr=e.index)
-        if kind == "R" and e.val is not None:        # None: a free read (rf decides)
-            ev.req_mode, ev.req_val = REQ_EQ, e.val
-        sets = []
-        if kind in ("R", "W", "F"):
-            sets.append(kind)
-        if e.tid < 0:
-            sets += ["IW", "A", "CO"]
-        elif kind in ("R", "W"):
-            sets.append("A" if e.atomic else "NA")
-            if kind == "W":
-                sets.append("CO")
-            else:
-                sets.append("CohR")
-        if e.order in REL and kind in ("W", "F"):
-            sets.append("REL")
-        if e.order in ACQ and kind in ("R", "F"):
-            sets.append("ACQ")
-        if e.order == "sc":
-            sets.append("SC")
-        pe.add(ev, *sets)
-    n0 = len(x0.events)
-    # final memory reads
-    final = {}
-    for loc in test.globals:
-        final[loc.name] = pe.add(Event(f"R {loc.name} (final)", -1, loc_ids[loc.name]), "R", "FR",
-                                 "CoLast")
-    n = pe.n
-    pad = [0] * (n - n0)
-    iw = 0
-    for e in x0.events:
-        if e.tid < 0:
-            iw |= 1 << e.eid
-    thread_mask = ((1 << n0) - 1) & ~iw
-    po = list(x0.po)
-    pe.rels["po"] = po + pad
-    pe.rels["cohord"] = po + pad
-    pe.rels["sb"] = [row | (thread_mask if (iw >> i) & 1 else 0) for i, row in enumerate(po)] + pad
-    pe.rels["rmw"] = list(x0.rmw) + pad
-    pe.rels["ext"] = [0 if (iw >> i) & 1 else row & ~iw for i, row in enumerate(x0.ext)] + pad
-    reads = pe.set_mask("R")
-    writes = pe.set_mask("W")
-    nrf = [0] * n
-    for a in range(n0):                      # (w, r): r po-before w, never rf
-        if (reads >> a) & 1:
-            row = po[a] & writes
-            while row:
-                low = row & -row
-                nrf[low.bit_length() - 1] |= 1 << a
-                row ^= low
-    pe.rels["nrf"] = nrf
-    by_loc: dict[int, int] = {}
-    for i, ev in enumerate(pe.events):
-        if ev.loc_id >= 0:
-            by_loc[ev.loc_id] = by_loc.get(ev.loc_id, 0) | (1 << i)
-    pe.rels["loc"] = [by_loc.get(ev.loc_id, 0) if ev.loc_id >= 0 else 0 for ev in pe.events]
-    for name in SETS:
-        pe.sets.setdefault(name, set())
-    add_observables(pe, test, combo, x0, final)
-    return pe
+def _block_masks(b: Block) -> list[int]:
+    """The block's events per set of :data:`SETS` (relative masks), once per block."""
+    got = b.memo.get("rc11")
+    if got is not None:
+        return got
+    m = [0] * len(SETS)
+    for j, (kind, _, _, order, atomic, _, _, _) in enumerate(b.events):
+        bit = 1 << j
+        if kind == "R":
+            m[_R] |= bit
+            m[_A if atomic else _NA] |= bit
+            m[_COHR] |= bit
+            if order in ACQ:
+                m[_ACQ] |= bit
+        elif kind == "W":
+            m[_W] |= bit
+            m[_A if atomic else _NA] |= bit
+            m[_CO] |= bit
+            if order in REL:
+                m[_REL] |= bit
+        elif kind == "F":
+            m[_F] |= bit
+            if order in REL:
+                m[_REL] |= bit
+            if order in ACQ:
+                m[_ACQ] |= bit
+        elif kind != "B":       # an OpenCL barrier's fences: in no C set (opencl adds theirs)
+            raise OracleError(f"internal: a C-dialect path has a {kind} event")
+        if order == "sc":
+            m[_SC] |= bit
+    b.memo["rc11"] = m
+    return m
 
 
-def add_observables(pe: PreExecution, test: Test, combo, x0, final: dict) -> None:
-    """Outcome keys of one path combination: each register is the value an event read (or a
-    constant the path assigned), each global the value its final-memory read sees."""
-    for tid, path in enumerate(combo):
-        regs = path.reg_dict()
-        for r in test.registers(tid):
-            v = regs.get(r, test.register_init(tid, r))
-            pe.observables.append((f"P{tid}:{r}", ("event", x0.op_event[tid][v[1]])
-                                   if isinstance(v, tuple) else ("const", v)))
-    for loc in test.globals:
-        pe.observables.append((loc.name, ("event", final[loc.name])))
+def other_label(kind: str, order, ins) -> str:
+    return f"F {order}" if kind == "F" else kind
 
 
-def build(test: Test) -> list[PreExecution]:
-    """Every pre-execution of a C-dialect test (one per combination of thread paths)."""
+def to_pre_execution(layout: Layout) -> PreExecution:
+    """The engine's pre-execution of one combination of paths."""
+    masks, rels = c_tables(layout)
+    return layout.pre_execution(layout.attrs(), SET_INDEX, masks, REL_INDEX, rels, other_label)
+
+
+def c_tables(layout: Layout) -> tuple[list[int], list[list[int]]]:
+    """One combination's set masks (:data:`SETS` order) and relation rows (:data:`RELS`
+    order), for this builder and the OpenCL one, which adds its own."""
+    n0, n, iw = layout.n0, layout.n, layout.iw
+    masks = [0] * len(SETS)
+    masks[_W] = masks[_IW] = masks[_A] = masks[_CO] = iw
+    for b, off in zip(layout.blocks, layout.offsets):
+        for k, rel in enumerate(_block_masks(b)):
+            if rel:
+                masks[k] |= rel << off
+    finals = ((1 << n) - 1) & ~((1 << n0) - 1)
+    masks[_R] |= finals
+    masks[_FR] = finals
+    masks[_COLAST] = finals     # the final reads read the co-last write (engine hint CoLast)
+    po = layout.shifted("po")
+    threads = ((1 << n0) - 1) & ~iw
+    sb = [threads] * layout.nlocs + po[layout.nlocs:]
+    rels = [sb, po, layout.loc_rows(layout.loc_masks()), layout.ext(), layout.shifted("rmw"),
+            po, layout.shifted("nrf")]
+    return masks, rels
+
+
+def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
+    """The combinations of thread paths both C builders (rc11 and c11 here, opencl) use.
+
+    ``allow``: the model file's declared properties. rc11 declares none: its (po | rf)
+    acyclicity means a read only returns a value written before it in some order compatible
+    with po | rf, which :func:`litmus.cfg.justified_paths` explores directly. A model with
+    ``allow thin-air`` (c11, opencl) also gets values that only a (po | rf) cycle justifies,
+    and values out of thin air (litmus/cfg.py: value_domains): the combinations of its value
+    domains' paths in which some write gives every value a read assumed
+    (path_executions.justifiable_combinations). A program with unsequenced accesses (C
+    operands, :func:`litmus.cfg.unsequenced`) takes that route too under rc11 (without thin-air
+    values): po does not order such a pair, so a read may return a value that only a write
+    after it in the thread's code (but not sequenced after it) justifies, which
+    justified_paths' thread-order exploration would miss."""
+    thin = "thin-air" in allow
     try:
-        paths = paths_per_thread(test, seed=False)     # rc11 has no (po | rf) cycles
+        if not thin and not _has_unsequenced(test):
+            return justified_paths(test)
+        paths = paths_per_thread(test, seed=thin, thin_air=thin)
     except ValueError as e:
         raise OracleError(str(e)) from None
-    out = []
-    for combo in itertools.product(*paths):
-        out.append(to_pre_execution(test, _build(test, combo), combo))
-    return out
+    from oracle.models.path_executions import justifiable_combinations
+    return list(justifiable_combinations(test, paths))
+
+
+def _has_unsequenced(test: Test) -> bool:
+    return any(a.startswith("unseq=") for _, _, ins in test.instructions() for a in ins.attrs)
+
+
+def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
+    """Every pre-execution of a C-dialect test (one per combination of thread paths,
+    :func:`path_combinations`)."""
+    combos = path_combinations(test, allow)
+    prog = Program(test)
+    return [to_pre_execution(Layout(prog, blocks)) for blocks in prog.blocks(combos)]

@@ -8,20 +8,14 @@ combination of thread paths and control-barrier variant) from the static relatio
 
 import os as _os
 
+from oracle.models import with_declared_properties
 from oracle.registry import ModelUnit, register
 
 from .builder import RELS, SETS
 from .builder import build as _build_with
 
-_ALLOW: list = []
+build = with_declared_properties("vulkan", _build_with)
 
-
-def build(test):
-    """The builder, given the model file's declared properties (``allow thin-air``)."""
-    if not _ALLOW:
-        from oracle.lang import load_model
-        _ALLOW.append(load_model("vulkan").allow)
-    return _build_with(test, allow=_ALLOW[0])
 
 
 UNIT = register(ModelUnit(

@@ -1,9 +1,9 @@
 """Static relations of the Vulkan model: event sets, scope instances and the barrier choices of
 one combination of thread paths (what ``vulkan.model`` reads besides rf and co).
 
-The event builder (:mod:`oracle.models.vulkan.builder`) turns these into the engine's
-pre-executions; the Python reference of the tests (``tests/reference_vulkan.py``) computes the
-dynamic relations on top of them. The definitions follow the Vulkan specification, appendix
+Part of the tests' Python reference of the model (``tests/reference_vulkan.py`` computes the
+dynamic relations on top of them); the event builder (:mod:`oracle.models.vulkan.builder`) derives
+the same relations on bit rows per combination, independently of this module. The definitions follow the Vulkan specification, appendix
 "Memory Model" (see the header of ``vulkan.model``).
 """
 

@@ -1,0 +1,116 @@
+"""The isa backend: compile throughput, campaign throughput, ISA-mutant time to find.
+
+Run: ``.venv/bin/python benchmarks/bench_isa.py [--target gfx942] [--time 60] [--mutants a,b]
+[--warm]``. Every figure starts from an empty compile cache (a fresh temporary
+``SCOPEFUZZ_ISA_CACHE``) unless ``--warm``:
+
+- corpus compile rate: tests/s through clang-22 + llvm-objdump-22 + interpretation, then again
+  from the cache;
+- a campaign on ``isa:TARGET`` (``--time`` seconds, features clang-22 can express): programs/s,
+  refused, errors, findings;
+- per ISA mutant: seconds of campaign until the first finding that the unmutated code (same
+  options) does not show (``--baseline``, ``--stop-after 1``; issue 15's target is 60 s on gfx942)
+  and the minimized test's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import litmus  # noqa: E402
+from fuzz.campaign import Campaign, Config  # noqa: E402
+from fuzz.findings import load_findings  # noqa: E402
+from fuzz.strategies import parse_features  # noqa: E402
+from hw.backend import BackendError  # noqa: E402
+from hw.isa import machine, targets, toolchain  # noqa: E402
+from hw.isa.mutants import MUTANTS  # noqa: E402
+
+FEATURES = "all,-av,-noav,-async"
+
+
+def fresh_cache(d: str) -> None:
+    os.environ["SCOPEFUZZ_ISA_CACHE"] = d
+    toolchain.cache_dir.cache_clear()
+    toolchain._MEMO.clear()
+
+
+def compile_rate(target: str) -> tuple[float, int, int]:
+    tg = targets.TARGETS[target]
+    files = litmus.litmus_files([os.path.join(ROOT, "corpora")])
+    t0 = time.perf_counter()
+    done = refused = 0
+    for f in files:
+        try:
+            machine.machine(machine.build(litmus.parse_file(f), tg))
+            done += 1
+        except BackendError:
+            refused += 1
+    return (done + refused) / (time.perf_counter() - t0), done, refused
+
+
+def campaign(spec: str, seconds: float, out: str, baseline: str | None = None,
+             stop: int | None = None):
+    cfg = Config(backend=spec, out=out, seed=0, time=seconds, iterations=500,
+                 baseline=baseline, max_findings=stop, minimize_seconds=20,
+                 features=parse_features(FEATURES))
+    t0 = time.perf_counter()
+    s = Campaign(cfg).run()
+    return s, time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default="gfx942")
+    ap.add_argument("--time", type=float, default=60.0, help="campaign seconds (per mutant)")
+    ap.add_argument("--mutants", default=None, help="comma-separated (default all)")
+    ap.add_argument("--warm", action="store_true", help="keep the user's compile cache")
+    args = ap.parse_args()
+    why = toolchain.tools_available()
+    if why:
+        print(f"bench_isa: {why}")
+        return 2
+    names = args.mutants.split(",") if args.mutants else list(MUTANTS)
+    with tempfile.TemporaryDirectory() as tmp:
+        if not args.warm:
+            fresh_cache(os.path.join(tmp, "cache"))
+        rate, done, refused = compile_rate(args.target)
+        print(f"  {'corpus through clang-22 (cold cache)':<52} {rate:>8.1f} tests/s "
+              f"({done} built, {refused} refused)")
+        rate, _, _ = compile_rate(args.target)
+        print(f"  {'corpus again (cache)':<52} {rate:>8.1f} tests/s")
+        if not args.warm:
+            fresh_cache(os.path.join(tmp, "cache2"))
+        s, wall = campaign(f"isa:{args.target}", args.time, os.path.join(tmp, "camp"))
+        t = max(s.active, 1e-9)
+        print(f"  {'campaign isa:' + args.target + ': programs/s':<52} {s.programs / t:>8.1f} "
+              f"({s.programs} programs, {s.refused} refused, {s.errors} errors, "
+              f"{s.findings} findings)")
+        for m in names:
+            if not args.warm:
+                fresh_cache(os.path.join(tmp, f"cache-{m}"))
+            tg, _ = targets.parse_spec(f"{args.target}:{m}", MUTANTS)
+            out = os.path.join(tmp, f"m-{m}")
+            s, wall = campaign(f"isa:{args.target}:{m}", args.time, out,
+                               baseline=f"isa:{tg.label()}", stop=1)
+            clean = [r for r in load_findings(out) if not (r.get("baseline") or {}).get("forbidden")]
+            label = f"isa:{args.target}:{m}"
+            if not clean:
+                print(f"  {label + ': not found':<52} {'-':>8} ({s.programs} programs, "
+                      f"wall {wall:.0f} s)")
+                continue
+            first = min(clean, key=lambda r: r["first"]["t"])
+            print(f"  {label + ': first clean finding after':<52} {first['first']['t']:>8.1f} s "
+                  f"(program {first['first']['index']}, minimized to "
+                  f"{litmus.parse(first['test']).size} instructions, wall {wall:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

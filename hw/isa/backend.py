@@ -1,0 +1,72 @@
+"""The ``isa`` backend: clang-22's machine code for a gfx target, run on the simulator.
+
+``IsaBackend`` is the simulator backend with a different way of producing the machine: instead of
+the hand lowering of :mod:`hw.sim.lower`, the program the simulator runs is the compiled code of
+the test (:func:`hw.isa.machine.build`). Randomized and exhaustive runs, histograms and
+parameters are the simulator's.
+"""
+
+from __future__ import annotations
+
+from litmus import Test
+
+from ..backend import BackendError, EvidenceBackend
+from ..sim.backend import SimBackend
+from ..sim.lower import Machine
+from ..sim.profiles import PROFILES, with_options
+from . import machine as glue
+from .mutants import MUTANTS
+from .source import IsaRefused
+from .targets import Target, parse_spec
+from .toolchain import tools_available
+
+
+class IsaBackend(SimBackend, EvidenceBackend):
+    """``isa:TARGET[,OPTIONS][:MUTANT]``."""
+
+    def __init__(self, target: Target, mutant: str | None = None):
+        profile = with_options(PROFILES[target.profile],
+                               (["tgsplit"] if target.tgsplit else []) + [f"mtype={target.mtype}"])
+        super().__init__(profile, None)
+        self.target = target
+        self.isa_mutant = mutant
+        self.name = "isa:" + target.label() + (f":{mutant}" if mutant else "")
+        self._last: tuple[str, glue.Build] | None = None
+
+    def build(self, test: Test) -> glue.Build:
+        """The compiled, interpreted and (with a mutant) edited code of ``test`` (memoized for
+        the last test, so a finding's evidence is the code that ran)."""
+        from litmus import format_test
+        if test.dialect != "AMDGPU":          # before printing it in the AMDGPU dialect
+            raise IsaRefused(f"the isa backend reads the AMDGPU dialect, not {test.dialect}")
+        key = format_test(test)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        b = glue.build(test, self.target, self.isa_mutant)
+        self._last = (key, b)
+        return b
+
+    def machine(self, test: Test) -> Machine:
+        try:
+            return glue.machine(self.build(test))
+        except BackendError as e:
+            raise type(e)(f"{test.name}: {e}") from None
+
+    def run(self, test: Test, iterations: int, seed: int = 0):
+        h = super().run(test, iterations, seed)
+        h.params.update(target=self.target.label(), isa_mutant=self.isa_mutant, mutant=None)
+        return h
+
+    def evidence(self, test: Test) -> str:
+        """Markdown for a finding: OpenCL source, clang command and version, annotated
+        disassembly of every thread (see :mod:`hw.isa.evidence`)."""
+        from .evidence import markdown
+        return markdown(self.build(test))
+
+
+def make_backend(spec: str | None) -> IsaBackend:
+    why = tools_available()
+    if why:
+        raise BackendError(f"isa backend: {why}")
+    target, mutant = parse_spec(spec, MUTANTS)
+    return IsaBackend(target, mutant)

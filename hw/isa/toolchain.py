@@ -1,0 +1,184 @@
+"""clang-22 and llvm-objdump-22: compile a test's OpenCL C, disassemble it, cache the result.
+
+The cache key is a hash of the source, the target and its flags, and both tools' versions (their
+``--version`` text and the resolved binary path, size and modification time), so a new compiler
+never serves stale code. Cache directory: ``$SCOPEFUZZ_ISA_CACHE``, else
+``$XDG_CACHE_HOME/scopefuzz/isa``, else ``~/.cache/scopefuzz/isa``; when that cannot be written
+(a read-only HOME) a per-user folder under the system temp dir; when that fails too, no disk
+cache (an in-process one remains). Entries are written atomically (temp file + rename), so
+parallel processes may share the directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+from ..backend import BackendError
+from .targets import Target
+
+CLANG = os.environ.get("SCOPEFUZZ_CLANG", "clang-22")
+OBJDUMP = os.environ.get("SCOPEFUZZ_OBJDUMP", "llvm-objdump-22")
+BASE_FLAGS = ("-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-nogpulib")
+TIMEOUT_S = 120
+
+
+class ToolchainError(BackendError):
+    """clang-22 / llvm-objdump-22 missing or failing (one line)."""
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One compilation: the commands (as a user would type them), versions, disassembly."""
+
+    source: str
+    clang_cmd: str
+    objdump_cmd: str
+    version: str
+    disasm: str
+    cached: bool = False
+
+
+def tools_available() -> str | None:
+    """None when both tools are on PATH, else why not (for skips and errors)."""
+    for tool in (CLANG, OBJDUMP):
+        if shutil.which(tool) is None:
+            return f"{tool} not found on PATH (Debian: apt-get install clang-22 llvm-22)"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _identity(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        raise ToolchainError(f"{tool} not found on PATH (Debian: apt-get install clang-22 llvm-22)")
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ToolchainError(f"{tool} --version failed: {e}") from None
+    return f"{out.strip()}\n{real} {st.st_size} {int(st.st_mtime)}"
+
+
+def version() -> str:
+    """clang's first version line (what a bug report names)."""
+    return _identity(CLANG).splitlines()[0]
+
+
+def clang_args(target: Target, src: str, obj: str) -> list[str]:
+    return [CLANG, *BASE_FLAGS, f"-mcpu={target.name}", *target.clang_flags(), "-c", src,
+            "-o", obj]
+
+
+def objdump_args(target: Target, obj: str) -> list[str]:
+    return [OBJDUMP, "-d", f"--mcpu={target.name}", obj]
+
+
+def _dir_ok(d: str) -> bool:
+    try:
+        os.makedirs(d, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=d, prefix=".probe-", delete=True)
+        probe.close()
+        return True
+    except OSError:
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def cache_dir() -> str | None:
+    """The disk cache folder in use (created), or None when no folder can be written."""
+    cands = []
+    if os.environ.get("SCOPEFUZZ_ISA_CACHE"):
+        cands.append(os.environ["SCOPEFUZZ_ISA_CACHE"])
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    cands.append(os.path.join(xdg, "scopefuzz", "isa"))
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    cands.append(os.path.join(tempfile.gettempdir(), f"scopefuzz-isa-{uid}"))
+    for d in cands:
+        if _dir_ok(d):
+            return d
+    return None
+
+
+_MEMO: dict[str, Compiled] = {}
+_MEMO_MAX = 4096
+
+
+def _key(source: str, target: Target) -> str:
+    h = hashlib.sha256()
+    for part in (source, target.name, " ".join(target.clang_flags()), _identity(CLANG),
+                 _identity(OBJDUMP)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:40]
+
+
+def _commands(target: Target) -> tuple[str, str]:
+    return (shlex.join(clang_args(target, "test.cl", "test.o")),
+            shlex.join(objdump_args(target, "test.o")))
+
+
+def compile_source(source: str, target: Target) -> Compiled:
+    """Compile and disassemble ``source`` for ``target`` (cached); ToolchainError on failure."""
+    key = _key(source, target)
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit
+    cc, oc = _commands(target)
+    d = cache_dir()
+    path = os.path.join(d, key + ".json") if d else None
+    if path and os.path.exists(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                rec = json.load(f)
+            if rec.get("source") == source:
+                out = Compiled(source, cc, oc, version(), rec["disasm"], cached=True)
+                _remember(key, out)
+                return out
+        except (OSError, ValueError, KeyError):
+            pass                                  # a damaged entry: compile again
+    with tempfile.TemporaryDirectory(prefix="scopefuzz-isa-") as tmp:
+        src, obj = os.path.join(tmp, "test.cl"), os.path.join(tmp, "test.o")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(source)
+        for args, what in ((clang_args(target, src, obj), "clang"),
+                           (objdump_args(target, obj), "llvm-objdump")):
+            try:
+                r = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S)
+            except FileNotFoundError:
+                raise ToolchainError(f"{args[0]} not found on PATH") from None
+            except subprocess.TimeoutExpired:
+                raise ToolchainError(f"{what} timed out after {TIMEOUT_S} s") from None
+            if r.returncode != 0:
+                err = [ln for ln in r.stderr.splitlines() if "error" in ln] or \
+                    r.stderr.splitlines() or [f"exit status {r.returncode}"]
+                raise ToolchainError(f"{what} failed for {target.name}: "
+                                     f"{err[0].replace(src, 'test.cl').strip()}")
+        disasm = r.stdout
+    out = Compiled(source, cc, oc, version(), disasm)
+    if path:
+        try:
+            fd, tmpname = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"source": source, "target": target.label(), "clang": cc,
+                           "version": version(), "disasm": disasm}, f)
+            os.replace(tmpname, path)
+        except OSError:
+            pass                                  # caching is best effort
+    _remember(key, out)
+    return out
+
+
+def _remember(key: str, c: Compiled) -> None:
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.pop(next(iter(_MEMO)))
+    _MEMO[key] = c

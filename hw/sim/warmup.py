@@ -1,0 +1,30 @@
+"""Load (or compile, once) the simulator's compiled kernels before a user's first run needs them.
+
+``make setup`` (``scopefuzz warm``) calls :func:`warm`: a small program run in both of the
+simulator's modes (randomized and exhaustive) makes numba compile every kernel entry point into
+its on-disk cache, or load it from there when it is already up to date (oracle/jitcache.py keeps
+the cache in step with the sources). A compile is announced on stderr (``hw/sim/__init__.py``).
+"""
+
+from __future__ import annotations
+
+#: message passing across workgroups: every kernel path a run takes (loads, stores, release and
+#: acquire sequences, final values)
+SAMPLE = """AMDGPU sim-warmup
+{ x = 0; y = 0; }
+ P0@wg 0                | P1@wg 1                 ;
+ st.atom.agent x, 1     | ld.atom.acq.agent r0, y ;
+ st.atom.rel.agent y, 1 | ld.atom.agent r1, x     ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""
+
+
+def warm() -> None:
+    """Run :data:`SAMPLE` randomized and exhaustively on the default simulator."""
+    from litmus import parse
+
+    from . import make_backend
+    backend = make_backend(None)
+    test = parse(SAMPLE, "<sim warm-up>")
+    backend.run(test, 64, 0)
+    backend.explore(test, 64)

@@ -1,0 +1,131 @@
+"""Load the oracle's compiled code before it is used or timed, compiling it once if need be.
+
+Numba compiles a function on its first call in a process, or loads it from the on-disk cache
+(``cache=True``) when an earlier run left it there. Either costs time that has nothing to do with
+the test at hand: about 0.2 s to load the engine from the cache, a minute or more to compile it.
+:func:`ready` runs a small program of the model's dialect through the model unit's builder and
+the search once per process, so that :func:`oracle.check` starts its clock after that work
+(``seconds`` in ``check --json`` is the test's own time). :func:`warm` does the same for every
+registered model and its explanation, for ``make setup`` (``scopefuzz warm``): after it, a user's
+first run loads from the cache like any later run.
+
+Whether a run compiles or loads is numba's business; when it compiles, the user is told so on
+stderr (:func:`oracle.jitcache.announce_compiles`).
+"""
+
+from __future__ import annotations
+
+from litmus import parse
+from litmus.ir import prop_atoms
+
+from .registry import ModelUnit, get as get_unit, names
+
+#: A small program per dialect: message passing with a release/acquire pair (every builder's
+#: common path and the search with more than one candidate).
+SAMPLES: dict[str, str] = {
+    "AMDGPU": """AMDGPU warmup
+{ x = 0; y = 0; }
+ P0@wg 0                | P1@wg 1                   ;
+ st.atom.agent x, 1     | ld.atom.acq.agent r0, y   ;
+ st.atom.rel.agent y, 1 | ld.atom.agent r1, x       ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+""",
+    "C": """C warmup
+{ [x] = 0; [y] = 0; }
+P0 (atomic_int* x, atomic_int* y) {
+  atomic_store_explicit(x, 1, memory_order_relaxed);
+  atomic_store_explicit(y, 1, memory_order_release);
+}
+P1 (atomic_int* x, atomic_int* y) {
+  int r0 = atomic_load_explicit(y, memory_order_acquire);
+  int r1 = atomic_load_explicit(x, memory_order_relaxed);
+}
+exists (1:r0=1 /\\ 1:r1=0)
+""",
+    "Vulkan": """Vulkan warmup
+{ x=0; y=0; }
+ P0@sg 0, wg 0, qf 0                   | P1@sg 0, wg 1, qf 0                        ;
+ st.atom.dv.sc0 x, 1                   | ld.atom.acq.dv.sc0.semsc0 r0, y            ;
+ st.atom.rel.dv.sc0.semsc0 y, 1        | ld.atom.dv.sc0 r1, x                       ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+""",
+    "OPENCL": """OPENCL warmup
+{ [x] = 0; [y] = 0; }
+P0@wg 0, dev 0 (global atomic_int* x, global atomic_int* y) {
+  atomic_store_explicit(x, 1, memory_order_relaxed, memory_scope_device);
+  atomic_store_explicit(y, 1, memory_order_release, memory_scope_device);
+}
+P1@wg 1, dev 0 (global atomic_int* x, global atomic_int* y) {
+  int r0 = atomic_load_explicit(y, memory_order_acquire, memory_scope_device);
+  int r1 = atomic_load_explicit(x, memory_order_relaxed, memory_scope_device);
+}
+exists (1:r0=1 /\\ 1:r1=0)
+""",
+    "PTX": """PTX warmup
+{ x=0; y=0; }
+ P0@cta 0,gpu 0      | P1@cta 1,gpu 0       ;
+ st.relaxed.gpu x, 1 | ld.acquire.gpu r0, y ;
+ st.release.gpu y, 1 | ld.relaxed.gpu r1, x ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+""",
+    "TILEIR": """TILEIR warmup
+{ x = 0; f = 0; }
+ P0@block 0, device 0                     | P1@block 1, device 0                            ;
+ t0 = store relaxed device [x], [1]       | [r0], t2 = load acquire device [f]              ;
+ t1 = store release device [f], [1] token=t0 | [r1], t3 = load relaxed device [x] token=t2 ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+""",
+}
+
+_READY: set[str] = set()
+
+
+def sample(unit: ModelUnit):
+    """The warm-up program of one of the unit's dialects, or None (a dialect without one)."""
+    for dialect in unit.dialects:
+        text = SAMPLES.get(dialect)
+        if text is not None:
+            return parse(text, f"<warm-up {dialect}>")
+    return None
+
+
+def ready(unit: ModelUnit) -> None:
+    """Load (or compile) the compiled code :func:`oracle.check` runs for ``unit``: once per
+    process, before the check's clock starts. A unit whose dialects have no sample warms the
+    engine's search with another unit's sample (its own compiled code, if any, then loads inside
+    its first check)."""
+    if unit.name in _READY:
+        return
+    _READY.add(unit.name)
+    test = sample(unit)
+    if test is None:
+        if _READY - {unit.name}:
+            return                  # the engine is loaded already
+        for other in names():
+            if sample(get_unit(other)) is not None:
+                ready(get_unit(other))
+                return
+        return
+    from .lang import load_model
+    from .search import explore_pe
+    prog = load_model(unit.name)
+    for pe in unit.build(test):
+        explore_pe(pe, prog, unit)
+
+
+def warm(models: list[str] | None = None) -> list[str]:
+    """Compile or load everything the oracle runs for ``models`` (default: every registered
+    model): the check and an explanation of the sample's condition. Returns the models
+    warmed (those with a sample of their dialect)."""
+    from .explanation import explain
+    done = []
+    for name in models or names():
+        unit = get_unit(name)
+        test = sample(unit)
+        if test is None:
+            continue
+        ready(unit)
+        # the samples' conditions are conjunctions of equalities: that outcome
+        explain(test, {a.key: a.value for a in prop_atoms(test.condition.prop)}, name).text()
+        done.append(name)
+    return done

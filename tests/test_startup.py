@@ -1,0 +1,116 @@
+"""Start-up: a check loads its own model unit only, the oracle's compiled code is loaded before the
+clock of ``check`` starts (``seconds`` is the test's own time), and the warm-up loads every
+compiled entry point of the check and the explanation."""
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+import oracle
+import oracle.registry
+import oracle.warmup
+from litmus import parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _python(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_a_check_imports_its_own_unit_only():
+    got = json.loads(_python(
+        "import json, sys, oracle\n"
+        "from litmus import parse\n"
+        "from oracle.warmup import SAMPLES\n"
+        "oracle.check(parse(SAMPLES['C']))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('oracle.models.'))))\n"))
+    assert "oracle.models.rc11" in got
+    # not the other units, nor the readable-form executions (the PTX builder and the tests'
+    # references use them)
+    assert not [m for m in got if m.startswith(("oracle.models.amdgpu", "oracle.models.vulkan"))]
+    assert "oracle.models.path_executions" not in got
+
+
+def test_seconds_leave_out_the_warm_up(monkeypatch):
+    """Whatever the warm-up costs (loading or compiling machine code), it happens before the
+    check's clock starts."""
+    test = parse(oracle.warmup.SAMPLES["C"].replace("warmup", "warmup-timing"))
+    oracle.warmup.ready(oracle.registry.get("rc11"))       # what the stand-in below replaces
+    calls = []
+
+    def slow_ready(unit):
+        calls.append(unit.name)
+        time.sleep(0.5)
+
+    # (the module: ``oracle.check`` is also the package's function)
+    monkeypatch.setattr(importlib.import_module("oracle.check"), "ready", slow_ready)
+    oracle.clear_cache()
+    res = oracle.check(test)
+    assert calls == ["rc11"]
+    assert res.seconds < 0.5
+
+
+def test_warm_loads_every_compiled_entry_point():
+    # a fresh process: nothing is loaded until warm() runs
+    got = json.loads(_python(
+        "import json\n"
+        "from oracle.warmup import warm\n"
+        "from oracle import engine, pack\n"
+        "from oracle.models.amdgpu import static\n"
+        "before = [len(f.signatures) for f in (pack._search_one_word, engine.eval_rows, static.derive)]\n"
+        "names = warm()\n"
+        "after = [len(f.signatures) for f in (pack._search_one_word, engine.eval_rows, static.derive)]\n"
+        "from oracle.registry import names as registered\n"
+        "print(json.dumps([names, before, after, registered()]))\n"))
+    names, before, after, registered = got
+    # every registered model has a warm-up program of its dialect
+    assert sorted(names) == sorted(registered)
+    assert {"amdgpu", "rc11", "c11", "vulkan", "opencl", "ptx", "ptx60"} <= set(names)
+    assert before == [0, 0, 0]
+    assert all(after)
+
+
+#: what ``scopefuzz check`` must not import: the OpenCL and simulator stacks, Hypothesis and the
+#: campaign machinery (each costs start-up time and none of it is used)
+NOT_FOR_CHECK = ("pyopencl", "hypothesis", "hw.sim", "hw.opencl", "fuzz.strategies",
+                 "fuzz.campaign")
+
+
+def test_the_check_command_imports_only_what_it_uses(tmp_path):
+    path = tmp_path / "mp.litmus"
+    path.write_text(oracle.warmup.SAMPLES["C"])
+    got = json.loads(_python(
+        "import contextlib, io, json, sys\n"
+        "from fuzz.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    status = main(['check', {str(path)!r}])\n"
+        "print(json.dumps([status, out.getvalue(), sorted(sys.modules)]))\n"))
+    status, printed, modules = got
+    assert status == 0 and printed.startswith("warmup  No")
+    loaded = [m for m in modules if m.split(".")[0] in ("pyopencl", "hypothesis")
+              or m.startswith(NOT_FOR_CHECK[2:])]
+    assert loaded == []
+    # its own model unit (and the path tables it builds with), not the others, nor the
+    # readable-form executions, nor explanations
+    assert not [m for m in modules if m.startswith(("oracle.models.amdgpu", "oracle.models.vulkan",
+                                                    "oracle.models.path_executions",
+                                                    "oracle.explanation"))]
+
+
+def test_the_command_table_names_the_module_registering_each_command():
+    import argparse
+
+    from fuzz.cli import COMMAND_MODULES, COMMANDS
+    registered = {}
+    for name in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(name).register(sub)
+        registered.update({command: name for command in sub.choices})
+    assert registered == COMMANDS
