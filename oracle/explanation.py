@@ -8,7 +8,7 @@ produces it.
 
 Everything comes from the compiled engine: the candidates are those of the packed pre-execution
 (:func:`oracle.pack.pack`), their values are resolved by the search's own location check, and
-each candidate is evaluated by :func:`oracle.engine.eval_ops`, whose slots then hold the value of
+each candidate is evaluated by :func:`oracle.engine.eval_rows`, whose slots then hold the value of
 every expression of the model that the checks up to the failing one needed
 (:attr:`oracle.lang.Program.node_slots`); the witness path follows the model's AST over them.
 Which relations are drawn as one labelled edge is the model unit's declaration (``edges``,
@@ -30,7 +30,7 @@ from litmus.outcome import read_outcome, satisfiable
 from litmus.printer import format_prop, format_test
 
 from .check import default_model, pre_executions
-from .engine import eval_ops
+from .engine import eval_rows, full_mask
 from .errors import OracleError
 from .events import UNDEF_VAL, PreExecution
 from .lang import DYNAMIC, Node, Program, load_model
@@ -58,8 +58,10 @@ class Candidate:
                 for k, (kind, a) in self.pe.observables}
 
 
-def _pairs(row_array, n: int) -> set:
-    return {(a, b) for a in range(n) for b in range(n) if int(row_array[a]) >> b & 1}
+def _pairs(row_array, n: int, W: int = 1) -> set:
+    """The pairs of a relation held in flat rows of ``W`` words."""
+    return {(a, b) for a in range(n) for b in range(n)
+            if int(row_array[a * W + (b >> 6)]) >> (b & 63) & 1}
 
 
 def shortest_cycle(rel: set) -> list[int] | None:
@@ -101,24 +103,27 @@ def candidates(pe: PreExecution, prog: Program, hints: frozenset):
     location a co order, then per read in event order a source): a :class:`Candidate`, or None
     where the values do not resolve or break a required value."""
     p = pack(pe, prog, hints)
-    n = pe.n
-    full = np.uint64((1 << n) - 1) if n < 64 else ~np.uint64(0)
+    n, W = pe.n, p.words
+    emask = full_mask(n, W)
     base = p.slots.copy()
-    eval_ops(base, prog.prelude, n, full)
-    choices = {int(r): [int(w) for w in p.reads.cand[q, :p.reads.ncand[q]]] for q, r in enumerate(p.reads.reads)}
-    choices.update({int(r): [int(w) for w in p.reads.ind_cand[q, :p.reads.ind_ncand[q]]]
-                    for q, r in enumerate(p.reads.ind_reads)})
+    eval_rows(base, prog.prelude, n, W, emask)
+    rd = p.reads
+    choices = {int(r): [int(w) for w in rd.cand[q, :rd.ncand[q]]]
+               for q, r in enumerate(rd.reads)}
     reads = sorted(choices)
-    lc = p.locs
-    rows = [range(int(lc.co_start[x]), int(lc.co_start[x] + lc.co_count[x]))
-            for x in range(lc.co_start.shape[0])]
+    orders = [[([init] if init >= 0 else []) + list(perm) for perm in itertools.permutations(ws)]
+              for init, ws in p.co_writes()]
     check_slot = {st.name: prog.node_slots[id(st.expr)] for st in prog.check_stmts}
     kinds = {st.name: st.kind for st in prog.check_stmts}
-    for co_rows in itertools.product(*rows):
-        co = [[int(w) for w in lc.co_perm[row, :lc.co_len[x]]] for x, row in enumerate(co_rows)]
+
+    def put(slots, s, i, j):
+        slots[s, i * W + (j >> 6)] |= np.uint64(1) << np.uint64(j & 63)
+
+    for co in itertools.product(*orders):
+        co = [list(o) for o in co]
         for choice in itertools.product(*(choices[r] for r in reads)):
             src = dict(zip(reads, choice))
-            val = p.values(src, co_rows)
+            val = p.values(src)
             if val is None:
                 yield None
                 continue
@@ -126,20 +131,20 @@ def candidates(pe: PreExecution, prog: Program, hints: frozenset):
             slots[:len(DYNAMIC)] = 0
             for r, w in src.items():
                 if w >= 0:
-                    slots[0, w] |= np.uint64(1) << np.uint64(r)       # rf
-                    slots[2, r] = np.uint64(1) << np.uint64(r)        # Rdef
+                    put(slots, 0, w, r)                        # rf
+                    put(slots, 2, r, r)                        # Rdef
                 else:
-                    slots[3, r] = np.uint64(1) << np.uint64(r)        # Rundef
+                    put(slots, 3, r, r)                        # Rundef
             for o in co:
                 for i, a in enumerate(o):
                     for b in o[i + 1:]:
-                        slots[1, a] |= np.uint64(1) << np.uint64(b)   # co
-            failed, _ = eval_ops(slots, prog.ops, n, full)
+                        put(slots, 1, a, b)                    # co
+            failed, _ = eval_rows(slots, prog.ops, n, W, emask)
             if failed < 0:
                 yield Candidate(pe, src, co, val, slots, None, None)
                 continue
             name = prog.checks[failed]
-            rel = _pairs(slots[check_slot[name]], n)
+            rel = _pairs(slots[check_slot[name]], n, W)
             if kinds[name] == "acyclic":
                 witness = shortest_cycle(rel)
             elif kinds[name] == "irreflexive":
@@ -174,7 +179,8 @@ class _Relations:
         if s is None:
             raise OracleError(f"internal: no slot holds {node.op} {node.name or ''}")
         if s not in self.cache:
-            self.cache[s] = _pairs(self.cand.slots[s], self.cand.pe.n)
+            n = self.cand.pe.n
+            self.cache[s] = _pairs(self.cand.slots[s], n, self.cand.slots.shape[1] // max(n, 1))
         return self.cache[s]
 
 
