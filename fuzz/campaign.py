@@ -216,12 +216,16 @@ class Campaign:
         else:
             meta = dict(self.cfg.identity(), uid=self.uid, created=time.time(), version=1)
             atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        done, stats = self.done, self.stats
+        tally = cov.ComboTally(self.coverage.kinds, self.coverage.pairs, self.coverage.add)
         for e in read_journal(jpath):          # streamed: a week's journal does not fit in memory
-            if e.get("type") == "program" and isinstance(e.get("i"), int) \
-                    and e["i"] not in self.done:
-                self.done.add(e["i"])
-                self._count(e)
-                self.stats.active = max(self.stats.active, e.get("t", 0.0))
+            i = e.get("i")
+            if e.get("type") == "program" and isinstance(i, int) and done.add(i):
+                self._count(e, tally)
+                t = e.get("t", 0.0)
+                if t > stats.active:            # max(), without the call
+                    stats.active = t
+        tally.flush()
         for rec in load_findings(self.root):
             self.known[rec["id"]] = rec
         self.stats.findings = len(self.known)
@@ -232,7 +236,9 @@ class Campaign:
     def _lock(self) -> None:
         self._lock_file = lock_campaign(self.dir)
 
-    def _count(self, e: dict) -> None:
+    def _count(self, e: dict, coverage=None) -> None:
+        """Add a journaled program to the statistics and the coverage (``coverage``: where its
+        kinds and pairs go, :attr:`coverage` unless a :class:`fuzz.coverage.ComboTally` is given)."""
         self.stats.programs += 1
         self.stats.executions += e.get("executions", 0)
         st = e.get("status")
@@ -246,7 +252,7 @@ class Campaign:
             self.stats.unconfirmed += 1
         if st in EXECUTED:      # coverage is what ran, not what was drawn
             self.stats.executed += 1
-            self.coverage.add(e.get("kinds", []), e.get("pairs", []))
+            (coverage or self.coverage).add(e.get("kinds", []), e.get("pairs", []))
 
     @property
     def backend(self):
