@@ -155,16 +155,24 @@ class Journal:
         self._f = open(path, "a", encoding="utf-8")
 
     def _repair(self) -> None:
-        """Cut off a last line a kill left unfinished (no newline or not valid JSON)."""
+        """Cut off a last line a kill left unfinished (no newline). Reads the file backwards from
+        its end, a block at a time, only as far as the last newline (not the whole active file:
+        up to a segment's size)."""
         if not os.path.exists(self.path):
             return
-        with open(self.path, "rb") as f:
-            data = f.read()
-        keep = len(data)
-        if data and not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1
-        if keep != len(data):
-            with open(self.path, "r+b") as f:
+        with open(self.path, "r+b") as f:
+            end = f.seek(0, os.SEEK_END)
+            keep, pos = 0, end
+            while pos > 0:
+                start = max(0, pos - (64 << 10))
+                f.seek(start)
+                block = f.read(pos - start)
+                nl = block.rfind(b"\n")
+                if nl >= 0:
+                    keep = start + nl + 1
+                    break
+                pos = start
+            if keep != end:
                 f.truncate(keep)
                 f.flush()
                 os.fsync(f.fileno())

@@ -134,6 +134,27 @@ def test_combo_tally_hands_what_is_not_a_list_to_the_fallback():
     assert seen == [("ld", ["wg/agent"]), (["ld"], None)] and not tally.combos
 
 
+@pytest.mark.parametrize("cut", [0, 10, 200_000])
+def test_reopening_cuts_an_unfinished_last_line_of_any_length(tmp_path, cut):
+    """The repair reads the active file backwards block by block: a cut line longer than a block
+    (200,000 bytes) is removed as exactly as a short one, and a file with no newline at all
+    is emptied."""
+    path = tmp_path / "journal.jsonl"
+    j = Journal(str(path))
+    for i in range(3 if cut else 0):
+        j.append(_entry(i))
+    j.close()
+    whole = path.read_bytes()
+    with open(path, "ab") as f:
+        f.write(b'{"type":"program","test":"' + b"x" * max(cut, 5))     # killed mid-write
+    Journal(str(path)).close()
+    assert path.read_bytes() == whole
+    j = Journal(str(path))
+    j.append(_entry(3))
+    j.close()
+    assert [e["i"] for e in read_journal(str(path))] == ([0, 1, 2, 3] if cut else [3])
+
+
 @pytest.fixture
 def fake_world(monkeypatch):
     monkeypatch.setattr(hw, "get_backend", lambda name: StaleReadBackend(0.3))
