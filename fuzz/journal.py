@@ -281,16 +281,17 @@ class DoneSet:
 
     def add(self, i: int) -> bool:
         """Mark ``i`` done; True when it was not done before."""
-        if i in self:
-            return False
-        self._n += 1
-        if i == self.watermark:
+        if i == self.watermark:         # the next in order (never in ``extra``): no lookup
+            self._n += 1
             self.watermark += self.step
             while self.watermark in self.extra:
                 self.extra.discard(self.watermark)
                 self.watermark += self.step
-        else:
-            self.extra.add(i)
+            return True
+        if i in self:
+            return False
+        self._n += 1
+        self.extra.add(i)               # done out of order
         return True
 
     def __len__(self) -> int:
