@@ -537,7 +537,8 @@ def _svg(ex: Explanation) -> str:
         edges = _candidate_edges(it)
         hot_events = {a for a, _, b, hot in edges if hot and a == b}
         edges = [e for e in edges if e[0] != e[2]]
-        drawing = layout(nodes, [(a, b) for a, _, b, _ in edges], x0=10.0, y0=y0 + top)
+        drawing = layout(nodes, [(a, b) for a, _, b, _ in edges], x0=10.0, y0=y0 + top,
+                         columns=nth)
         pos = drawing.boxes
         title = f"[{k}] {it.witness_text}"
         width = max(width, int(len(title) * 7.5) + 40, int(drawing.width) + 30)

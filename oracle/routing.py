@@ -219,11 +219,12 @@ def _resolve(p, geo: _Geometry, ports: dict) -> tuple[float, float]:
 
 
 def layout(nodes: list[Node], edges: list[tuple[int, int]], x0: float = 10.0,
-           y0: float = 0.0) -> Drawing:
+           y0: float = 0.0, columns: int = 0) -> Drawing:
     """Place ``nodes`` (thread events in ``column``/``row``; initial writes in row 0, final reads
     in the row after the last event row) and route ``edges`` (node id pairs) between them along
-    channels and gaps, crossing no box. Row 0's centre is at ``y0``."""
-    ncols = max([n.column + 1 for n in nodes] + [0])
+    channels and gaps, crossing no box. Row 0's centre is at ``y0``; there are at least
+    ``columns`` columns (a thread without events keeps its column)."""
+    ncols = max([n.column + 1 for n in nodes] + [columns])
     nrows = max([n.row for n in nodes if n.column >= 0] + [0])
     for n in nodes:
         if n.column < 0 and n.row != 0:

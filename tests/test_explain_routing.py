@@ -269,3 +269,12 @@ def test_two_edges_between_the_same_events_are_drawn_apart():
     assert min(x for x, _ in p02) >= right_of_column - 1e-9
     assert max(x for x, _ in p20) <= drawing.column_x[0] + 1e-9
     assert p03 != q03 and p03[0] != q03[0] and p03[-1] != q03[-1]
+
+
+def test_a_thread_without_events_keeps_its_column():
+    nodes = [Node(0, 60, 0, 1), Node(1, 60, 2, 1), Node(2, 60, 2, 2), Node(3, 50, -1, 0)]
+    drawing = layout(nodes, [(0, 2), (3, 1), (2, 0)], columns=4)
+    assert len(drawing.column_x) == 4
+    assert drawing.column_x[0] < drawing.column_x[1] < drawing.column_x[2] < drawing.column_x[3]
+    assert drawing.boxes[1][0] - 30 == pytest.approx(drawing.column_x[2])
+    assert crossings(_svg_of(drawing)) == []
