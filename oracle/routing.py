@@ -63,6 +63,10 @@ class Drawing:
 
 
 class _Router:
+    """Chooses each edge's route (which ports, channels and gaps) and hands out the tracks; the
+    coordinates come later, from :class:`_Geometry`. ``near`` (a geometry without tracks) only
+    decides which side of a box is nearer to the other end."""
+
     def __init__(self, nodes: list[Node], ncols: int, nrows: int):
         self.nodes = {n.id: n for n in nodes}
         self.ncols, self.nrows = ncols, nrows          # nrows: thread rows; finals at nrows + 1
@@ -87,14 +91,14 @@ class _Router:
         """The gap an initial write leaves into (below row 0) or a final read is entered from."""
         return 1 if n.row == 0 else self.nrows + 1
 
-    def route(self, a: int, b: int, near: "_Provisional") -> list[tuple]:
+    def route(self, a: int, b: int, near: "_Geometry") -> list[tuple]:
         na, nb = self.nodes[a], self.nodes[b]
         if self._is_thread(na) and self._is_thread(nb):
             return self._thread_to_thread(na, nb)
         if self._is_thread(na):
-            return self._thread_special(na, nb, near, leaving=True)
+            return self._thread_special(na, nb, near)
         if self._is_thread(nb):
-            return list(reversed(self._thread_special(nb, na, near, leaving=False)))
+            return list(reversed(self._thread_special(nb, na, near)))
         return self._special_to_special(na, nb, near)
 
     def _side(self, n: Node, right: bool) -> tuple[tuple, int]:
@@ -120,8 +124,7 @@ class _Router:
         xa, y, xb = self._track("chan", va), self._track("gap", g), self._track("chan", vb)
         return [pa, (xa, pa), (xa, y), (xb, y), (xb, pb), pb]
 
-    def _thread_special(self, t: Node, s: Node, near: "_Provisional",
-                        leaving: bool) -> list[tuple]:
+    def _thread_special(self, t: Node, s: Node, near: "_Geometry") -> list[tuple]:
         """From thread event ``t`` to initial write or final read ``s`` (reversed by the caller
         when the edge runs the other way): out of t's side nearer to s, along that channel to
         s's gap, along the gap to above (or below) s."""
@@ -131,7 +134,7 @@ class _Router:
         x, y = self._track("chan", v), self._track("gap", self._gap_of(s))
         return [pt, (x, pt), (x, y), (ps, y), ps]
 
-    def _special_to_special(self, na: Node, nb: Node, near: "_Provisional") -> list[tuple]:
+    def _special_to_special(self, na: Node, nb: Node, near: "_Geometry") -> list[tuple]:
         pa = self._port(na.id, "bottom" if na.row == 0 else "top")
         pb = self._port(nb.id, "bottom" if nb.row == 0 else "top")
         ga, gb = self._gap_of(na), self._gap_of(nb)
@@ -191,9 +194,6 @@ class _Geometry:
         n = self.gap_tracks[g]
         top = self.row_y[g - 1] + BOX_H / 2
         return top + (self.gap_h[g] - TRACK * (n - 1)) / 2 + TRACK * k
-
-
-_Provisional = _Geometry
 
 
 def _resolve(p, geo: _Geometry, ports: dict) -> tuple[float, float]:
