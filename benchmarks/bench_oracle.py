@@ -58,8 +58,9 @@ def throughput(tests, min_seconds: float, cached: bool = False, model: str | Non
 
 def per_model(conf: str, min_seconds: float):
     """Per model with conformance suites: the per-test rate in this process over the files of
-    its suites that the engine decides (files over its 64 events go to the Python fallback and
-    are counted apart), and the median and worst single test (best of 3 runs each)."""
+    its suites that the engine decides (files over 64 events whose search it cannot finish go to
+    the Python fallback and are counted apart), and the median and worst single test (best of 3
+    runs each)."""
     from litmus.expected import read_expected
     from oracle import registry
     out = []
@@ -98,7 +99,7 @@ def per_model(conf: str, min_seconds: float):
             out.append((f"{name} on {suites}: median test", each[len(each) // 2], "s"))
             out.append((f"{name} on {suites}: worst test", each[-1], "s"))
         if fallback:
-            out.append((f"{name} on {suites}: files over 64 events (fallback), left out",
+            out.append((f"{name} on {suites}: files over 64 events decided by the fallback, left out",
                         fallback, "files"))
     return out
 

@@ -6,10 +6,10 @@ Usage: ``.venv/bin/python benchmarks/conformance.py [--shared DIR] [--suite NAME
 The suites and their models come from the model registration (each unit declares the suites it
 is measured on: ``oracle.ConformanceModel``): RC11 (rc11), C11 (c11), VULKAN and VULKAN-DR
 (vulkan), OPENCL and OPENCL-DR (opencl). By default the models run in the oracle engine
-(``oracle.check``: the model files ``oracle/models/<model>/<model>.model``); a program the
-engine refuses (more than 64 events) is
-decided by the unit's fallback, the Python version of the same model
-(``oracle/models/<m>/fallback.py``, where the unit has one), and is counted apart.
+(``oracle.check``: the model files ``oracle/models/<model>/<model>.model``); a program over 64
+events whose search the engine cannot finish within its bounded try (``oracle.check.
+FALLBACK_AFTER``) is decided by the unit's fallback, the Python version of the same model
+(``oracle/models/<m>/reference.py``, where the unit has one), and is counted apart.
 ``--reference`` runs the fallback only (suites whose model has none are left out). Each suite
 is run twice, the first time to warm up (numba compilation, imports) with the oracle's cache
 cleared after it; the throughput is that of the second run, in this one process.
@@ -75,7 +75,7 @@ def run_suite(shared: pathlib.Path, suite: str, reference: bool = False):
                 if reference:
                     res = ref(test, stop=stop)
                 else:
-                    # above the engine's 64 events oracle.check itself asks the reference
+                    # past its bounded try on a program over 64 events oracle.check asks the reference
                     res = oracle.check(test, model)
                     if "reference-partial" in res.flags:
                         fallback.append(rel)

@@ -1,7 +1,8 @@
 """oracle — allowed outcomes of litmus tests under a memory model (DESIGN.md "The oracle engine").
 
 ``check(test, model=None) -> Result`` (the contract: :class:`OracleResult`);
-``explain(test, outcome, model=None)``; ``OracleError``. Each model is a unit in
+``allows(test, outcome, model=None)`` / ``allows_many(test, outcomes, model=None)`` (only the
+asked outcomes, :mod:`oracle.query`); ``explain(test, outcome, model=None)``; ``OracleError``. Each model is a unit in
 ``oracle/models/<name>/`` (:mod:`oracle.registry`): a model file in the relational language of
 :mod:`oracle.lang`, evaluated by the numba engine (:mod:`oracle.engine`) over the pre-executions
 its event builder makes.
@@ -16,12 +17,21 @@ from litmus.jitcache import guard as _guard
 #: any of them drops the on-disk numba cache (see litmus/jitcache.py; a model unit with compiled
 #: code guards its own folder)
 _guard(_os.path.dirname(_os.path.abspath(__file__)),
-       ["engine.py", "events.py", "lang.py", "pack.py", "../litmus/rmw.py", "../litmus/rmw_jit.py"])
+       ["engine.py", "events.py", "explore.py", "lang.py", "pack.py", "../litmus/rmw.py",
+        "../litmus/rmw_jit.py"])
 _announce("oracle", "the oracle")
 
-from .check import Result, check, clear_cache  # noqa: E402
+from .check import Result, check  # noqa: E402
+from .check import clear_cache as _clear_results  # noqa: E402
 from .contracts import ConformanceModel, OracleResult  # noqa: E402
 from .errors import OracleError  # noqa: E402
+from .query import allows, allows_many, clear_answers as _clear_answers  # noqa: E402
+
+
+def clear_cache() -> None:
+    """Forget every cached result and query answer."""
+    _clear_results()
+    _clear_answers()
 
 
 def explain(test, outcome, model=None):
@@ -30,5 +40,5 @@ def explain(test, outcome, model=None):
     return _explain(test, outcome, model)
 
 
-__all__ = ["ConformanceModel", "OracleError", "OracleResult", "Result", "check", "clear_cache",
-           "explain"]
+__all__ = ["ConformanceModel", "OracleError", "OracleResult", "Result", "allows", "allows_many",
+           "check", "clear_cache", "explain"]

@@ -18,12 +18,25 @@ from .errors import OracleError
 
 
 # --- check ---------------------------------------------------------------------------------------
+def _report_error(path: str, e: Exception, as_json: bool) -> None:
+    """One file's error, one line naming the file (``--json``: an ``error`` object)."""
+    msg = str(e)
+    if not msg.startswith(path) and isinstance(e, OracleError):
+        msg = f"{path}:1:1: {msg}"
+    if as_json:
+        print(json.dumps({"file": path, "error": msg, "schema": JSON_SCHEMA}))
+    else:
+        print(msg, file=sys.stderr)
+
+
 def cmd_check(args) -> int:
     from .check import check
     files = litmus_files(args.files)
     if not files:
         print("scopefuzz check: no *.litmus files found", file=sys.stderr)
         return 2
+    if args.outcome is not None:
+        return _check_outcome(args, files)
     expected = None
     if args.expect:
         try:
@@ -49,13 +62,7 @@ def cmd_check(args) -> int:
             status = 2
             continue
         except (ParseError, OracleError) as e:
-            msg = str(e)
-            if not msg.startswith(path) and isinstance(e, OracleError):
-                msg = f"{path}:1:1: {msg}"
-            if args.json:
-                print(json.dumps({"file": path, "error": msg, "schema": JSON_SCHEMA}))
-            else:
-                print(msg, file=sys.stderr)
+            _report_error(path, e, args.json)
             status = 2
             continue
         if args.format == "herd":
@@ -93,6 +100,48 @@ def cmd_check(args) -> int:
         if disagree:
             status = max(status, 1)
     return status
+
+
+def _check_outcome(args, files) -> int:
+    """``check FILE --outcome PROP``: is this one outcome allowed (exit 0) or forbidden (exit 1)?
+    Only that outcome is searched for (:func:`oracle.query.allows`)."""
+    import time
+    from .query import allows, parse_outcome
+    if args.expect or args.states:
+        print("scopefuzz check: --outcome cannot be combined with --expect or --states",
+              file=sys.stderr)
+        return 2
+    status = 0
+    for path in files:
+        try:
+            test = parse_file(path)
+            outcome = parse_outcome(test, args.outcome)
+            t0 = time.perf_counter()
+            ok = call_with_timeout(allows, args.timeout, test, outcome, args.model)
+            secs = time.perf_counter() - t0
+        except Timeout as e:
+            _report_error(path, OracleError(f"{test.name}: {e}"), args.json)
+            status = 2
+            continue
+        except (ParseError, OracleError) as e:
+            _report_error(path, e, args.json)
+            status = 2
+            continue
+        text = " ".join(f"{k}={v};" for k, v in outcome.items())
+        if args.json:
+            print(json.dumps({"test": test.name, "file": path, "model": args.model or
+                              _default_model(test), "outcome": outcome, "allowed": ok,
+                              "seconds": round(secs, 6), "schema": JSON_SCHEMA}))
+        else:
+            print(f"{test.name}  {'allowed' if ok else 'FORBIDDEN'}  {text}  ({secs:.4f} s)")
+        if not ok and status == 0:
+            status = 1
+    return status
+
+
+def _default_model(test) -> str:
+    from .check import default_model
+    return default_model(test)
 
 
 # --- explain -------------------------------------------------------------------------------------
@@ -158,6 +207,10 @@ def register(sub) -> None:
                         "for scripts that parse herd logs")
     p.add_argument("--expect", metavar="CSV", help="compare with expected verdicts (path,verdict)")
     p.add_argument("--states", action="store_true", help="also print the allowed states")
+    p.add_argument("--outcome", metavar="PROP",
+                   help="only say whether this outcome is allowed (exit 0) or forbidden (exit 1): "
+                        "'P1:r0=0; x=1;' or 'P1:r0 == 0 /\\ x == 1'; observables left out are "
+                        "free")
     p.add_argument("--dr", action="store_true",
                    help="compare the racy flag, not the verdict (Dat3M -DR suites: 1 = race-free;"
                         " automatic when the CSV name ends in -DR)")

@@ -6,7 +6,8 @@
 - :class:`ConformanceModel`: what ``benchmarks/conformance.py`` and the conformance tests need
   from a model (:class:`oracle.registry.ModelUnit` is the implementation): its name, the
   dialects it reads, the Dat3M suites it is measured on and how each is compared, where a
-  suite's expected verdicts are, and the fallback decider that ``--reference`` runs alone.
+  suite's expected verdicts are, and its Python reference (the fallback decider that
+  ``--reference`` runs alone).
 
 Both are ``runtime_checkable``: ``isinstance`` checks that the members exist (tests do).
 """
@@ -43,7 +44,8 @@ class ConformanceModel(Protocol):
     #: suite name -> "verdict" (1 = the condition's verdict is Ok) or "race" (1 = no consistent
     #: execution is racy)
     suites: dict[str, str]
-    #: Test, stop="verdict"|"race" -> OracleResult, deciding without the engine; None if none
+    #: Test, stop="verdict"|"race" -> OracleResult, deciding without the engine (the model in
+    #: Python, its reference); None if none
     fallback: Callable | None
 
     def expected_csv(self, conformance_dir: str, suite: str) -> str:

@@ -40,7 +40,10 @@ from litmus.rmw import RMW_CODES as _RMW_CODES
 
 from .errors import TooManyEvents
 
-MAX_EVENTS = 64
+#: events per word of a relation row; a table of more events has several words per row
+WORD = 64
+#: the largest program the engine decides (rows of MAX_EVENTS / WORD words)
+MAX_EVENTS = 512
 UNDEF_VAL = -(1 << 62)          # the engine's undef value (printed "undef")
 REQ_NONE, REQ_EQ, REQ_NE = 0, 1, 2
 
@@ -83,9 +86,9 @@ class Table:
 
     attrs: np.ndarray           # int64[n, NCOLS]
     set_index: dict
-    masks: np.ndarray           # uint64[len(set_index)]
+    masks: np.ndarray           # uint64[len(set_index)] (over 64 events: [.., words])
     rel_index: dict
-    rels: np.ndarray            # uint64[len(rel_index), n]
+    rels: np.ndarray            # uint64[len(rel_index), n] (over 64 events: [.., n, words])
     labels: object = None       # callable i -> label, or None
 
     @property
@@ -94,7 +97,9 @@ class Table:
 
     def mask(self, name: str) -> int:
         k = self.set_index.get(name)
-        return 0 if k is None else int(self.masks[k])
+        if k is None:
+            return 0
+        return join_words(self.masks[k])
 
 
 class PreExecution:
@@ -141,14 +146,15 @@ class PreExecution:
     def rels(self) -> dict[str, list[int]]:
         if self._rels is None:
             t = self.table
-            self._rels = {name: t.rels[k].tolist() for name, k in t.rel_index.items()}
+            self._rels = {name: [join_words(row) for row in t.rels[k]]
+                          for name, k in t.rel_index.items()}
         return self._rels
 
     # -- building the readable form ------------------------------------------------------------
     def add(self, ev: Event, *sets: str) -> int:
         i = len(self.events)
         if i >= MAX_EVENTS:
-            raise TooManyEvents(f"program has more than {MAX_EVENTS} events (the engine's limit)")
+            raise TooManyEvents(f"program has more than {MAX_EVENTS} events (the oracle's limit)")
         self.events.append(ev)
         for s in sets:
             self.sets.setdefault(s, set()).add(i)
@@ -201,7 +207,8 @@ class PreExecution:
         t = self.table
         if t is not None:
             rel = t.rels.copy()
-            rel[t.rel_index[name]] = rows
+            rel[t.rel_index[name]] = rows if rel.ndim == 2 else \
+                np.array([split_words(int(r), rel.shape[2]) for r in rows], np.uint64)
             t = Table(t.attrs, t.set_index, t.masks, t.rel_index, rel, t.labels)
         q = PreExecution(self._events, self._sets, None if self._rels is None else dict(self._rels),
                          self.observables, self.loc_names, list(self.ub), self.barrier_events, t)
@@ -221,16 +228,44 @@ def table_of(pe: PreExecution) -> Table:
             [(e.thread, e.loc_id, e.value, e.wsrc, e.wop, e.wopnd, e.req_mode, e.req_val, e.instr)
              for e in pe.events], np.int64)
     set_index = {name: k for k, name in enumerate(pe.sets)}
-    masks = np.array([pe.set_mask(name) for name in set_index] or [0], np.uint64)
     rel_index = {name: k for k, name in enumerate(pe.rels)}
-    rels = np.zeros((max(len(rel_index), 1), n), np.uint64)
-    for name, k in rel_index.items():
-        rows = pe.rels[name][:n]
-        if rows:
-            rels[k, :len(rows)] = np.array(rows, np.uint64)
+    if n <= WORD:
+        masks = np.array([pe.set_mask(name) for name in set_index] or [0], np.uint64)
+        rels = np.zeros((max(len(rel_index), 1), n), np.uint64)
+        for name, k in rel_index.items():
+            rows = pe.rels[name][:n]
+            if rows:
+                rels[k, :len(rows)] = np.array(rows, np.uint64)
+    else:
+        if n > MAX_EVENTS:
+            raise TooManyEvents(f"program has more than {MAX_EVENTS} events (the oracle's limit)")
+        w = words(n)
+        masks = np.array([split_words(pe.set_mask(name), w) for name in set_index] or
+                         [[0] * w], np.uint64)
+        rels = np.zeros((max(len(rel_index), 1), n, w), np.uint64)
+        for name, k in rel_index.items():
+            for i, row in enumerate(pe.rels[name][:n]):
+                rels[k, i] = split_words(row, w)
     pe.table = Table(attrs, set_index, masks, rel_index, rels,
                      lambda i, evs=pe.events: evs[i].label)
     return pe.table
 
 
 PENDING_REF = UNDEF_VAL + 1     # "not computed yet" while resolving rmw value chains
+
+
+def words(n: int) -> int:
+    """Words per relation row for ``n`` events."""
+    return max(1, (n + WORD - 1) // WORD)
+
+
+def split_words(x: int, w: int) -> list[int]:
+    """The bit set ``x`` as ``w`` words, lowest first."""
+    return [(x >> (WORD * k)) & ((1 << WORD) - 1) for k in range(w)]
+
+
+def join_words(row) -> int:
+    """A mask or relation row of a table (one word, or a vector of words) as a Python int."""
+    if np.ndim(row) == 0:
+        return int(row)
+    return sum(int(v) << (WORD * k) for k, v in enumerate(row))

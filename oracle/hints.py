@@ -20,6 +20,10 @@ HINTS: dict[str, tuple[str, str]] = {
                        "other reads always read a write"),
     "Indep": ("set", "reads that are sinks of every relation in a consistent execution (e.g. "
                      "final-memory reads): the search chooses each one's source alone"),
+    "CoLast": ("set", "final-memory reads that read the co-last write of their location in every "
+                      "consistent execution: the search gives them that write once the "
+                      "location's co order is complete instead of trying every write (only "
+                      "where every write of the location is in CO)"),
     "nrf": ("relation", "(W, R) pairs that no consistent execution uses as rf: never candidates"),
     "CohR": ("set", "coherent reads: the rf edge into such a read and the fr edges out of it "
                     "(to the writes co-after its source) join co in eco = (rf | co | fr)+, over "
@@ -33,3 +37,6 @@ HINTS: dict[str, tuple[str, str]] = {
     "incl": ("relation", "the pairs coherence relates (e.g. scope-inclusive pairs); without "
                          "it, every pair"),
 }
+
+#: the hints the search's per-location coherence pruning reads
+COHERENCE_HINTS = frozenset({"CohR", "CohA", "CohRmw"})

@@ -113,6 +113,10 @@ class Program:
     #: nodes the checks need up to the one that failed): what explanations decompose
     node_slots: dict = field(default_factory=dict)
     allow: frozenset = frozenset()      # declared properties (``allow``), see PROPERTIES
+    #: per check: True when it can fail on a partial candidate (:func:`monotonicity`); the search
+    #: runs those checks (``prefix_ops``: they and what they need, in order) after every choice
+    monotone: tuple = ()
+    prefix_ops: np.ndarray | None = None
 
 
 # --- parsing -------------------------------------------------------------------------------------
@@ -570,8 +574,116 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
     prelude, main = _specialize(*_schedule(*_hoist(_licm(ops))))
     arr = np.array(main, dtype=np.int32).reshape(-1, 4)
     pre = np.array(prelude, dtype=np.int32).reshape(-1, 4)
+    mono = monotonicity(prelude, main, len(checks))
+    prefix = np.array(_prefix_ops(main, mono), dtype=np.int32).reshape(-1, 4)
     return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre,
-                   base_at, node_slots, allow)
+                   base_at, node_slots, allow, tuple(mono), prefix)
+
+
+# --- monotonicity: which checks can fail on a partial candidate ----------------------------------
+#
+# The search builds a candidate one choice at a time (a read's source, a write's place in co), so
+# the dynamic relations only grow: rf, co, Rdef and Rundef of a partial candidate are subsets of
+# those of every candidate extending it. A relation computed from them by unions, intersections,
+# sequences, closures, inverses, dom/ran/prod, and differences whose right side does not grow, is
+# then a subset of its value in every extension too ("up"); a check of such a relation (acyclic,
+# irreflexive, empty) that fails on the partial candidate fails on every extension, so the search
+# may abandon it. A difference with a growing right side (``R \ ran(lo)``, ``~hb``) shrinks
+# ("down") and mixing both directions gives no guarantee: such checks run on complete candidates
+# only (the AMDGPU read-value rules, Vulkan's immediate-co release sequences).
+CONST, UP, DOWN, MIXED = 0, 1, 2, 3
+
+
+def _join(x: int, y: int) -> int:
+    return x | y
+
+
+def _flip(x: int) -> int:
+    return {CONST: CONST, UP: DOWN, DOWN: UP, MIXED: MIXED}[x]
+
+
+def monotonicity(prelude, main, nchecks: int) -> list[bool]:
+    """Per check (by index): does its relation only grow as the dynamic slots grow (or never
+    change)? Fixpoint loops are iterated until their variable's direction is stable."""
+    mono = {s: UP for s in range(len(DYNAMIC))}
+    for code, d, a, b in prelude:
+        mono[d] = CONST
+
+    def run(lo, hi):
+        pc = lo
+        while pc < hi:
+            code, d, a, b = main[pc]
+            if code == FIXSTART:
+                end = next(j for j in range(pc + 1, len(main))
+                           if main[j][0] == FIXEND and main[j][3] == pc)
+                mono[d] = CONST
+                while True:
+                    before = mono[d]
+                    run(pc + 1, end)
+                    mono[d] = _join(before, mono.get(main[end][2], CONST))
+                    if mono[d] == before:
+                        break
+                pc = end + 1
+                continue
+            if code in (UNION, INTER, SEQ, SEQ_RD, SEQ_LD, PROD):
+                mono[d] = _join(mono.get(a, CONST), mono.get(b, CONST))
+            elif code == DIFF:
+                mono[d] = _join(mono.get(a, CONST), _flip(mono.get(b, CONST)))
+            elif code in (ZERO, ID, UNIV):
+                mono[d] = CONST
+            elif code in (INV, PLUS, STAR, OPT, DOM, RAN, COPY):
+                mono[d] = mono.get(a, CONST)
+            elif code in (ACYCLIC, IRREFL, EMPTY):
+                out[a] = mono.get(d, CONST) in (CONST, UP)
+            pc += 1
+
+    out = [False] * nchecks
+    run(0, len(main))
+    return out
+
+
+def _prefix_ops(main, mono: list[bool]) -> list:
+    """The ops of the checks that can fail on a partial candidate (``mono``) and of what they
+    need, in the order of ``main`` (flags and the other checks dropped)."""
+    units = []
+    i = 0
+    while i < len(main):
+        if main[i][0] == FIXSTART:
+            end = next(j for j in range(i + 1, len(main))
+                       if main[j][0] == FIXEND and main[j][3] == i)
+            units.append((i, end))
+            i = end + 1
+        else:
+            units.append((i, i))
+            i += 1
+    producer = {}
+    sinks = (ACYCLIC, IRREFL, EMPTY, FLAG_EMPTY, FLAG_NONEMPTY)
+    for u, (lo, hi) in enumerate(units):
+        for k in range(lo, hi + 1):
+            if main[k][0] not in sinks:
+                producer[main[k][1]] = u
+    keep: set[int] = set()
+    stack = [u for u, (lo, hi) in enumerate(units)
+             if main[lo][0] in (ACYCLIC, IRREFL, EMPTY) and mono[main[lo][2]]]
+    while stack:
+        u = stack.pop()
+        if u in keep:
+            continue
+        keep.add(u)
+        lo, hi = units[u]
+        written = {main[k][1] for k in range(lo, hi + 1) if main[k][0] not in sinks}
+        for k in range(lo, hi + 1):
+            for x in _reads(main[k]):
+                if x not in written and x in producer:
+                    stack.append(producer[x])
+    out = []
+    for u in sorted(keep):
+        lo, hi = units[u]
+        start = len(out)
+        for k in range(lo, hi + 1):
+            code, d, a, b = main[k]
+            out.append((code, d, a, start) if code == FIXEND else (code, d, a, b))
+    return out
 
 
 def _licm(ops):
@@ -647,7 +759,7 @@ def _reads(op):
         return (d,)
     if code in (ZERO, ID, UNIV, FIXSTART):
         return ()
-    if code in (UNION, INTER, DIFF, SEQ, PROD):
+    if code in (UNION, INTER, DIFF, SEQ, PROD, SEQ_RD, SEQ_LD):
         return (a, b)
     return (a,)
 

@@ -1,18 +1,22 @@
-"""Pack a pre-execution into the arrays of the candidate search (:func:`oracle.engine.search`).
+"""Pack a pre-execution into the arrays of the search (:func:`oracle.explore.explore`).
 
-:func:`search_pe` packs and searches in one compiled call (what ``oracle.check`` uses);
-:func:`pack` returns the packed arrays themselves (tests, inspection).
+:func:`search_pe` packs and explores in one compiled call per block (what ``oracle.check`` and
+``oracle.allows`` use); :func:`pack` returns the packed arrays themselves (explanations, tests).
 
 From the packed form of a pre-execution (:class:`oracle.events.Table`: event attribute rows, set
 masks, relation matrix) one compiled pass (:func:`_prepare`) produces
 
-- the model's base slots (every set and relation the compiled model names, by slot);
-- per read that is a search digit: its candidate writes (same location, not excluded by ``nrf``,
-  not breaking the read's required value when the write's value is a constant), plus undef where
-  the read is in ``UndefOK``; reads in ``Indep`` separately (see ``engine.search``);
-- per location copy: the co permutations of its co-ordered writes (set ``CO``, the initial write
-  in ``IW`` first), its events, its coherence mask;
-- per event: rmw write, read flag, value attributes; the rows of ``cohord`` and ``incl``.
+- the model's base slots (every set and relation the compiled model names, by slot), in rows of
+  ``W = ceil(n / 64)`` words;
+- per read: its candidate writes (same location, not excluded by ``nrf``, not breaking the read's
+  required value when the write's value is a constant), plus undef where the read is in
+  ``UndefOK``; its kind: a choice of the search, a final-memory read of the co-last write
+  (``CoLast``, where every write of its location is co-ordered) or a read chosen alone at the
+  leaves (``Indep``);
+- per location copy: its events, its initial write (``IW``), its other co-ordered writes (set
+  ``CO``), its coherence mask;
+- per event: rmw write, the write taking its value from it, read flag, value attributes, location,
+  instruction and thread; the rows of ``cohord`` and ``incl``.
 
 The readable derivation of the same candidates (``tests/reference.py``: ``rf_candidates``,
 ``co_groups``) is what the pure-Python reference evaluator of the tests enumerates; the property
@@ -27,24 +31,25 @@ import numpy as np
 from numba import njit
 
 from .errors import OracleError
-from .events import C_LOC, C_REQ_MODE, C_REQ_VAL, C_VALUE, C_WOP, C_WOPND, C_WSRC, PreExecution, \
-    table_of
-from .engine import (ONE, ZERO64, Events, Locations, Model, Observables, Reads, _bit, _location_ok,
-                     search)
+from .events import (C_INSTR, C_LOC, C_REQ_MODE, C_REQ_VAL, C_THREAD, C_VALUE, C_WOP, C_WOPND,
+                     C_WSRC, UNDEF_VAL, PreExecution, table_of)
+from .engine import PENDING, ZERO64, _wbit, full_word, rmw_value
+from .explore import (COLAST, DECIDE, INDEP, Events, Locations, Model, Observables, Options, Reads,
+                      explore)
 from .lang import DYNAMIC, Program
 
 #: sets and relations the search itself reads (index into ``special``): R, W and rmw always,
 #: the others (search hints, :mod:`oracle.hints`) where the model unit declares them
-_SPECIAL_SETS = ("R", "W", "CO", "IW", "UndefOK", "Indep", "CohR", "CohA", "CohRmw")
+_SPECIAL_SETS = ("R", "W", "CO", "IW", "UndefOK", "Indep", "CohR", "CohA", "CohRmw", "CoLast")
 _SPECIAL_RELS = ("nrf", "rmw", "cohord", "incl")
 _ALWAYS = frozenset({"R", "W", "rmw"})
 
 
 @dataclass
 class Packed:
-    """A pre-execution packed into the engine's arrays: its base slots and the named tuples
-    :class:`oracle.engine.Reads`, :class:`~oracle.engine.Locations`,
-    :class:`~oracle.engine.Events` and :class:`~oracle.engine.Observables`."""
+    """A pre-execution packed into the search's arrays: its base slots (rows of ``words``
+    uint64) and the named tuples :class:`oracle.explore.Reads`, :class:`~oracle.explore.
+    Locations`, :class:`~oracle.explore.Events` and :class:`~oracle.explore.Observables`."""
 
     pe: PreExecution
     slots: np.ndarray
@@ -52,21 +57,43 @@ class Packed:
     locs: Locations
     events: Events
     obs: Observables
+    words: int
 
-    def values(self, src: dict[int, int], co_rows) -> list[int] | None:
-        """Every event's value for one candidate (``src``: read -> write or -1 for undef;
-        ``co_rows``: per location its row of ``co_perm``), resolved by the search's own location
-        check; None where an rmw value does not resolve or a required value breaks. Events at
-        no location get 0."""
+    def co_writes(self) -> list[tuple[int, list[int]]]:
+        """Per location: (initial write or -1, the other co-ordered writes)."""
+        lc = self.locs
+        return [(int(lc.co_init[x]), [int(w) for w in lc.co_writes[x, :lc.co_n[x]]])
+                for x in range(lc.co_init.shape[0])]
+
+    def values(self, src: dict[int, int]) -> list[int] | None:
+        """Every event's value for one candidate (``src``: read -> write or -1 for undef); None
+        where an rmw value does not resolve or a required value breaks. Events at no location
+        get 0."""
         n = self.pe.n
-        s = np.full(max(n, 1), -2, np.int64)
-        for r, w in src.items():
-            s[r] = w
-        val = np.zeros(max(n, 1), np.int64)
-        for x in range(self.locs.co_start.shape[0]):
-            if not _location_ok(x, s, val, co_rows[x], self.locs, self.events):
+        ev = self.events
+        val = [0 if not (ev.is_read[i] or ev.wsrc[i] >= 0) else PENDING for i in range(n)]
+        for i in range(n):
+            if val[i] == 0 and not ev.is_read[i]:
+                val[i] = int(ev.val_const[i])
+        for _ in range(n + 1):
+            for i in range(n):
+                if val[i] != PENDING:
+                    continue
+                if ev.is_read[i]:
+                    w = src.get(i, -1)
+                    val[i] = UNDEF_VAL if w < 0 else val[w]
+                else:
+                    v = val[int(ev.wsrc[i])]
+                    if v != PENDING:
+                        val[i] = int(rmw_value(int(ev.wop[i]), v, int(ev.wopnd[i])))
+        for i in range(n):
+            v = val[i]
+            if v == PENDING:
                 return None
-        return val[:n].tolist()
+            mode = int(ev.req_mode[i])
+            if mode and v != UNDEF_VAL and (mode == 1) != (v == int(ev.req_val[i])):
+                return None
+        return val
 
 
 #: (model, set vocabulary, relation vocabulary) -> slot maps; the vocabularies are kept in the
@@ -101,184 +128,116 @@ def _slot_maps(prog: Program, set_index: dict, rel_index: dict, hints: frozenset
     return maps
 
 
+def words_of(n: int) -> int:
+    """uint64 words per relation row for ``n`` events."""
+    return max(1, (n + 63) // 64)
+
+
+def table_arrays(t) -> tuple[np.ndarray, np.ndarray, int]:
+    """A table's set masks as ``uint64[sets, W]`` and relations as flat rows
+    ``uint64[relations, n * W]`` (one-word tables keep their arrays: a 1-D mask vector and a
+    2-D matrix are the same data)."""
+    n = t.n
+    W = words_of(n)
+    masks = t.masks.reshape(t.masks.shape[0], -1) if t.masks.ndim == 1 else t.masks
+    rels = t.rels.reshape(t.rels.shape[0], -1)
+    if masks.shape[1] != W or rels.shape[1] != n * W:
+        raise OracleError(f"internal: a table of {n} events has {masks.shape[1]}-word masks")
+    return np.ascontiguousarray(masks), np.ascontiguousarray(rels), W
+
+
 def _inputs(pe: PreExecution, prog: Program, hints: frozenset):
-    """What the compiled pass takes besides the model: the table, the slot maps of ``prog`` for
-    its vocabulary (and the search hints used), and the observables as (kind, argument) arrays
-    (kind 1 = an event's value)."""
+    """What the compiled pass takes besides the model: the table's arrays, the slot maps of
+    ``prog`` for its vocabulary (and the search hints used), and the observables as (kind,
+    argument) arrays (kind 1 = an event's value)."""
     t = table_of(pe)
+    masks, rels, W = table_arrays(t)
     maps = _slot_maps(prog, t.set_index, t.rel_index, hints)
     obs = pe.observables
     if obs:
         obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs], np.int64).T.copy()
     else:
         obs_ka = np.zeros((2, 0), np.int64)
-    return t, maps, obs_ka[0], obs_ka[1]
+    return t.attrs, masks, rels, W, maps, obs_ka[0], obs_ka[1]
 
 
 def pack(pe: PreExecution, prog: Program, hints: frozenset) -> Packed:
     """The search's arrays of a pre-execution as a :class:`Packed` (for inspection, tests and
-    explanations; :func:`search_pe` does the same work inside its one compiled call). ``hints``:
+    explanations; :func:`search_pe` does the same work inside its compiled call). ``hints``:
     the search hints the model unit declares (:mod:`oracle.hints`)."""
-    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog, hints)
-    slots, rd, lc, ev = _prepare(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src,
+    attrs, masks, rels, W, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = \
+        _inputs(pe, prog, hints)
+    slots, rd, lc, ev = _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src,
                                  special, prog.nslots)
-    return Packed(pe, slots, rd, lc, ev, Observables(obs_kind, obs_arg))
-
-
-def search_pe(pe: PreExecution, prog: Program, hints: frozenset, want_state: bool = True,
-              max_steps: int = -1):
-    """Pack and search in one compiled call (no intermediate arrays cross into Python):
-    (states, nstates, candidates, consistent, flags, fail_counts), see
-    :func:`oracle.engine.search`."""
-    t, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = _inputs(pe, prog, hints)
-    return _search_table(t.attrs, t.masks, t.rels, set_slot, set_src, rel_slot, rel_src, special,
-                         prog.nslots, prog.prelude, prog.ops, obs_kind, obs_arg,
-                         len(prog.checks), want_state, max_steps)
+    return Packed(pe, slots, rd, lc, ev, Observables(obs_kind, obs_arg), W)
 
 
 # --- the compiled pass ---------------------------------------------------------------------------
-# (oracle/__init__.py lists this module and engine.py among the sources whose change drops the
-# numba cache: _search_table embeds engine.search)
-_ONE, _ZERO = ONE, ZERO64
+# (oracle/__init__.py lists this module, engine.py and explore.py among the sources whose change
+# drops the numba cache: _search_one_word and _search_words embed explore.explore)
+
+@njit(cache=True)
+def _has(m, k, i):
+    """Event ``i`` in set ``k`` of the masks (k < 0: an undeclared set, empty)."""
+    return k >= 0 and (m[k, i >> 6] & _wbit(i)) != ZERO64
 
 
 @njit(cache=True)
-def _mask_of(masks, k):
-    return masks[k] if k >= 0 else _ZERO
-
-
-@njit(cache=True)
-def _next_permutation(p):
-    """Advance ``p`` to the next permutation in lexicographic order (itertools.permutations's
-    order); False after the last one."""
-    k = p.shape[0]
-    i = k - 2
-    while i >= 0 and p[i] >= p[i + 1]:
-        i -= 1
-    if i < 0:
-        return False
-    j = k - 1
-    while p[j] <= p[i]:
-        j -= 1
-    p[i], p[j] = p[j], p[i]
-    lo, hi = i + 1, k - 1
-    while lo < hi:
-        p[lo], p[hi] = p[hi], p[lo]
-        lo += 1
-        hi -= 1
-    return True
-
-
-@njit(cache=True)
-def _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, nslots):
+def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special, nslots):
     n = attrs.shape[0]
     nn = max(n, 1)
+    nw = n * W
     # -- the model's base slots
-    slots = np.zeros((nslots, nn), np.uint64)
+    slots = np.zeros((nslots, max(nw, 1)), np.uint64)
     for q in range(set_slot.shape[0]):
-        m = masks[set_src[q]]
         for i in range(n):
-            slots[set_slot[q], i] = m & _bit(i)
+            if masks[set_src[q], i >> 6] & _wbit(i):
+                slots[set_slot[q], i * W + (i >> 6)] = _wbit(i)
     for q in range(rel_slot.shape[0]):
-        for i in range(n):
-            slots[rel_slot[q], i] = rels[rel_src[q], i]
-    m_r, m_w, m_co, m_iw = (_mask_of(masks, special[0]), _mask_of(masks, special[1]),
-                            _mask_of(masks, special[2]), _mask_of(masks, special[3]))
-    m_undef, m_indep, m_cohr = (_mask_of(masks, special[4]), _mask_of(masks, special[5]),
-                                _mask_of(masks, special[6]))
-    coha, cohrmw = _mask_of(masks, special[7]), _mask_of(masks, special[8])
-    k_nrf, k_rmw, k_cohord, k_incl = special[9], special[10], special[11], special[12]
+        for x in range(nw):
+            slots[rel_slot[q], x] = rels[rel_src[q], x]
+    k_r, k_w, k_co, k_iw, k_undef, k_indep, k_cohr, k_coha, k_cohrmw, k_colast = \
+        special[0], special[1], special[2], special[3], special[4], special[5], special[6], \
+        special[7], special[8], special[9]
+    k_nrf, k_rmw, k_cohord, k_incl = special[10], special[11], special[12], special[13]
     loc = attrs[:, C_LOC]
     # -- per-event arrays (size-1 placeholders for an empty program)
-    cohord = np.zeros(nn, np.uint64)
-    incl = np.zeros(nn, np.uint64)
+    cohord = np.zeros(max(nw, 1), np.uint64)
+    incl = np.zeros(max(nw, 1), np.uint64)
     rmw_w = np.full(nn, -1, np.int64)
+    dep_w = np.full(nn, -1, np.int64)
     is_read = np.zeros(nn, np.bool_)
-    vattrs = np.zeros((6, nn), np.int64)
+    vattrs = np.zeros((9, nn), np.int64)
     vattrs[1, :] = -1
-    full = ~_ZERO if n == 64 else (_bit(n) - _ONE)
+    vattrs[6, :] = -1
+    coha = np.zeros(W, np.uint64)
+    cohrmw = np.zeros(W, np.uint64)
     for i in range(n):
-        if k_cohord >= 0:
-            cohord[i] = rels[k_cohord, i]
-        incl[i] = rels[k_incl, i] if k_incl >= 0 else full   # no scopes: all inclusive
+        for x in range(W):
+            if k_cohord >= 0:
+                cohord[i * W + x] = rels[k_cohord, i * W + x]
+            incl[i * W + x] = rels[k_incl, i * W + x] if k_incl >= 0 else full_word(n, x)
         if k_rmw >= 0:
-            row = rels[k_rmw, i]
-            for j in range(63, -1, -1):
-                if row & _bit(j):
+            for j in range(n - 1, -1, -1):
+                if rels[k_rmw, i * W + (j >> 6)] & _wbit(j):
                     rmw_w[i] = j
                     break
-        is_read[i] = (m_r & _bit(i)) != _ZERO
+        is_read[i] = _has(masks, k_r, i)
+        if _has(masks, k_coha, i):
+            coha[i >> 6] |= _wbit(i)
+        if _has(masks, k_cohrmw, i):
+            cohrmw[i >> 6] |= _wbit(i)
         vattrs[0, i] = attrs[i, C_VALUE]
         vattrs[1, i] = attrs[i, C_WSRC]
         vattrs[2, i] = attrs[i, C_WOP]
         vattrs[3, i] = attrs[i, C_WOPND]
         vattrs[4, i] = attrs[i, C_REQ_MODE]
         vattrs[5, i] = attrs[i, C_REQ_VAL]
-    # -- rf candidates per read, in event order
-    nreads = 0
-    for i in range(n):
-        if m_r & _bit(i):
-            nreads += 1
-    rc = np.full((max(nreads, 1), n + 1), -1, np.int64)
-    rlen = np.zeros(max(nreads, 1), np.int64)
-    rid = np.zeros(max(nreads, 1), np.int64)
-    q = 0
-    for r in range(n):
-        rb = _bit(r)
-        if not (m_r & rb):
-            continue
-        rid[q] = r
-        c = 0
-        for w in range(n):
-            if not (m_w & _bit(w)) or loc[w] != loc[r]:
-                continue
-            if k_nrf >= 0 and (rels[k_nrf, w] & rb):
-                continue
-            rm = attrs[r, C_REQ_MODE]
-            if attrs[w, C_WSRC] < 0 and rm != 0 and \
-                    ((rm == 1) != (attrs[w, C_VALUE] == attrs[r, C_REQ_VAL])):
-                continue        # a constant write that breaks the read's required value
-            rc[q, c] = w
-            c += 1
-        if m_undef & rb:
-            rc[q, c] = -1
-            c += 1
-        rlen[q] = c
-        q += 1
-    maxc = 1
-    imax = 0
-    nind = 0
-    for q in range(nreads):
-        maxc = max(maxc, rlen[q])
-        if m_indep & _bit(rid[q]):
-            nind += 1
-            imax = max(imax, rlen[q])
-    ndig = nreads - nind
-    cand = np.full((ndig, maxc if ndig else 1), -1, np.int64)
-    ncand = np.zeros(ndig, np.int64)
-    reads = np.zeros(ndig, np.int64)
-    if nind:
-        ind_cand = np.full((nind, imax), -1, np.int64)
-    else:
-        ind_cand = np.full((1, 1), -1, np.int64)
-    ind_ncand = np.zeros(nind, np.int64)
-    ind_reads = np.zeros(nind, np.int64)
-    a = 0
-    b = 0
-    for q in range(nreads):
-        if m_indep & _bit(rid[q]):
-            ind_reads[b] = rid[q]
-            ind_ncand[b] = rlen[q]
-            for c in range(rlen[q]):
-                ind_cand[b, c] = rc[q, c]
-            b += 1
-        else:
-            reads[a] = rid[q]
-            ncand[a] = rlen[q]
-            for c in range(rlen[q]):
-                cand[a, c] = rc[q, c]
-            a += 1
-    # -- location copies in increasing id: events, coherence mask, co permutations
+        vattrs[7, i] = attrs[i, C_INSTR]
+        vattrs[8, i] = attrs[i, C_THREAD]
+        if attrs[i, C_WSRC] >= 0:
+            dep_w[attrs[i, C_WSRC]] = i
+    # -- location copies in increasing id: events, coherence mask, co-ordered writes
     lids = np.zeros(nn, np.int64)
     nl = 0
     for i in range(n):
@@ -292,23 +251,21 @@ def _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, 
                 lids[nl] = loc[i]
                 nl += 1
     lids = np.sort(lids[:nl])
+    lidx = np.full(nn, -1, np.int64)
     loc_nev = np.zeros(nl, np.int64)
     wmax = 1
     for x in range(nl):
         for i in range(n):
             if loc[i] == lids[x]:
                 loc_nev[x] += 1
+                lidx[i] = x
         wmax = max(wmax, loc_nev[x])
     loc_events = np.zeros((max(nl, 1), wmax), np.int64)
-    coh_mask = np.zeros(max(nl, 1), np.uint64)
-    co_start = np.zeros(nl, np.int64)
-    co_count = np.zeros(nl, np.int64)
-    co_len = np.zeros(nl, np.int64)
-    inits = np.full(max(nl, 1), -1, np.int64)
-    rest = np.zeros((max(nl, 1), nn), np.int64)
-    nrest = np.zeros(max(nl, 1), np.int64)
-    total = 0
-    width = 1
+    coh_mask = np.zeros((max(nl, 1), W), np.uint64)
+    co_init = np.full(max(nl, 1), -1, np.int64)
+    co_writes = np.zeros((max(nl, 1), wmax), np.int64)
+    co_n = np.zeros(max(nl, 1), np.int64)
+    all_co = np.ones(max(nl, 1), np.bool_)        # every write of the location is in CO
     for x in range(nl):
         c = 0
         for i in range(n):
@@ -316,55 +273,134 @@ def _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, 
                 continue
             loc_events[x, c] = i
             c += 1
-            b_i = _bit(i)
-            if (m_co | m_cohr) & b_i:
-                coh_mask[x] |= b_i
-            if m_co & b_i:
-                if m_iw & b_i:
-                    if inits[x] < 0:
-                        inits[x] = i
+            if _has(masks, k_co, i) or _has(masks, k_cohr, i):
+                coh_mask[x, i >> 6] |= _wbit(i)
+            if _has(masks, k_w, i) and not _has(masks, k_co, i):
+                all_co[x] = False
+            if _has(masks, k_co, i):
+                if _has(masks, k_iw, i) and co_init[x] < 0:
+                    co_init[x] = i
                 else:
-                    rest[x, nrest[x]] = i
-                    nrest[x] += 1
-        k = nrest[x]
-        fact = 1
-        for j in range(2, k + 1):
-            fact *= j
-        co_start[x] = total
-        co_count[x] = fact
-        co_len[x] = k + (1 if inits[x] >= 0 else 0)
-        width = max(width, co_len[x])
-        total += fact
-    co_perm = np.zeros((max(total, 1), width), np.int64)
-    for x in range(nl):
-        k = nrest[x]
-        p = np.arange(k)
-        row = co_start[x]
-        off = 1 if inits[x] >= 0 else 0
-        while True:
-            if off:
-                co_perm[row, 0] = inits[x]
-            for j in range(k):
-                co_perm[row, off + j] = rest[x, p[j]]
-            row += 1
-            if not _next_permutation(p):
-                break
-    read_loc = np.zeros(ndig, np.int64)
-    for q in range(ndig):
-        for x in range(nl):
-            if lids[x] == loc[reads[q]]:
-                read_loc[q] = x
-                break
-    return (slots, Reads(reads, cand, ncand, read_loc, ind_reads, ind_cand, ind_ncand),
-            Locations(co_perm, co_start, co_count, co_len, loc_events, loc_nev, coh_mask),
+                    co_writes[x, co_n[x]] = i
+                    co_n[x] += 1
+    co_init = co_init[:nl]
+    co_n = co_n[:nl]
+    # -- rf candidates per read, in event order
+    nreads = 0
+    for i in range(n):
+        if _has(masks, k_r, i):
+            nreads += 1
+    rc = np.full((max(nreads, 1), n + 1), -1, np.int64)
+    rlen = np.zeros(max(nreads, 1), np.int64)
+    rid = np.zeros(nreads, np.int64)
+    rkind = np.zeros(nreads, np.int64)
+    rloc = np.zeros(nreads, np.int64)
+    ridx = np.full(nn, -1, np.int64)
+    q = 0
+    for r in range(n):
+        if not _has(masks, k_r, r):
+            continue
+        rid[q] = r
+        ridx[r] = q
+        rloc[q] = lidx[r]
+        if _has(masks, k_colast, r) and lidx[r] >= 0 and all_co[lidx[r]]:
+            rkind[q] = COLAST
+        elif _has(masks, k_indep, r):
+            rkind[q] = INDEP
+        else:
+            rkind[q] = DECIDE
+        c = 0
+        for w in range(n):
+            if not _has(masks, k_w, w) or loc[w] != loc[r]:
+                continue
+            if k_nrf >= 0 and (rels[k_nrf, w * W + (r >> 6)] & _wbit(r)):
+                continue
+            rm = attrs[r, C_REQ_MODE]
+            if attrs[w, C_WSRC] < 0 and rm != 0 and \
+                    ((rm == 1) != (attrs[w, C_VALUE] == attrs[r, C_REQ_VAL])):
+                continue        # a constant write that breaks the read's required value
+            rc[q, c] = w
+            c += 1
+        if _has(masks, k_undef, r):
+            rc[q, c] = -1
+            c += 1
+        rlen[q] = c
+        q += 1
+    maxc = 1
+    for q in range(nreads):
+        maxc = max(maxc, rlen[q])
+    cand = np.full((max(nreads, 1), maxc), -1, np.int64)
+    for q in range(nreads):
+        for c in range(rlen[q]):
+            cand[q, c] = rc[q, c]
+    return (slots, Reads(rid, cand, rlen[:nreads].copy(), rkind, rloc, ridx),
+            Locations(loc_events, loc_nev, co_init, co_writes, co_n, coh_mask),
             Events(is_read, vattrs[0], vattrs[1], vattrs[2], vattrs[3], vattrs[4], vattrs[5],
-                   rmw_w, cohord, incl, coha, cohrmw))
+                   rmw_w, dep_w, lidx, vattrs[7], vattrs[8], cohord, incl, coha, cohrmw))
 
 
 @njit(cache=True)
-def _search_table(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, nslots,
-                  prelude, ops, obs_kind, obs_arg, nchecks, want_state, max_steps):
-    slots, rd, lc, ev = _prepare(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src,
+def _search_impl(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special, nslots,
+                 model, obs_kind, obs_arg, opt):
+    slots, rd, lc, ev = _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src,
                                  special, nslots)
-    return search(slots, Model(prelude, ops, nchecks), attrs.shape[0], rd, lc, ev,
-                  Observables(obs_kind, obs_arg), want_state, max_steps)
+    return explore(slots, model, attrs.shape[0], W, rd, lc, ev, Observables(obs_kind, obs_arg),
+                   opt)
+
+
+@njit(cache=True)
+def _search_one_word(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special, nslots,
+                     model, obs_kind, obs_arg, opt):
+    """Programs of at most 64 events: every kernel compiled with ``W`` the constant 1."""
+    return _search_impl(attrs, masks, rels, 1, set_slot, set_src, rel_slot, rel_src, special,
+                        nslots, model, obs_kind, obs_arg, opt)
+
+
+@njit(cache=True)
+def _search_words(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special, nslots,
+                  model, obs_kind, obs_arg, opt):
+    """Programs of more than 64 events: ``W`` words per row, read at run time."""
+    return _search_impl(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special,
+                        nslots, model, obs_kind, obs_arg, opt)
+
+
+def model_arrays(prog: Program) -> Model:
+    return Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks))
+
+
+_NO_ROWS = np.zeros((0, 0), np.int64)
+
+
+def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
+            bound: bool = True, raisable: int = -1, forward: bool = True, hints: bool = True,
+            targets=None, found=None, want_state: bool = True) -> Options:
+    """The search's :class:`~oracle.explore.Options`; by default the whole program (every event,
+    every observable), every outcome, bounding on with every flag assumed raisable."""
+    W = words_of(n)
+    if emask is None:
+        emask = np.array([int(full_word(n, k)) for k in range(W)], np.uint64)
+    if omask is None:
+        omask = np.ones(nobs, np.bool_)
+    t = np.zeros((0, nobs), np.int64) if targets is None else targets
+    f = np.zeros((0, nobs), np.int64) if found is None else found
+    return Options(want_state, max_steps, emask, omask, bound, np.int64(raisable), forward,
+                   hints, t, f)
+
+
+def search_pe(pe: PreExecution, prog: Program, hints: frozenset, opt: Options | None = None,
+              attrs: np.ndarray | None = None):
+    """Pack and explore one pre-execution (one block of it, per ``opt``) in one compiled call:
+    (states, nstates, candidates, consistent, flags, fail_counts, hit), see
+    :func:`oracle.explore.explore`. ``attrs``: the table's event rows with other required
+    values (an outcome query)."""
+    t_attrs, masks, rels, W, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = \
+        _inputs(pe, prog, hints)
+    if attrs is None:
+        attrs = t_attrs
+    if opt is None:
+        opt = options(pe.n, obs_kind.shape[0])
+    if W == 1:
+        return _search_one_word(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special,
+                                prog.nslots, model_arrays(prog), obs_kind, obs_arg, opt)
+    return _search_words(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special,
+                         prog.nslots, model_arrays(prog), obs_kind, obs_arg, opt)

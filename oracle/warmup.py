@@ -107,10 +107,10 @@ def ready(unit: ModelUnit) -> None:
                 return
         return
     from .lang import load_model
-    from .pack import search_pe
+    from .search import explore_pe
     prog = load_model(unit.name)
     for pe in unit.build(test):
-        search_pe(pe, prog, unit.hints)
+        explore_pe(pe, prog, unit)
 
 
 def warm(models: list[str] | None = None) -> list[str]:

@@ -32,9 +32,9 @@ def test_a_check_imports_its_own_unit_only():
         "oracle.check(parse(SAMPLES['C']))\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('oracle.models.'))))\n"))
     assert "oracle.models.rc11" in got
-    # not the other units, nor the Python fallback of rc11 (programs over 64 events only)
+    # not the other units, nor the readable-form executions (the PTX builder and the tests'
+    # references use them)
     assert not [m for m in got if m.startswith(("oracle.models.amdgpu", "oracle.models.vulkan"))]
-    assert "oracle.models.rc11.fallback" not in got
     assert "oracle.models.path_executions" not in got
 
 
@@ -64,9 +64,9 @@ def test_warm_loads_every_compiled_entry_point():
         "from oracle.warmup import warm\n"
         "from oracle import engine, pack\n"
         "from oracle.models.amdgpu import static\n"
-        "before = [len(f.signatures) for f in (pack._search_table, engine.eval_ops, static.derive)]\n"
+        "before = [len(f.signatures) for f in (pack._search_one_word, engine.eval_rows, static.derive)]\n"
         "names = warm()\n"
-        "after = [len(f.signatures) for f in (pack._search_table, engine.eval_ops, static.derive)]\n"
+        "after = [len(f.signatures) for f in (pack._search_one_word, engine.eval_rows, static.derive)]\n"
         "from oracle.registry import names as registered\n"
         "print(json.dumps([names, before, after, registered()]))\n"))
     names, before, after, registered = got
@@ -97,10 +97,9 @@ def test_the_check_command_imports_only_what_it_uses(tmp_path):
     loaded = [m for m in modules if m.split(".")[0] in ("pyopencl", "hypothesis")
               or m.startswith(NOT_FOR_CHECK[2:])]
     assert loaded == []
-    # its own model unit (and the path tables it builds with), not the others, nor the Python
-    # fallback of its model (programs over 64 events only), nor explanations
+    # its own model unit (and the path tables it builds with), not the others, nor the
+    # readable-form executions, nor explanations
     assert not [m for m in modules if m.startswith(("oracle.models.amdgpu", "oracle.models.vulkan",
-                                                    "oracle.models.rc11.fallback",
                                                     "oracle.models.path_executions",
                                                     "oracle.explanation"))]
 

@@ -20,11 +20,25 @@ BENCH_SECTIONS: dict[str, str] = {
     "oracle": "fuzz.bench.oracle_figures",
     "opencl": "fuzz.bench.opencl_figures",
     "sim": "fuzz.bench.sim_figures",
+    "scaling": "fuzz.bench.scaling_figures",
 }
 
 
 class BenchError(Exception):
     """A section cannot run (e.g. its benchmark script is missing): one line."""
+
+
+def script_figures(name: str, args):
+    """The rows of ``benchmarks/<name>.py``'s ``figures(quick=...)`` (a benchmark script that
+    is also a section)."""
+    import importlib.util
+    script = ROOT / "benchmarks" / f"{name}.py"
+    if not script.is_file():
+        raise BenchError(f"{script}: benchmark script not found (run from a source checkout)")
+    spec = importlib.util.spec_from_file_location(name, script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.figures(quick=args.quick)
 
 
 def format_row(label: str, value, unit: str) -> str:

@@ -1,7 +1,7 @@
 """The model units (one folder each: ``amdgpu/``, ``rc11/``, ``c11/``, ``vulkan/``, ``opencl/``;
 see :mod:`oracle.registry`) and the library they share: ``prelude.model`` (definitions several
 model files include), :mod:`oracle.models.path_executions` (executions of branching C/Vulkan
-programs, for the builders and Python fallbacks) and :func:`with_declared_properties`."""
+programs, for the builders and the tests' Python references) and :func:`with_declared_properties`."""
 
 
 def with_declared_properties(model: str, build_with):

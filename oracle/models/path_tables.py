@@ -23,7 +23,8 @@ from litmus.cfg import Path, unsequenced
 from litmus.ir import Test
 
 from oracle.errors import TooManyEvents
-from oracle.events import MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, PreExecution, Table
+from oracle.events import (MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, WORD, PreExecution, Table,
+                           split_words, words)
 
 #: the read's and the write's order of an rmw, from the instruction's order (C11 7.17.3)
 RMW_READ_ORDER = {"rel": "rlx", "acq_rel": "acq"}
@@ -265,9 +266,16 @@ class Layout:
                       rel_index: dict, rels: list[list[int]], other_label) -> PreExecution:
         """The pre-execution: the table from ``attrs``, set ``masks`` and relation rows (in the
         order of ``set_index`` / ``rel_index``), the observables and the labels."""
-        table = Table(attrs, set_index, np.array(masks, np.uint64), rel_index,
-                      np.array(rels, np.uint64).reshape(len(rels), self.n),
-                      self.labels(other_label))
+        n = self.n
+        if n <= WORD:
+            m = np.array(masks, np.uint64)
+            r = np.array(rels, np.uint64).reshape(len(rels), n)
+        else:                   # several words per row (oracle.events: split_words)
+            w = words(n)
+            m = np.array([split_words(x, w) for x in masks], np.uint64)
+            r = np.array([[split_words(x, w) for x in row] for row in rels],
+                         np.uint64).reshape(len(rels), n, w)
+        table = Table(attrs, set_index, m, rel_index, r, self.labels(other_label))
         return PreExecution(table=table, observables=self.observables(),
                             loc_names=self.prog.loc_names)
 

@@ -48,7 +48,7 @@ from litmus.scopes import SCOPE_RANK
 
 from .static import B_PO, B_RMWW, NKIND, RELS, SETS, derive
 from .barriers import enumerate_schedules, thread_ops
-from oracle.events import MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, RMW_CODES, PreExecution, Table
+from oracle.events import NCOLS, WORD, REQ_EQ, REQ_NE, RMW_CODES, PreExecution, Table
 from oracle.errors import TooManyEvents
 
 SET_INDEX = {name: k for k, name in enumerate(SETS)}
@@ -297,8 +297,9 @@ def _build_one(test: Test, cas_ok: dict) -> PreExecution:
             specs.append(("final", loc.name))
 
     n = len(rows)
-    if n > MAX_EVENTS:
-        raise TooManyEvents(f"program has more than {MAX_EVENTS} events (the engine's limit)")
+    if n > WORD:
+        raise TooManyEvents(f"program has more than {WORD} events (the AMDGPU event builder's "
+                            f"limit)")
     attrs = np.array(rows, np.int64) if n else np.zeros((0, NCOLS), np.int64)
     masks, rels = derive(attrs, np.array(inst, np.int64), np.array(lds_copy or [False], np.bool_),
                          len(SETS), len(RELS))

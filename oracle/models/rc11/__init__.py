@@ -1,8 +1,9 @@
 """The RC11 model unit (repaired C11, for tests in the C dialect; docs/conformance.md).
 
 ``rc11.model`` is the model; :mod:`.builder` turns C tests into pre-executions (one per
-combination of thread paths); :mod:`.fallback` is the same model in Python over bit sets, which
-decides programs over the engine's 64 events.
+combination of thread paths). :mod:`.reference` is the same model in Python, written independently of the engine: the tests'
+reference, and the fallback that decides the verdict and flags of a program over 64 events whose
+search the engine cannot finish (:func:`oracle.check.check`).
 """
 
 import os as _os
@@ -14,7 +15,7 @@ from .builder import RELS, SETS, build
 
 def _fallback(test, stop=None):
     """The Python version of the model (imported on first use: most programs never need it)."""
-    from .fallback import check
+    from .reference import check
     return check(test, stop=stop)
 
 
@@ -24,10 +25,11 @@ UNIT = register(ModelUnit(
     build=build,
     sets=frozenset(SETS),
     relations=frozenset(RELS),
-    # reads always read a write (C has no undef) and are coherent; po is part of every hb
-    hints=frozenset({"CO", "IW", "nrf", "CohR", "cohord"}),
-    fallback=_fallback,
+    # reads always read a write (C has no undef) and are coherent; po is part of every hb; the
+    # final reads read the co-last write (rc11.model: empty stale_final)
+    hints=frozenset({"CO", "IW", "nrf", "CohR", "cohord", "CoLast"}),
     suites={"RC11": "verdict"},
     edges=("po", "sb", "rf", "co", "fr", "sw", "rmw"),
     directory=_os.path.dirname(_os.path.abspath(__file__)),
+    fallback=_fallback,
 ))

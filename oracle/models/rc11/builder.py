@@ -10,7 +10,7 @@ global location a final read (set ``FR``, thread -1) gives the final memory valu
 makes it read the co-last write. The tables are built straight from the paths
 (:mod:`oracle.models.path_tables`).
 
-Vocabulary provided to ``rc11.model``: sets ``R W F IW FR A NA ACQ REL SC CO CohR``;
+Vocabulary provided to ``rc11.model``: sets ``R W F IW FR A NA ACQ REL SC CO CohR CoLast``;
 relations ``sb`` (po plus initial writes before everything), ``po``, ``loc``, ``ext``, ``rmw``,
 ``cohord`` (po, for the engine's per-location pruning) and ``nrf`` (a read never reads a po-later
 write of its own thread).
@@ -27,11 +27,11 @@ from oracle.models.path_tables import Block, Layout, Program
 
 #: the vocabulary this builder provides (declared by the unit, oracle/models/rc11/__init__.py),
 #: in the order of the table's masks and relation rows
-SETS = ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR")
+SETS = ("R", "W", "F", "IW", "FR", "A", "NA", "ACQ", "REL", "SC", "CO", "CohR", "CoLast")
 RELS = ("sb", "po", "loc", "ext", "rmw", "cohord", "nrf")
 SET_INDEX = {name: k for k, name in enumerate(SETS)}
 REL_INDEX = {name: k for k, name in enumerate(RELS)}
-(_R, _W, _F, _IW, _FR, _A, _NA, _ACQ, _REL, _SC, _CO, _COHR) = range(len(SETS))
+(_R, _W, _F, _IW, _FR, _A, _NA, _ACQ, _REL, _SC, _CO, _COHR, _COLAST) = range(len(SETS))
 
 REL = ("rel", "acq_rel", "sc")
 ACQ = ("acq", "acq_rel", "sc")
@@ -94,6 +94,7 @@ def c_tables(layout: Layout) -> tuple[list[int], list[list[int]]]:
     finals = ((1 << n) - 1) & ~((1 << n0) - 1)
     masks[_R] |= finals
     masks[_FR] = finals
+    masks[_COLAST] = finals     # the final reads read the co-last write (engine hint CoLast)
     po = layout.shifted("po")
     threads = ((1 << n0) - 1) & ~iw
     sb = [threads] * layout.nlocs + po[layout.nlocs:]

@@ -1,8 +1,10 @@
 """The Vulkan memory model unit (for tests in the Vulkan dialect; docs/conformance.md).
 
 ``vulkan.model`` is the model; :mod:`.builder` turns Vulkan tests into pre-executions (one per
-combination of thread paths and control-barrier variant); :mod:`.fallback` is the same model in
-Python over bit sets, which decides programs over the engine's 64 events.
+combination of thread paths and control-barrier variant). :mod:`.reference` (with
+:mod:`.reference_static`) is the same model in Python, written independently of the engine: the
+tests' reference, and the fallback that decides the verdict and flags of a program over 64 events whose
+search the engine cannot finish (:func:`oracle.check.check`).
 """
 
 import os as _os
@@ -18,7 +20,7 @@ build = with_declared_properties("vulkan", _build_with)
 
 def _fallback(test, stop=None):
     """The Python version of the model (imported on first use: most programs never need it)."""
-    from .fallback import check
+    from .reference import check
     return check(test, stop=stop)
 
 
@@ -28,9 +30,10 @@ UNIT = register(ModelUnit(
     build=build,
     sets=frozenset(SETS),
     relations=frozenset(RELS),
-    hints=frozenset({"CO", "IW"}),
-    fallback=_fallback,
+    # the final reads read the co-last write (vulkan.model: empty stale_final)
+    hints=frozenset({"CO", "IW", "CoLast"}),
     suites={"VULKAN": "verdict", "VULKAN-DR": "race"},
     edges=("po", "rf", "co", "fr", "sw", "rmw"),
     directory=_os.path.dirname(_os.path.abspath(__file__)),
+    fallback=_fallback,
 ))

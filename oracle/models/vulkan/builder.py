@@ -3,11 +3,11 @@
 One :class:`~oracle.events.PreExecution` per combination of thread paths (litmus/cfg.py) whose
 read values some write of the combination provides, and per control-barrier choice: a
 combination where a barrier can never complete gives none; a quorum barrier gives one per set of
-synchronizing barriers (the rules of :mod:`oracle.models.vulkan.fallback`, module doc). Reads
+synchronizing barriers (the rules of :mod:`oracle.models.vulkan.reference_static`, module doc). Reads
 carry the value their path assumed (``REQ_EQ``). Per global location a final read (``FR``) gives
 the final memory value. The tables are built straight from the paths
 (:mod:`oracle.models.path_tables`); the event sets and static relations are those the Python
-reference derives in :func:`oracle.models.vulkan.fallback.static` (see the header of
+reference derives in :func:`oracle.models.vulkan.reference_static.static` (see the header of
 ``vulkan.model``), computed here on bit rows per combination, independently of it.
 
 A ``filter`` (Dat3M: only executions satisfying it count, for the verdict and for races) must be
@@ -32,7 +32,7 @@ SCOPE_RANK = {"sg": 0, "wg": 1, "qf": 2, "dv": 3}
 
 #: the vocabulary this builder provides (declared by the unit, oracle/models/vulkan/__init__.py),
 #: in the order of the table's masks and relation rows
-SETS = ("R", "W", "F", "IW", "FR", "CO", "CBAR", "ATOM", "RMW", "NONPRIV", "ACQ", "REL",
+SETS = ("R", "W", "F", "IW", "FR", "CoLast", "CO", "CBAR", "ATOM", "RMW", "NONPRIV", "ACQ", "REL",
         "AVDEVICE", "VISDEVICE", "SEMAV", "SEMVIS", "SG", "WG", "QF", "DV",
         *(f"SC{i}" for i in range(CLASSES)), *(f"SEMSC{i}" for i in range(CLASSES)))
 RELS = ("po", "loc", "ext", "int", "rmw", "ssg", "swg", "sqf", "inscope", "vloc", "mutord",
@@ -160,7 +160,7 @@ class _Static:
 def _syncbars(layout: Layout, static: _Static) -> list[list[int]]:
     """The ``syncbar`` rows of every way the combination's control barriers can complete: none
     when one never does (the execution does not terminate), one per set of synchronizing
-    barriers of each quorum group (the rules of :func:`oracle.models.vulkan.fallback.prepare`)."""
+    barriers of each quorum group (the rules of :func:`oracle.models.vulkan.reference_static.prepare`)."""
     groups: dict[tuple, list] = {}
     for b, off in zip(layout.blocks, layout.offsets):
         for j, ev in enumerate(b.events):
@@ -291,6 +291,7 @@ def _masks(layout: Layout) -> list[int]:
     finals = ((1 << layout.n) - 1) & ~((1 << layout.n0) - 1)
     masks[_S["R"]] |= finals
     masks[_S["FR"]] = finals
+    masks[_S["CoLast"]] = finals    # the final reads read the co-last write (engine hint CoLast)
     return masks
 
 

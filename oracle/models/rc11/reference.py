@@ -1,4 +1,4 @@
-"""RC11: repaired C11 (Lahav, Vafeiadis, Kang, Hur, Dreyer, "Repairing Sequential Consistency in
+"""RC11 in Python, the tests' independent reference for ``rc11.model``: repaired C11 (Lahav, Vafeiadis, Kang, Hur, Dreyer, "Repairing Sequential Consistency in
 C/C++11", PLDI 2017, section 3 / figure 4), for tests in the ``C`` dialect.
 
 Written from the paper. Names: sb (po), rf, mo (co), fr = rf⁻¹; mo, eco = (rf ∪ mo ∪ fr)+,
@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from litmus.ir import Test
 
-from oracle.models.path_executions import (ConformanceResult, Execution, PythonModel, acyclic,
-                                           check_with, cross, ident, inter, inverse, irreflexive,
-                                           minus, opt, plus, restrict, seq, union)
+from oracle.models.path_executions import (Execution, acyclic, cross, ident, inter, inverse,
+                                           irreflexive, minus, opt, plus, restrict, seq, union)
+from oracle.models.reference_paths import ConformanceResult, PythonModel, check_with
 
 NAME = "rc11"
 

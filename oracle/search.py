@@ -1,0 +1,169 @@
+"""Search one pre-execution: split it into blocks, explore each, combine their outcomes.
+
+:func:`explore_pe` is what ``oracle.check`` (every allowed outcome) and ``oracle.allows`` (only
+the asked outcomes) call per pre-execution. A program small enough that its search is cheap is
+explored whole; for a larger one, :func:`oracle.couple.blocks` says which groups of locations the
+model couples, and each group is explored on its own (:func:`oracle.pack.search_pe` with the
+group's event mask); the outcomes are the product of the groups' outcomes, the consistent
+executions the product of their counts, the flags those raised in some group (when every group
+has a consistent execution).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .couple import blocks
+from .events import C_LOC, C_REQ_MODE, C_REQ_VAL, REQ_EQ, REQ_NE, PreExecution, table_of
+from .explore import WILD
+from .hints import COHERENCE_HINTS
+from .lang import Program
+from .pack import options, pack, search_pe, words_of
+from .registry import ModelUnit
+
+#: explore whole any pre-execution whose candidates (product of the reads' candidate counts and
+#: the locations' co orders, estimated from its events) are at most this many; split larger ones
+SPLIT_ABOVE = 1 << 12
+
+
+@dataclass
+class Found:
+    """What the search of one pre-execution found: outcome tuples (in the pre-execution's
+    observables order; undef is ``events.UNDEF_VAL``), model evaluations, consistent executions
+    visited, flags raised, per asked outcome whether it was found; ``exhausted`` when the step
+    budget ran out."""
+
+    states: list[tuple] = field(default_factory=list)
+    candidates: int = 0
+    consistent: int = 0
+    flags: int = 0
+    hits: list[bool] = field(default_factory=list)
+    exhausted: bool = False
+
+
+def estimate(pe: PreExecution) -> float:
+    """An upper bound of the candidates of a pre-execution: per location, (writes + 1) choices
+    for each read and the orders of its writes."""
+    t = table_of(pe)
+    locs = t.attrs[:, C_LOC]
+    r, w = t.mask("R"), t.mask("W")
+    per: dict[int, list[int]] = {}
+    for i, x in enumerate(locs.tolist()):
+        if x >= 0:
+            c = per.setdefault(x, [0, 0])
+            c[0] += (r >> i) & 1
+            c[1] += (w >> i) & 1
+    est = 1.0
+    for nr, nw in per.values():
+        est *= float(nw + 1) ** nr
+        for k in range(2, nw + 1):
+            est *= k
+    return est
+
+
+def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int | None = None,
+               flags: int = 0, known: list[tuple] | None = None,
+               targets: list[tuple] | None = None) -> Found:
+    """Explore ``pe``: every outcome (``targets`` None; ``known`` outcomes already found, and
+    ``flags`` already raised, let bounding skip what cannot add to them) or, for an outcome query,
+    until each tuple of ``targets`` (values in the pre-execution's observables order) is found."""
+    nobs = len(pe.observables)
+    nflags = (1 << len(prog.flags)) - 1
+    hints = bool(unit.hints & COHERENCE_HINTS)
+    steps = -1 if budget is None else budget
+    tgt = None if targets is None else np.array(targets, np.int64).reshape(len(targets), nobs)
+    attrs = None
+    if tgt is not None and tgt.shape[0] == 1:
+        attrs = required(pe, tgt[0])
+        if attrs is None:
+            return Found(hits=[False])
+    if estimate(pe) <= SPLIT_ABOVE:
+        found = None if not known else np.array(known, np.int64).reshape(len(known), nobs)
+        st, ns, cands, cons, fl, _, hit = search_pe(
+            pe, prog, unit.hints,
+            options(pe.n, nobs, max_steps=steps, raisable=nflags & ~flags, hints=hints,
+                    targets=tgt, found=found), attrs)
+        if ns < 0:
+            return Found(candidates=int(cands), exhausted=True)
+        return Found([tuple(row) for row in st[:ns].tolist()], int(cands), int(cons), int(fl),
+                     [bool(h) for h in hit])
+    split = blocks(pack(pe, prog, unit.hints), prog)
+    W = words_of(pe.n)
+    owner = _observable_blocks(pe, split.groups)
+    parts = []
+    out = Found(hits=[True] * (0 if tgt is None else tgt.shape[0]))
+    for b, (group, raisable) in enumerate(zip(split.groups, split.raisable)):
+        emask = np.array([(group >> (64 * k)) & ((1 << 64) - 1) for k in range(W)], np.uint64)
+        omask = np.array([owner[o] == b for o in range(nobs)], np.bool_)
+        found = None
+        if known and len(split.groups) == 1:
+            found = np.array(known, np.int64).reshape(len(known), nobs)
+        st, ns, cands, cons, fl, _, hit = search_pe(
+            pe, prog, unit.hints,
+            options(pe.n, nobs, max_steps=steps, emask=emask, omask=omask,
+                    raisable=raisable & ~flags, hints=hints, targets=tgt, found=found), attrs)
+        out.candidates += int(cands)
+        if ns < 0:
+            out.exhausted = True
+            return out
+        cols = [o for o in range(nobs) if omask[o]]
+        parts.append((cols, [tuple(row[o] for o in cols) for row in st[:ns].tolist()], int(cons),
+                      int(fl)))
+        out.hits = [h and bool(x) for h, x in zip(out.hits, hit)]
+    if any(cons == 0 for _, _, cons, _ in parts):
+        out.hits = [False] * len(out.hits)
+        return out
+    out.consistent = 1
+    for cols, rows, cons, fl in parts:
+        out.consistent *= cons
+        out.flags |= fl
+    if tgt is not None:                      # an outcome query needs the hits only
+        return out
+    for combo in itertools.product(*(rows for _, rows, _, _ in parts)):
+        full = [0] * nobs
+        for (cols, _, _, _), row in zip(parts, combo):
+            for o, v in zip(cols, row):
+                full[o] = v
+        out.states.append(tuple(full))
+    return out
+
+
+def required(pe: PreExecution, outcome) -> np.ndarray | None:
+    """The event rows of ``pe`` with the values of one asked outcome (in the pre-execution's
+    observables order; ``WILD`` leaves an observable free) as required values of their events,
+    so that the search only pairs reads with writes that can give them (an undef value meets
+    any requirement, as it matches any value); None when the pre-execution cannot produce the
+    outcome (a constant observable differs). An event whose path already requires a value the
+    outcome contradicts keeps that requirement: only undef can meet both, and the search's
+    outcome comparison decides."""
+    attrs = table_of(pe).attrs.copy()
+    for (_, (kind, a)), v in zip(pe.observables, outcome):
+        v = int(v)
+        if v == WILD:
+            continue
+        if kind == "const":
+            if a != v:
+                return None
+            continue
+        mode, have = int(attrs[a, C_REQ_MODE]), int(attrs[a, C_REQ_VAL])
+        if (mode == REQ_EQ and have != v) or (mode == REQ_NE and have == v):
+            # the path needs another value: only an undef read (which meets any requirement)
+            # can give both; keep the path's requirement, the leaves compare the outcome
+            continue
+        attrs[a, C_REQ_MODE] = REQ_EQ
+        attrs[a, C_REQ_VAL] = v
+    return attrs
+
+
+def _observable_blocks(pe: PreExecution, groups: list[int]) -> list[int]:
+    """The block of each observable: its event's, or the first block for a constant."""
+    out = []
+    for _, (kind, a) in pe.observables:
+        b = 0
+        if kind == "event":
+            b = next(i for i, g in enumerate(groups) if (g >> a) & 1)
+        out.append(b)
+    return out
