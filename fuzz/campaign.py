@@ -4,9 +4,10 @@ A campaign directory holds
 
 - ``campaign.json``: its parameters (backend, seed, features, shard, iterations, and the model when
   one is named: ``--model ptx`` draws PTX programs, :mod:`fuzz.ptx_strategies`), written once;
-- ``journal.jsonl``: one fsynced line per session start and per program done (status, coverage,
-  executions, the finding it led to, or the error it raised), rotated into sealed segments
-  ``journal.000001.jsonl``... every 64 MiB (``fuzz/journal.py``); ``--resume`` and ``report`` stream it;
+- ``journal.jsonl``: one line per session start and per program done (status, coverage,
+  executions, the finding it led to, or the error it raised), written before the next program starts
+  and fsynced at most once a second (``fuzz/journal.py``), rotated into sealed segments
+  ``journal.000001.jsonl``... every 64 MiB; ``--resume`` and ``report`` stream it;
 - ``findings/<id>/``: one directory per distinct minimized finding (``fuzz/findings.py``).
 
 Program *i* is a pure function of (seed, i) (:func:`fuzz.strategies.draw_program`), shard K/N takes the
@@ -35,7 +36,8 @@ from hw.backend import BackendRefused, EvidenceBackend
 from . import coverage as cov
 from .compare import compare
 from .findings import TEST_FILE, findings_dir, load_findings, publish
-from .journal import DoneSet, Journal, atomic_write, clean_temporaries, read_journal, read_json
+from .journal import (CAMPAIGN_SYNC_SECONDS, DoneSet, Journal, atomic_write, clean_temporaries,
+                      read_journal, read_json)
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
 from .progress import Progress
 from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
@@ -241,7 +243,7 @@ class Campaign:
         for rec in load_findings(self.root):
             self.known[rec["id"]] = rec
         self.stats.findings = len(self.known)
-        self.journal = Journal(jpath)
+        self.journal = Journal(jpath, sync_every=CAMPAIGN_SYNC_SECONDS)
         self.journal.append({"type": "session", "ts": time.time(), "resume": self.cfg.resume,
                              "pid": os.getpid(), "done": len(self.done)})
 

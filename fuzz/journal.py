@@ -2,8 +2,13 @@
 
 A campaign must survive SIGKILL at any instant and lose nothing on ``--resume``. Two primitives do it:
 
-- :class:`Journal` appends one JSON object per line and fsyncs it before the campaign goes on; a line
-  cut short by a kill is ignored (and cut off) when the journal is read back;
+- :class:`Journal` appends one JSON object per line and writes it to the kernel (``write``) before
+  the campaign goes on, so a SIGKILL of the process loses no line; a line cut short by a kill is
+  ignored (and cut off) when the journal is read back. ``fsync`` (what a power cut or a kernel crash
+  needs) is per line by default, or grouped (``sync_every`` seconds: campaigns,
+  :data:`CAMPAIGN_SYNC_SECONDS`): a power cut then loses at most the lines written since the last
+  fsync, whose programs ``--resume`` runs again (they were never journaled: nothing is journaled
+  twice);
 - the journal is rotated into *segments*: when the active file (``journal.jsonl``) passes
   :data:`SEGMENT_BYTES` it is renamed to ``journal.000001.jsonl`` (then ``.000002``...) and a new active
   file is started; :func:`read_journal` reads the sealed segments in order, then the active file, one
@@ -20,11 +25,18 @@ import json
 import os
 import re
 import shutil
+import time
 from typing import Iterator
 
 #: size at which the active journal file is sealed into a segment (a program line is ~0.5-2.5 KB:
 #: about 30,000-130,000 programs per segment)
 SEGMENT_BYTES = 64 << 20
+
+#: a campaign's journal fsyncs at most this often (seconds; like Redis's ``appendfsync everysec``).
+#: One fsync per program cost 0.2 ms on an idle disk and 3-8 ms while other processes wrote to it:
+#: as much as the program itself (2-4 ms of oracle, generation and 1,000 simulator iterations), and
+#: two workers' fsyncs queue on one disk. Every 0.1 s still cost 5 % of a worker on a busy disk.
+CAMPAIGN_SYNC_SECONDS = 1.0
 
 
 def _fsync_dir(path: str) -> None:
@@ -144,15 +156,21 @@ def journal_paths(directory: str) -> list[str]:
 
 
 class Journal:
-    """Append-only JSON lines, each fsynced before :meth:`append` returns; rotated into sealed
-    segments of about ``segment_bytes``."""
+    """Append-only JSON lines, each written to the kernel before :meth:`append` returns (a SIGKILL
+    loses none) and fsynced: every line (``sync_every=0``, the default), at the first append
+    ``sync_every`` seconds or more after the last fsync, or (``sync=False``) only when a segment
+    is sealed and at close (bulk copies); rotated into sealed segments of about ``segment_bytes``."""
 
-    def __init__(self, path: str, segment_bytes: int | None = None, sync: bool = True):
+    def __init__(self, path: str, segment_bytes: int | None = None, sync: bool = True,
+                 sync_every: float = 0.0, clock=time.monotonic):
         self.path = path
         self.segment_bytes = SEGMENT_BYTES if segment_bytes is None else segment_bytes
-        self.sync = sync          # False: fsync only when a segment is sealed and at close (bulk copies)
+        self.sync = sync
+        self.sync_every = sync_every
+        self._clock = clock
         self._repair()
         self._f = open(path, "a", encoding="utf-8")
+        self._synced = clock()
 
     def _repair(self) -> None:
         """Cut off a last line a kill left unfinished (no newline). Reads the file backwards from
@@ -180,8 +198,10 @@ class Journal:
     def append(self, entry: dict) -> None:
         self._f.write(json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n")
         self._f.flush()
-        if self.sync:
+        if self.sync and (self.sync_every <= 0 or
+                          self._clock() - self._synced >= self.sync_every):
             os.fsync(self._f.fileno())
+            self._synced = self._clock()
         if self._f.tell() >= self.segment_bytes:
             self.rotate()
 

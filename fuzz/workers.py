@@ -65,8 +65,15 @@ def default_jobs(backend: str, devices: list[str] | None) -> int:
 
 
 def numba_threads(jobs: int) -> int:
-    """The simulator's numba threads per worker: the cores shared out, at least one."""
-    return max(1, cores() // max(1, jobs))
+    """The simulator's numba threads per worker: the cores shared out, at least one, and no more
+    than the user's ``NUMBA_NUM_THREADS`` when it is set (``NUMBA_NUM_THREADS=1 scopefuzz fuzz``
+    runs every worker's simulator on one thread, whatever ``--jobs``)."""
+    share = max(1, cores() // max(1, jobs))
+    try:
+        cap = int(os.environ.get("NUMBA_NUM_THREADS", ""))
+    except ValueError:
+        return share
+    return max(1, min(share, cap))
 
 
 class numba_thread_limit:
@@ -79,6 +86,8 @@ class numba_thread_limit:
         self.saved = None
 
     def __enter__(self):
+        from hw.sim.threads import wait_passively
+        wait_passively()        # numba.get_num_threads starts the OpenMP threads: policy first
         try:
             import numba
             self.saved = numba.get_num_threads()

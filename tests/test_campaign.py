@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -170,6 +171,45 @@ def test_journal_drops_a_line_cut_by_a_kill(tmp_path):
     j.append({"type": "program", "i": 1})
     j.close()
     assert [e["i"] for e in read_journal(str(p))] == [0, 1]
+
+
+def test_journal_fsyncs_every_line_by_default_or_grouped_by_time(tmp_path, monkeypatch):
+    synced = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    j = Journal(str(tmp_path / "every.jsonl"))
+    for i in range(3):
+        j.append({"i": i})
+    assert len(synced) == 3
+    j.close()
+    synced.clear()
+    now = [100.0]
+    j = Journal(str(tmp_path / "grouped.jsonl"), sync_every=0.5, clock=lambda: now[0])
+    fsyncs_after = []
+    for t in (100.0, 100.25, 100.5, 100.75, 101.25, 101.5):   # opened at 100.0
+        now[0] = t
+        j.append({"t": t})
+        fsyncs_after.append(len(synced))
+    assert fsyncs_after == [0, 0, 1, 1, 2, 2]     # 0.5 s after the last fsync, not before
+    j.close()
+    assert len(synced) == 3                        # close syncs what is left
+    assert [e["t"] for e in read_journal(str(tmp_path / "grouped.jsonl"))] == \
+        [100.0, 100.25, 100.5, 100.75, 101.25, 101.5]
+
+
+def test_grouped_fsync_loses_no_line_to_sigkill(tmp_path):
+    """A line is written to the kernel before append returns: a process SIGKILLed right after its
+    appends, none of them fsynced, loses none of them."""
+    path = tmp_path / "j.jsonl"
+    code = ("import os, signal\n"
+            "from fuzz.journal import Journal\n"
+            f"j = Journal({str(path)!r}, sync_every=3600.0)\n"
+            "for i in range(200):\n"
+            "    j.append({'type': 'program', 'i': i})\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root)
+    assert proc.returncode == -signal.SIGKILL
+    assert [e["i"] for e in read_journal(str(path))] == list(range(200))
 
 
 class _Tty(io.StringIO):

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -53,6 +54,17 @@ def reference(tmp_path_factory):
     assert done.returncode == 1, done.stderr            # findings -> exit 1
     assert _findings(tmp / "c")
     return tmp / "c"
+
+
+def test_worker_numba_threads_share_the_cores_under_the_users_cap(monkeypatch):
+    from fuzz.workers import numba_threads
+    monkeypatch.setattr("fuzz.workers.cores", lambda: 8)
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    assert [numba_threads(j) for j in (1, 2, 3, 4, 8, 16)] == [8, 4, 2, 2, 1, 1]
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
+    assert [numba_threads(j) for j in (1, 2, 4, 16)] == [3, 3, 2, 1]
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "1")
+    assert numba_threads(1) == 1
 
 
 def test_sub_shards_partition_their_shard():
@@ -215,3 +227,42 @@ def test_most_programs_errored_over_workers_is_exit_4(tmp_path):
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 4, done.stderr
     assert "8 of 8 programs errored" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("first", ["simulator", "thread-limit"])
+@pytest.mark.parametrize("preset, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_simulator_threads_wait_passively_unless_the_user_says(first, preset, expected):
+    """libgomp reads OMP_WAIT_POLICY once, when numba's threading layer starts (the first parallel
+    kernel, or the first numba.get/set_num_threads, as the pytest plugin's fuzz item does before
+    any simulator runs): the policy is set before either, so idle simulator threads do not spin
+    on a core another worker needs; a user's own setting is kept."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER")}
+    if preset is not None:
+        env["OMP_WAIT_POLICY"] = preset
+    start = {"simulator": "import hw.sim\n",
+             "thread-limit": "from fuzz.workers import numba_thread_limit\n"
+                             "with numba_thread_limit(1):\n"
+                             "    pass\n"}[first]
+    code = ("import os\n"
+            "def gomp():\n"
+            "    return 'libgomp' in open('/proc/self/maps').read()\n"
+            "seen = []\n"
+            "_setdefault = os.environ.setdefault\n"
+            "def spy(k, v):\n"
+            "    if k == 'OMP_WAIT_POLICY':\n"
+            "        seen.append(gomp())\n"
+            "    return _setdefault(k, v)\n"
+            "os.environ.setdefault = spy\n"
+            + start +
+            "import hw, litmus\n"
+            "from oracle.deadline import WARM_UP_TEST\n"
+            "hw.get_backend('sim').run(litmus.parse(WARM_UP_TEST), 64, 1)\n"
+            "assert gomp(), 'the simulator ran without the OpenMP layer'\n"
+            "assert seen and not seen[0], 'libgomp was loaded before the policy was set'\n"
+            "print(os.environ.get('OMP_WAIT_POLICY'))\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [expected]

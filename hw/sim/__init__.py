@@ -11,6 +11,10 @@ import os as _os
 from litmus.jitcache import announce_compiles as _announce
 from litmus.jitcache import guard as _guard
 
+from .threads import wait_passively as _wait_passively
+
+_wait_passively()       # before numba's OpenMP threads start (hw/sim/threads.py)
+
 #: the sources the simulator's compiled kernel is built from (see litmus/jitcache.py)
 _guard(_os.path.dirname(_os.path.abspath(__file__)), ["kernel.py", "uops.py", "../../litmus/rmw.py",
                                                       "../../litmus/rmw_jit.py"])
