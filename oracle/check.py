@@ -141,7 +141,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     if wide:
         budget = FALLBACK_AFTER if budget is None else min(budget, FALLBACK_AFTER)
     keys = test.observables()
-    seen = np.zeros((0, len(keys)), np.int64)     # the distinct outcomes so far, in keys order
+    seen = np.zeros((0, len(keys)), np.int64)     # the outcomes so far, in keys order
     candidates = consistent = 0
     flags = 0
     ub: list[str] = []
@@ -167,7 +167,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
         flags |= found.flags
         rows = found.states if order == keys else found.states[:, [order.index(k) for k in keys]]
         if rows.shape[0]:
-            seen = _distinct(np.concatenate([seen, rows]))
+            seen = rows if not seen.shape[0] else np.concatenate([seen, rows])
     states = _state_dicts(seen, keys)
     raised = [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1]
     for flag in raised:
@@ -182,16 +182,20 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     return res
 
 
-def _distinct(rows: np.ndarray) -> np.ndarray:
-    """The distinct rows of ``rows``, sorted (by value, column after column)."""
-    if rows.shape[1] == 0:
-        return rows[:1]
-    return np.unique(rows, axis=0)
+#: up to this many outcome rows, Python tuples sort them faster than numpy's per-call overhead
+SMALL_SET = 2048
 
 
 def _state_dicts(rows: np.ndarray, keys: list[str]) -> list[dict]:
-    """``Result.states`` from distinct outcome rows: in value order column after column, undef
-    (``UNDEF_VAL``, printed ``"undef"``) after every value."""
+    """``Result.states`` from outcome rows (duplicates allowed): the distinct ones in value order
+    column after column, undef (``UNDEF_VAL``, printed ``"undef"``) after every value."""
+    if rows.shape[0] <= SMALL_SET or rows.shape[1] == 0:
+        tups = set(map(tuple, rows.tolist()))
+        if not any(UNDEF_VAL in t for t in tups):
+            return [dict(zip(keys, t)) for t in sorted(tups)]
+        return [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, t)}
+                for t in sorted(tups, key=lambda t: [(v == UNDEF_VAL, v) for v in t])]
+    rows = np.unique(rows, axis=0)
     undef = rows == UNDEF_VAL
     if not undef.any():
         return [dict(zip(keys, row)) for row in rows.tolist()]
