@@ -77,6 +77,15 @@ exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """,
 }
 
+#: A C program over 64 events (22 threads each storing to a location of its own: an initial
+#: write, the store and a final read each), so that :func:`warm` also loads the search's
+#: several-words-per-row variant (oracle/pack.py ``_search_words``), which other samples never
+#: reach.
+WIDE_SAMPLE = ("C warmup-wide\n{ " + " ".join(f"[z{i}] = 0;" for i in range(22)) + " }\n"
+               + "\n".join(f"P{i} (atomic_int* z{i}) {{ atomic_store_explicit(z{i}, 1, "
+                           f"memory_order_relaxed); }}" for i in range(22))
+               + "\nexists (z0 == 1)\n")
+
 _READY: set[str] = set()
 
 
@@ -115,8 +124,9 @@ def ready(unit: ModelUnit) -> None:
 
 def warm(models: list[str] | None = None) -> list[str]:
     """Compile or load everything the oracle runs for ``models`` (default: every registered
-    model): the check and an explanation of the sample's condition. Returns the models
-    warmed (those with a sample of their dialect)."""
+    model): the check and an explanation of the sample's condition, and (with rc11) the search
+    over several words per row (:data:`WIDE_SAMPLE`). Returns the models warmed (those with a
+    sample of their dialect)."""
     from .explanation import explain
     done = []
     for name in models or names():
@@ -128,4 +138,7 @@ def warm(models: list[str] | None = None) -> list[str]:
         # the samples' conditions are conjunctions of equalities: that outcome
         explain(test, {a.key: a.value for a in prop_atoms(test.condition.prop)}, name).text()
         done.append(name)
+        if name == "rc11":
+            from .check import check
+            check(parse(WIDE_SAMPLE, "<warm-up wide>"), name)
     return done

@@ -64,16 +64,16 @@ def test_warm_loads_every_compiled_entry_point():
         "from oracle.warmup import warm\n"
         "from oracle import engine, pack\n"
         "from oracle.models.amdgpu import static\n"
-        "before = [len(f.signatures) for f in (pack._search_one_word, engine.eval_rows, static.derive)]\n"
+        "before = [len(f.signatures) for f in (pack._search_one_word, pack._search_words, engine.eval_rows, static.derive)]\n"
         "names = warm()\n"
-        "after = [len(f.signatures) for f in (pack._search_one_word, engine.eval_rows, static.derive)]\n"
+        "after = [len(f.signatures) for f in (pack._search_one_word, pack._search_words, engine.eval_rows, static.derive)]\n"
         "from oracle.registry import names as registered\n"
         "print(json.dumps([names, before, after, registered()]))\n"))
     names, before, after, registered = got
     # every registered model has a warm-up program of its dialect
     assert sorted(names) == sorted(registered)
     assert {"amdgpu", "rc11", "c11", "vulkan", "opencl", "ptx", "ptx60"} <= set(names)
-    assert before == [0, 0, 0]
+    assert before == [0, 0, 0, 0]
     assert all(after)
 
 
