@@ -136,6 +136,7 @@ def scaling(quick: bool = False, max_events: int = 24, limit: float = 20.0,
     import litmus
     import oracle
     reps = 1 if quick else 3
+    warm()
     for fam, (make, sizes) in FAMILIES.items():
         for ev in sizes:
             if ev > max_events:
@@ -159,6 +160,20 @@ def scaling(quick: bool = False, max_events: int = 24, limit: float = 20.0,
         if full:
             worst, mean, cpu, res = timed(lambda: oracle.check(test), 1)
             yield fam, ev, len(res.states), worst, mean, cpu, "—", "full set"
+
+
+def warm() -> None:
+    """Load the compiled code the timed calls run (check and outcome queries of C and AMDGPU
+    programs: each signature is loaded from numba's cache on its first call, 0.2-0.4 s) on small
+    members of the families, untimed, as ``check``'s own clock leaves loading out."""
+    import litmus
+    import oracle
+    oracle.check(litmus.parse(sb_ring(2)))
+    for nthreads, rmw in ((2, False), (2, True)):
+        test = litmus.parse(amdgpu_multi(nthreads, rmw))
+        oracle.allows(test, sequential_outcome(nthreads, rmw))
+        oracle.check(test)
+    oracle.clear_cache()
 
 
 def sequential_outcome(nthreads: int, rmw: bool) -> dict:

@@ -12,6 +12,8 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from litmus.dialects import DEFAULT_MODEL
 from litmus.ir import UNDEF, Test
 from litmus.outcome import matches, verdict
@@ -139,7 +141,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     if wide:
         budget = FALLBACK_AFTER if budget is None else min(budget, FALLBACK_AFTER)
     keys = test.observables()
-    seen: set[tuple] = set()
+    seen = np.zeros((0, len(keys)), np.int64)     # the outcomes so far, in keys order
     candidates = consistent = 0
     flags = 0
     ub: list[str] = []
@@ -151,7 +153,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
         if order != keys and sorted(order) != sorted(keys):
             raise OracleError(f"internal: builder observables {order} differ from {keys}")
         back = None if order == keys else [keys.index(k) for k in order]
-        known = list(seen) if back is None else [tuple(t[i] for i in back) for t in seen]
+        known = seen if back is None else seen[:, back]
         found = explore_pe(pe, prog, unit, budget=budget, flags=flags, known=known)
         if found.exhausted and wide:
             res = _fallback_result(test, unit, t0)
@@ -163,17 +165,10 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
         candidates += found.candidates
         consistent += found.consistent
         flags |= found.flags
-        if order == keys:
-            seen.update(found.states)
-        else:
-            idx = [order.index(k) for k in keys]
-            seen.update(tuple(row[i] for i in idx) for row in found.states)
-    # states in value order, undef after every value
-    if any(UNDEF_VAL in tup for tup in seen):
-        states = [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, tup)}
-                  for tup in sorted(seen, key=lambda tup: [(v == UNDEF_VAL, v) for v in tup])]
-    else:
-        states = [dict(zip(keys, tup)) for tup in sorted(seen)]
+        rows = found.states if order == keys else found.states[:, [order.index(k) for k in keys]]
+        if rows.shape[0]:
+            seen = rows if not seen.shape[0] else np.concatenate([seen, rows])
+    states = _state_dicts(seen, keys)
     raised = [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1]
     for flag in raised:
         if flag in unit.ub_flags:       # a flag meaning undefined behaviour: name the pair
@@ -185,6 +180,32 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     _CACHE[key] = Result(res.model, res.verdict, list(res.states), res.flags, res.ub,
                          res.candidates, res.consistent, res.seconds)
     return res
+
+
+#: up to this many outcome rows, Python tuples sort them faster than numpy's per-call overhead
+SMALL_SET = 2048
+
+
+def _state_dicts(rows: np.ndarray, keys: list[str]) -> list[dict]:
+    """``Result.states`` from outcome rows (duplicates allowed): the distinct ones in value order
+    column after column, undef (``UNDEF_VAL``, printed ``"undef"``) after every value."""
+    if rows.shape[0] <= SMALL_SET or rows.shape[1] == 0:
+        tups = set(map(tuple, rows.tolist()))
+        if not any(UNDEF_VAL in t for t in tups):
+            return [dict(zip(keys, t)) for t in sorted(tups)]
+        return [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, t)}
+                for t in sorted(tups, key=lambda t: [(v == UNDEF_VAL, v) for v in t])]
+    rows = np.unique(rows, axis=0)
+    undef = rows == UNDEF_VAL
+    if not undef.any():
+        return [dict(zip(keys, row)) for row in rows.tolist()]
+    # np.lexsort's last key is the primary one: per column, undef or not, then the value
+    sort_keys = []
+    for c in range(len(keys) - 1, -1, -1):
+        sort_keys += [rows[:, c], undef[:, c]]
+    rows = rows[np.lexsort(sort_keys)]
+    return [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, row)}
+            for row in rows.tolist()]
 
 
 def _check_size(test: Test) -> None:

@@ -300,10 +300,48 @@ def _clear_bit(slots, s, i, j, W):
 
 
 @njit(cache=True, inline='always')
+def _cowr_bar(e, l, corder, cn, co_placed, coh_mask, coh_pred, incl):
+    """For an undecided coherent read ``e`` (set CohR) of location ``l`` under the coherence
+    hints: the co position (in ``corder[l]``, the initial write at -1) of the co-latest placed
+    write ``w'`` with ``w' cohord e`` and ``(e, w')`` in ``incl``, or -2 when there is none. Every
+    placed write co-before position ``bar`` is no possible source of ``e``: ``e`` reading it
+    gives ``e fr w'``, and ``w' cohord e fr w'`` is the cycle :func:`_coherence_ok` prunes."""
+    if not (coh_mask[l, 0] & _wbit(e)):
+        return -2
+    bar = -2
+    blk = coh_pred[e] & incl[e]
+    if blk == ZERO64:
+        return -2
+    for i in range(cn[l]):
+        if blk & _wbit(corder[l, i]):
+            bar = i
+    return bar
+
+
+@njit(cache=True, inline='always')
+def _cowr_fails(e, l, w, corder, cn, co_init, co_placed, coh_mask, coh_pred, incl):
+    """Whether coherent read ``e`` of location ``l`` cannot read the placed write ``w``: ``w`` is
+    co-before the bar of :func:`_cowr_bar` (the initial write is co-before every write)."""
+    if w < 0 or not (w == co_init[l] or co_placed[w]):
+        return False
+    bar = _cowr_bar(e, l, corder, cn, co_placed, coh_mask, coh_pred, incl)
+    if bar < 0:
+        return False
+    if w == co_init[l]:
+        return True
+    at = 0
+    while corder[l, at] != w:
+        at += 1
+    return at < bar
+
+
+@njit(cache=True, inline='always')
 def _possible(o, pv, val, src, obs_kind, obs_arg, is_read, ridx, rkind, rloc, cand, ncand,
-              co_init, co_writes, co_n, corder, cn, co_placed):
+              co_init, co_writes, co_n, corder, cn, co_placed, hints, coh_mask, coh_pred, incl):
     """The values observable ``o`` can still take, into ``pv`` (deduplicated): its count, or -1
-    when unknown (a value that depends on a choice not made yet through an rmw)."""
+    when unknown (a value that depends on a choice not made yet through an rmw). Under the
+    coherence hints a coherent read's placed candidates co-before a write it must not read
+    before (:func:`_cowr_bar`) are left out: choosing them fails at once."""
     if obs_kind[o] == 0:
         pv[0] = obs_arg[o]
         return 1
@@ -338,8 +376,21 @@ def _possible(o, pv, val, src, obs_kind, obs_arg, is_read, ridx, rkind, rloc, ca
                 pv[c] = v
                 c += 1
         return c
+    bar = -2
+    if hints:
+        bar = _cowr_bar(e, rloc[q], corder, cn, co_placed, coh_mask, coh_pred, incl)
     for i in range(ncand[q]):
         w = cand[q, i]
+        if bar >= 0 and w >= 0:
+            l = rloc[q]
+            if w == co_init[l]:
+                continue                       # the initial write is co-before every write
+            if co_placed[w]:
+                at = 0
+                while corder[l, at] != w:
+                    at += 1
+                if at < bar:
+                    continue
         v = UNDEF_VAL if w < 0 else val[w]
         if v == PENDING:
             return -1
@@ -520,6 +571,14 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     pos = np.zeros(mn, np.int64)
     ework = np.zeros(mn, np.uint64)
     hints = opt.hints and W == 1
+    # cohord's columns (one-word programs): the events cohord-before each event
+    coh_pred = np.zeros(mn, np.uint64)
+    if hints:
+        for a in range(n):
+            h = ev.cohord[a]
+            while h:
+                coh_pred[np.int64(trailing_zeros(h))] |= _wbit(a)
+                h &= h - ONE
     # -- observables of the block, work arrays of bounding
     oidx = np.zeros(mo, np.int64)
     nob = 0
@@ -611,6 +670,13 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                 digit[d] = 0
                 d -= 1
                 continue
+            if hints and lv_kind[d] == 0 and _cowr_fails(order[d], rloc[lv_arg[d]],
+                                                         cand[lv_arg[d], digit[d]], corder, cn,
+                                                         co_init, co_placed, lc.coh_mask,
+                                                         coh_pred, ev.incl):
+                fail_counts[nchecks] += 1         # what _coherence_ok would prune, cheaper
+                digit[d] += 1
+                continue
             ok, ttop = _apply_choice(d, lv_kind[d], lv_arg[d], order[d], digit[d], slots, W,
                                      src, val, rd, lc, ev, corder, cn, co_placed, trail,
                                      lv_ttop[d], work, lv_colast, in_block)
@@ -631,7 +697,8 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                 for x in range(nob):
                     pcnt[x] = _possible(oidx[x], pv[x], val, src, obs_kind, obs_arg, is_read,
                                         ridx, rkind, rloc, cand, ncand, co_init, co_writes, co_n,
-                                        corder, cn, co_placed)
+                                        corder, cn, co_placed, hints, lc.coh_mask, coh_pred,
+                                        ev.incl)
                     if full_mode:                # no use going on past the largest product
                         total = total * pcnt[x] if pcnt[x] >= 0 else BOUND_LIMIT + 1
                         if total > BOUND_LIMIT or total > nfound:

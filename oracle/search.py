@@ -11,7 +11,6 @@ has a consistent execution).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,12 +30,13 @@ SPLIT_ABOVE = 1 << 12
 
 @dataclass
 class Found:
-    """What the search of one pre-execution found: outcome tuples (in the pre-execution's
-    observables order; undef is ``events.UNDEF_VAL``), model evaluations, consistent executions
-    visited, flags raised, per asked outcome whether it was found; ``exhausted`` when the step
-    budget ran out."""
+    """What the search of one pre-execution found: outcomes, one per row of an int64 array (in
+    the pre-execution's observables order; undef is ``events.UNDEF_VAL``; distinct, in no
+    particular order), model evaluations, consistent executions visited, flags raised, per asked
+    outcome whether it was found; ``exhausted`` when the step budget ran out. The rows stay an
+    array: a large allowed set (millions of outcomes) costs far less as one than as tuples."""
 
-    states: list[tuple] = field(default_factory=list)
+    states: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
     candidates: int = 0
     consistent: int = 0
     flags: int = 0
@@ -65,12 +65,14 @@ def estimate(pe: PreExecution) -> float:
 
 
 def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int | None = None,
-               flags: int = 0, known: list[tuple] | None = None,
-               targets: list[tuple] | None = None) -> Found:
-    """Explore ``pe``: every outcome (``targets`` None; ``known`` outcomes already found, and
-    ``flags`` already raised, let bounding skip what cannot add to them) or, for an outcome query,
-    until each tuple of ``targets`` (values in the pre-execution's observables order) is found."""
+               flags: int = 0, known=None, targets: list[tuple] | None = None) -> Found:
+    """Explore ``pe``: every outcome (``targets`` None; ``known`` outcomes already found — tuples
+    or rows of an array, in the pre-execution's observables order — and ``flags`` already
+    raised, let bounding skip what cannot add to them) or, for an outcome query, until each tuple
+    of ``targets`` (values in the pre-execution's observables order) is found."""
     nobs = len(pe.observables)
+    if known is not None and len(known) == 0:
+        known = None
     nflags = (1 << len(prog.flags)) - 1
     hints = bool(unit.hints & COHERENCE_HINTS)
     steps = -1 if budget is None else budget
@@ -81,15 +83,15 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         if attrs is None:
             return Found(hits=[False])
     if estimate(pe) <= SPLIT_ABOVE:
-        found = None if not known else np.array(known, np.int64).reshape(len(known), nobs)
+        found = None if known is None else np.asarray(known, np.int64).reshape(len(known), nobs)
         st, ns, cands, cons, fl, _, hit = search_pe(
             pe, prog, unit.hints,
             options(pe.n, nobs, max_steps=steps, raisable=nflags & ~flags, hints=hints,
                     targets=tgt, found=found), attrs)
         if ns < 0:
             return Found(candidates=int(cands), exhausted=True)
-        return Found([tuple(row) for row in st[:ns].tolist()], int(cands), int(cons), int(fl),
-                     [bool(h) for h in hit])
+        return Found(np.ascontiguousarray(st[:ns, :nobs]), int(cands), int(cons),
+                     int(fl), [bool(h) for h in hit])
     split = blocks(pack(pe, prog, unit.hints), prog)
     W = words_of(pe.n)
     owner = _observable_blocks(pe, split.groups)
@@ -99,8 +101,8 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         emask = np.array([(group >> (64 * k)) & ((1 << 64) - 1) for k in range(W)], np.uint64)
         omask = np.array([owner[o] == b for o in range(nobs)], np.bool_)
         found = None
-        if known and len(split.groups) == 1:
-            found = np.array(known, np.int64).reshape(len(known), nobs)
+        if known is not None and len(split.groups) == 1:
+            found = np.asarray(known, np.int64).reshape(len(known), nobs)
         st, ns, cands, cons, fl, _, hit = search_pe(
             pe, prog, unit.hints,
             options(pe.n, nobs, max_steps=steps, emask=emask, omask=omask,
@@ -110,8 +112,7 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
             out.exhausted = True
             return out
         cols = [o for o in range(nobs) if omask[o]]
-        parts.append((cols, [tuple(row[o] for o in cols) for row in st[:ns].tolist()], int(cons),
-                      int(fl)))
+        parts.append((cols, st[:ns, :nobs][:, cols], int(cons), int(fl)))
         out.hits = [h and bool(x) for h, x in zip(out.hits, hit)]
     if any(cons == 0 for _, _, cons, _ in parts):
         out.hits = [False] * len(out.hits)
@@ -122,12 +123,14 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         out.flags |= fl
     if tgt is not None:                      # an outcome query needs the hits only
         return out
-    for combo in itertools.product(*(rows for _, rows, _, _ in parts)):
-        full = [0] * nobs
-        for (cols, _, _, _), row in zip(parts, combo):
-            for o, v in zip(cols, row):
-                full[o] = v
-        out.states.append(tuple(full))
+    # the product of the blocks' outcomes: every row so far with every row of the next block
+    rows = np.zeros((1, nobs), np.int64)
+    for cols, part, _, _ in parts:
+        k = part.shape[0]
+        rows = np.repeat(rows, k, axis=0)
+        if cols:
+            rows[:, cols] = np.tile(part, (rows.shape[0] // max(k, 1), 1))
+    out.states = rows
     return out
 
 
