@@ -306,3 +306,35 @@ def test_other_oracle_errors_are_not_counted_as_budget(tmp_path):
     assert stats.errors == 5 and stats.budget == 0
     lines = [json.loads(ln) for ln in open(tmp_path / "c" / "journal.jsonl")]
     assert all("budget" not in e for e in lines if e["type"] == "program")
+
+
+def test_queries_of_split_pre_executions_answer_the_same_whole_or_split(monkeypatch):
+    """A query of a pre-execution above ``SPLIT_ABOVE`` searches it whole within
+    ``QUERY_WHOLE_STEPS`` and splits it into blocks past that: forced either way (a cap of one
+    step: always split; a huge cap: always whole), the answers are the full check's."""
+    import oracle.search as search
+    from oracle.check import pre_executions
+    from oracle.registry import get as get_unit
+    big = []
+    for t in _corpus():
+        try:
+            r = oracle.check(t)
+            pes = pre_executions(get_unit(r.model), t)
+        except oracle.OracleError:
+            continue
+        if any(search.estimate(pe) > search.SPLIT_ABOVE for pe in pes) and len(r.states) < 200:
+            big.append((t, r))
+    assert len(big) >= 5
+    for cap in (1, 10**9):
+        monkeypatch.setattr(search, "QUERY_WHOLE_STEPS", cap)
+        for t, r in big:
+            keys = t.observables()
+            asked = [_concrete(s) for s in r.states[:10]]
+            bad = _forbidden(r, keys)
+            asked += [bad] if bad is not None else []
+            oracle.clear_cache()
+            assert Judge(t).allows_many(asked) == \
+                [True] * min(10, len(r.states)) + [False] * (bad is not None), (cap, t.name)
+            if bad is not None:
+                oracle.clear_cache()
+                assert not oracle.allows(t, bad), (cap, t.name)
