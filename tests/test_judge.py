@@ -10,6 +10,8 @@
   counted through the name the judge calls) for a program whose condition is an equality
   conjunction under exists/~exists and none of whose allowed states is undef everywhere: the
   common path costs outcome queries only.
+- ``scopefuzz run``'s comparison runs no full check either, and judges each row as the full set.
+- Queries of pre-executions above ``SPLIT_ABOVE`` answer the same searched whole or split.
 - A campaign whose oracle budget is made tiny (the ``ORACLE_BUDGET`` hook) counts the programs
   that ran past it: the journal's ``budget`` field, the ``fuzz`` summary line, ``report.md``'s
   coverage section, ``merge``'s counts; other oracle errors are not counted.
@@ -338,3 +340,22 @@ def test_queries_of_split_pre_executions_answer_the_same_whole_or_split(monkeypa
             if bad is not None:
                 oracle.clear_cache()
                 assert not oracle.allows(t, bad), (cap, t.name)
+
+
+def test_run_asks_about_the_observed_outcomes_only(monkeypatch):
+    """``scopefuzz run``'s comparison (``fuzz.run.run_one``) of MP on the simulator: no full
+    check, and the JSON object's rows are judged as the full allowed set judges them."""
+    import hw
+    import oracle.judge as judge_mod
+    from fuzz.run import run_one
+    calls = []
+    real = oracle.check
+    monkeypatch.setattr(judge_mod, "check", lambda *a, **k: calls.append(a) or real(*a, **k))
+    t = litmus.parse(MP)
+    oracle.clear_cache()
+    obj = run_one(hw.get_backend("sim"), t, "mp.litmus", 2000, 3)
+    assert calls == []
+    full = real(t)
+    assert obj["histogram"] and all(row["allowed"] == full.allows(row["outcome"])
+                                    for row in obj["histogram"])
+    assert obj["forbidden"] == 0 and sum(r["count"] for r in obj["histogram"]) == 2000
