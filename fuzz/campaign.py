@@ -347,7 +347,10 @@ class Campaign:
         from litmus import parse
         from oracle.deadline import WARM_UP_TEST
         mp = parse({"AMDGPU": WARM_UP_TEST, "PTX": _WARM_UP_PTX}[program_kind(self.cfg.model)[0]])
-        for step in (lambda: self.checker(mp), lambda: self.backend.run(mp, 8, 0),
+        def oracle_step():              # a lazy judge computes when asked: ask what programs ask
+            res = self.checker(mp)
+            return res.verdict, res.all_undef
+        for step in (oracle_step, lambda: self.backend.run(mp, 8, 0),
                      lambda: self.baseline.run(mp, 8, 0) if self.baseline is not None else None):
             try:
                 step()
