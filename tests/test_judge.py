@@ -14,7 +14,8 @@
 - Queries of pre-executions above ``SPLIT_ABOVE`` answer the same searched whole or split.
 - A campaign whose oracle budget is made tiny (the ``ORACLE_BUDGET`` hook) counts the programs
   that ran past it: the journal's ``budget`` field, the ``fuzz`` summary line, ``report.md``'s
-  coverage section, ``merge``'s counts; other oracle errors are not counted.
+  coverage section, ``merge``'s counts, a parallel campaign's sums and the progress line; other
+  oracle errors are not counted.
 """
 
 from __future__ import annotations
@@ -359,3 +360,23 @@ def test_run_asks_about_the_observed_outcomes_only(monkeypatch):
     assert obj["histogram"] and all(row["allowed"] == full.allows(row["outcome"])
                                     for row in obj["histogram"])
     assert obj["forbidden"] == 0 and sum(r["count"] for r in obj["histogram"]) == 2000
+
+
+def test_the_progress_line_and_a_parallel_campaigns_sums_carry_the_budget_count(tmp_path):
+    """Each worker sends its counts (``dataclasses.asdict(Stats)``); the parent's sum keeps the
+    budget count apart from the other errors, and the progress line shows it once nonzero."""
+    import dataclasses
+    from types import SimpleNamespace
+    from fuzz.campaign import Config, Stats
+    from fuzz.coverage import Coverage
+    from fuzz.progress import Progress
+    from fuzz.workers import ParallelCampaign
+    par = ParallelCampaign(Config(backend="sim", out=str(tmp_path / "p")), 2)
+    par.workers = [SimpleNamespace(stats=dataclasses.asdict(Stats(programs=10, errors=3, budget=2)),
+                                   kinds={}, pairs={}),
+                   SimpleNamespace(stats=dataclasses.asdict(Stats(programs=5, errors=1, budget=1)),
+                                   kinds={}, pairs={})]
+    total = par._sum()
+    assert (total.programs, total.errors, total.budget) == (15, 4, 3)
+    assert "errors 4 (budget 3) |" in Progress(tty=False).line(total, Coverage())
+    assert "budget" not in Progress(tty=False).line(Stats(programs=3, errors=1), Coverage())
