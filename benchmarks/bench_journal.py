@@ -1,13 +1,15 @@
 """Report and resume on a week-long campaign's journal: time and peak memory.
 
-Run: ``.venv/bin/python benchmarks/bench_journal.py [--programs N] [--keep DIR]``.
+Run: ``.venv/bin/python benchmarks/bench_journal.py [--programs N] [--keep DIR [--reuse]]
+[--root DIR]...``.
 
 Writes a synthetic campaign directory (in a temporary folder unless ``--keep``) whose journal holds
 N program lines (default 10,000,000) shaped like a simulator campaign's (statuses in a campaign's
 proportions, kinds, scope pairs, times), rotated into segments as a campaign rotates them. Then, each in
 a fresh process so that the peak is its own: ``scopefuzz report`` (:func:`fuzz.report.build_report`)
 and the journal scan ``--resume`` does (:meth:`fuzz.campaign.Campaign.open`). Prints the journal's size
-on disk, bytes per program, seconds and peak resident memory (``resource.getrusage``) of each.
+on disk, bytes per program, wall and CPU seconds and peak resident memory (``resource.getrusage``)
+of each, with the load average (on a shared machine the CPU seconds are the figure to compare).
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ import resource, sys, time
 sys.path.insert(0, {root!r})
 what, d = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
+u = resource.getrusage(resource.RUSAGE_SELF)
+cpu0 = u.ru_utime + u.ru_stime
 if what == "report":
     from fuzz.report import build_report
     build_report(d, explainer=None)
@@ -81,31 +85,50 @@ else:
     c.open()
     c.journal.close()
     assert len(c.done) > 0
-print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+u = resource.getrusage(resource.RUSAGE_SELF)
+print(time.perf_counter() - t, u.ru_maxrss, u.ru_utime + u.ru_stime - cpu0)
 """
 
 
-def measure(what: str, directory: str) -> tuple[float, float]:
-    out = subprocess.run([sys.executable, "-c", CHILD.format(root=ROOT), what, directory],
+def measure(what: str, directory: str, root: str = ROOT) -> tuple[float, float, float]:
+    """Wall seconds, peak resident MiB and CPU seconds of ``what`` ("report" or "resume") on
+    ``directory``, in a fresh process importing scopefuzz from ``root``. On a shared machine the
+    CPU seconds are the steadier figure (the wall time includes waiting for a core)."""
+    out = subprocess.run([sys.executable, "-c", CHILD.format(root=root), what, directory],
                          check=True, capture_output=True, text=True).stdout.split()
-    return float(out[0]), int(out[1]) / 1024        # seconds, MiB
+    return float(out[0]), int(out[1]) / 1024, float(out[2])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--programs", type=int, default=10_000_000)
     ap.add_argument("--keep", default=None, help="write the campaign here and keep it")
+    ap.add_argument("--reuse", action="store_true",
+                    help="measure the campaign already in --keep DIR (do not write one; give its --programs)")
+    ap.add_argument("--root", action="append", default=None, metavar="DIR",
+                    help="measure the scopefuzz sources in DIR (repeat to compare checkouts, e.g. "
+                         "an export of main; default: this one)")
     args = ap.parse_args()
+    if args.reuse and not args.keep:
+        ap.error("--reuse needs --keep DIR")
     tmp = args.keep or tempfile.mkdtemp(prefix="sf-journal-")
     try:
-        t = time.perf_counter()
-        size = write_journal(tmp, args.programs)
-        print(f"journal: {args.programs:,} programs, {size / 2**30:.2f} GiB "
-              f"({size / args.programs:.0f} B/program), written in {time.perf_counter() - t:.0f} s")
+        if args.reuse:
+            size = sum(os.path.getsize(os.path.join(tmp, n)) for n in os.listdir(tmp)
+                       if n.startswith("journal"))
+        else:
+            t = time.perf_counter()
+            size = write_journal(tmp, args.programs)
+            print(f"journal: {args.programs:,} programs, {size / 2**30:.2f} GiB "
+                  f"({size / args.programs:.0f} B/program), written in "
+                  f"{time.perf_counter() - t:.0f} s")
+        print(f"load average before: {os.getloadavg()[0]:.1f}")
         for what in ("report", "resume"):
-            secs, mib = measure(what, tmp)
-            print(f"{what}: {secs:.0f} s, peak RSS {mib:.0f} MiB "
-                  f"({args.programs / secs:,.0f} programs/s)")
+            for root in args.root or [ROOT]:
+                secs, mib, cpu = measure(what, tmp, os.path.abspath(root))
+                print(f"{what}{'' if not args.root else ' ' + root}: {secs:.0f} s wall, {cpu:.0f} s "
+                      f"CPU, peak RSS {mib:.0f} MiB ({args.programs / cpu:,.0f} programs per "
+                      f"CPU second), load average {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

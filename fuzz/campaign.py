@@ -228,12 +228,32 @@ class Campaign:
         else:
             meta = dict(self.cfg.identity(), uid=self.uid, created=time.time(), version=1)
             atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
-        for e in read_journal(jpath):          # streamed: a week's journal does not fit in memory
-            if e.get("type") == "program" and isinstance(e.get("i"), int) \
-                    and e["i"] not in self.done:
-                self.done.add(e["i"])
-                self._count(e)
-                self.stats.active = max(self.stats.active, e.get("t", 0.0))
+        # streamed (a week's journal does not fit in memory) into per-status counts, folded into
+        # the statistics at the end: one dictionary update per program, not a dozen
+        done, statuses, executions, active = self.done, {}, 0, self.stats.active
+        budget = 0                              # oracle errors that were the search budget
+        tally = cov.ComboTally(self.coverage.kinds, self.coverage.pairs, self.coverage.add)
+        for e in read_journal(jpath):
+            i = e.get("i")
+            if e.get("type") == "program" and isinstance(i, int) and done.add(i):
+                st = e.get("status")
+                if type(st) is not str:
+                    st = None                   # counted as a program, nothing else
+                statuses[st] = statuses.get(st, 0) + 1
+                executions += e.get("executions", 0)
+                if st == "oracle-error" and e.get("budget"):
+                    budget += 1
+                if st in EXECUTED:
+                    tally.add(e.get("kinds", []), e.get("pairs", []))
+                t = e.get("t", 0.0)
+                if t > active:                  # max(), without the call
+                    active = t
+        tally.flush()
+        self.stats.executions += executions
+        self.stats.budget += budget
+        self.stats.active = active
+        for st, n in statuses.items():
+            self._count_status(st, n)
         for rec in load_findings(self.root):
             self.known[rec["id"]] = rec
         self.stats.findings = len(self.known)
@@ -245,21 +265,29 @@ class Campaign:
         self._lock_file = lock_campaign(self.dir)
 
     def _count(self, e: dict) -> None:
-        self.stats.programs += 1
+        """Add a journaled program to the statistics and the coverage."""
         self.stats.executions += e.get("executions", 0)
         st = e.get("status")
-        if st in ("undef", "all-undef"):
-            self.stats.undef += 1
-        elif st in ERRORED:
-            self.stats.errors += 1
-            self.stats.budget += bool(e.get("budget"))
-        elif st == "refused":
-            self.stats.refused += 1
-        elif st == "unconfirmed":
-            self.stats.unconfirmed += 1
+        self._count_status(st, 1)
+        if e.get("budget"):      # an oracle error that was the search budget running out
+            self.stats.budget += 1
         if st in EXECUTED:      # coverage is what ran, not what was drawn
-            self.stats.executed += 1
             self.coverage.add(e.get("kinds", []), e.get("pairs", []))
+
+    def _count_status(self, st, n: int) -> None:
+        """Add ``n`` programs of journal status ``st`` to the statistics."""
+        s = self.stats
+        s.programs += n
+        if st in ("undef", "all-undef"):
+            s.undef += n
+        elif st in ERRORED:
+            s.errors += n
+        elif st == "refused":
+            s.refused += n
+        elif st == "unconfirmed":
+            s.unconfirmed += n
+        if st in EXECUTED:
+            s.executed += n
 
     @property
     def backend(self):

@@ -49,3 +49,43 @@ class Coverage:
     def summary(self) -> str:
         return (f"kinds {len(self.kinds)}/{len(ALL_KINDS)} "
                 f"scope pairs {len(self.pairs)}/{len(ALL_SCOPE_PAIRS)}")
+
+
+class ComboTally:
+    """Counts of kinds and scope pairs gathered a program's whole lists at a time (reading a
+    journal: ``report`` and ``--resume``).
+
+    A campaign draws the same combinations of kinds (and of pairs) over and over, so counting each
+    combination (one dictionary update per program) and spreading the combinations over the single
+    kinds and pairs at :meth:`flush` costs a fraction of one update per kind. At most
+    :data:`COMBOS` combinations are held before they are spread, so memory stays bounded whatever
+    the journal holds. ``kinds`` and ``pairs`` are the dictionaries (or Counters) the counts go to;
+    lists that are not lists (no journal writes them) go to ``fallback(kind_list, pair_list)``, the
+    caller's own per-item counting, so the totals are the same as without the tally.
+    """
+
+    COMBOS = 4096
+
+    def __init__(self, kinds: dict, pairs: dict, fallback):
+        self.kinds, self.pairs, self.fallback = kinds, pairs, fallback
+        self.combos: dict[tuple, int] = {}
+
+    def add(self, kind_list, pair_list) -> None:
+        if type(kind_list) is not list or type(pair_list) is not list:
+            self.fallback(kind_list, pair_list)
+            return
+        key = (tuple(kind_list), tuple(pair_list))
+        c = self.combos
+        c[key] = c.get(key, 0) + 1
+        if len(c) > self.COMBOS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Spread the combinations counted so far over ``kinds`` and ``pairs``."""
+        kinds, pairs = self.kinds, self.pairs
+        for (ks, ps), n in self.combos.items():
+            for k in ks:
+                kinds[k] = kinds.get(k, 0) + n
+            for x in ps:
+                pairs[x] = pairs.get(x, 0) + n
+        self.combos = {}

@@ -155,16 +155,24 @@ class Journal:
         self._f = open(path, "a", encoding="utf-8")
 
     def _repair(self) -> None:
-        """Cut off a last line a kill left unfinished (no newline or not valid JSON)."""
+        """Cut off a last line a kill left unfinished (no newline). Reads the file backwards from
+        its end, a block at a time, only as far as the last newline (not the whole active file:
+        up to a segment's size)."""
         if not os.path.exists(self.path):
             return
-        with open(self.path, "rb") as f:
-            data = f.read()
-        keep = len(data)
-        if data and not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1
-        if keep != len(data):
-            with open(self.path, "r+b") as f:
+        with open(self.path, "r+b") as f:
+            end = f.seek(0, os.SEEK_END)
+            keep, pos = 0, end
+            while pos > 0:
+                start = max(0, pos - (64 << 10))
+                f.seek(start)
+                block = f.read(pos - start)
+                nl = block.rfind(b"\n")
+                if nl >= 0:
+                    keep = start + nl + 1
+                    break
+                pos = start
+            if keep != end:
                 f.truncate(keep)
                 f.flush()
                 os.fsync(f.fileno())
@@ -215,19 +223,41 @@ def read_json(path: str, error: type[Exception]) -> dict:
     return data
 
 
+#: the C JSON scanner behind :func:`json.loads`, called directly: a journal line is one compact
+#: object followed by a newline, so ``loads``' two Python frames and whitespace matching per line
+#: (a third of a week-long journal's decoding time) are skipped
+_scan_once = json.JSONDecoder().scan_once
+
+
+def decode_line(line: str):
+    """The JSON value of one journal line (ending in a newline), or None when it is not JSON.
+
+    The same value as ``json.loads(line)``: the fast path accepts only a value that starts at the
+    first character and ends just before the newline; anything else (surrounding whitespace, a
+    value that does not parse) takes ``json.loads``' own path.
+    """
+    try:
+        value, end = _scan_once(line, 0)
+        if end == len(line) - 1:
+            return value
+    except (StopIteration, json.JSONDecodeError, RecursionError):
+        pass
+    try:
+        return json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
 def read_journal(path: str) -> Iterator[dict]:
     """The journal's complete entries, in order, streamed from its sealed segments and its active
-    file ``path`` (an unfinished last line is skipped; so is a line that is not JSON)."""
+    file ``path`` (an unfinished last line is skipped; so is a line that is not a JSON object)."""
     for seg in journal_segments(path):
         with open(seg, encoding="utf-8", errors="replace") as f:
             for line in f:
-                if not line.endswith("\n"):
+                if line[-1:] != "\n":
                     break
-                try:
-                    e = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(e, dict):
+                e = decode_line(line)
+                if type(e) is dict:
                     yield e
 
 
@@ -249,17 +279,20 @@ class DoneSet:
         return (self.first <= i < self.watermark and (i - self.first) % self.step == 0) \
             or i in self.extra
 
-    def add(self, i: int) -> None:
-        if i in self:
-            return
-        self._n += 1
-        if i == self.watermark:
+    def add(self, i: int) -> bool:
+        """Mark ``i`` done; True when it was not done before."""
+        if i == self.watermark:         # the next in order (never in ``extra``): no lookup
+            self._n += 1
             self.watermark += self.step
             while self.watermark in self.extra:
                 self.extra.discard(self.watermark)
                 self.watermark += self.step
-        else:
-            self.extra.add(i)
+            return True
+        if i in self:
+            return False
+        self._n += 1
+        self.extra.add(i)               # done out of order
+        return True
 
     def __len__(self) -> int:
         return self._n

@@ -20,6 +20,7 @@ from typing import Callable
 from litmus.scopes import SCOPES
 
 from .campaign import ERRORED, EXECUTED, META
+from .coverage import ComboTally
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
 from .journal import atomic_write, read_json
@@ -62,7 +63,8 @@ class _Part:
         self.executions += e.get("executions", 0) or 0
         self.budget += bool(e.get("budget"))
         t = e.get("t", 0.0) or 0.0
-        self.active = max(self.active, t)
+        if t > self.active:         # max(), without the call
+            self.active = t
         if self.n % self.stride == 0:
             self.points.append((t, self.n))
             if len(self.points) > TIMELINE_POINTS:      # thin: keep every other point
@@ -96,23 +98,26 @@ def load_campaign(directory: str) -> dict:
     parts: dict[str, _Part] = {}
     metas = part_metas(meta, directory, ReportError)
     kinds, pairs, errors, refused = Counter(), Counter(), Counter(), Counter()
+    combos = ComboTally(kinds, pairs, lambda k, p: (kinds.update(k), pairs.update(p)))
     unconfirmed: list[dict] = []
+    uid, p = None, None
     for e in program_entries(directory, meta, ReportError):   # every part's journals, streamed
-        uid = e["campaign"]
-        p = parts.get(uid)
-        if p is None:
-            p = parts[uid] = _Part(uid, metas.get(uid, meta))
+        if e["campaign"] != uid:
+            uid = e["campaign"]
+            p = parts.get(uid)
+            if p is None:
+                p = parts[uid] = _Part(uid, metas.get(uid, meta))
         p.add(e)
         st = e.get("status")
         if st in EXECUTED:          # coverage: what ran, not what was drawn
-            kinds.update(e.get("kinds", []))
-            pairs.update(e.get("pairs", []))
+            combos.add(e.get("kinds", []), e.get("pairs", []))
         elif st in ERRORED:
             _count_bounded(errors, e.get("error", ""))
         elif st == "refused":
             _count_bounded(refused, e.get("error", ""))
         if st == "unconfirmed" and len(unconfirmed) < UNCONFIRMED_SAMPLE:
             unconfirmed.append(e)
+    combos.flush()
     for p in parts.values():
         p.finish()
     findings = sorted(load_findings(directory),      # smallest (most actionable) first

@@ -6,15 +6,16 @@
   these fields and nothing else.
 - :class:`ConformanceModel`: what ``benchmarks/conformance.py`` and the conformance tests need
   from a model (:class:`oracle.registry.ModelUnit` is the implementation): its name, the
-  dialects it reads, the Dat3M suites it is measured on and how each is compared, and where a
-  suite's expected verdicts are.
+  dialects it reads, the Dat3M suites it is measured on and how each is compared, where a
+  suite's expected verdicts are, and its Python reference (the fallback decider that
+  ``--reference`` runs alone).
 
 Both are ``runtime_checkable``: ``isinstance`` checks that the members exist (tests do).
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 
 @runtime_checkable
@@ -24,10 +25,10 @@ class OracleResult(Protocol):
     model: str                  # the model that decided
     verdict: str                # "Ok" | "No" | "Undef" (LITMUS.md)
     states: list[dict]          # every allowed outcome: observable -> int or litmus.UNDEF
-    flags: list[str]            # flags the model raised (e.g. "racy")
+    flags: list[str]            # flags the model raised (e.g. "racy", "reference-partial")
     ub: list[str]               # reasons the program has undefined behaviour (static)
-    candidates: int             # executions the model was evaluated on
-    consistent: int             # consistent executions visited (bounding skips some)
+    candidates: int             # candidate executions evaluated
+    consistent: int             # of which consistent
     seconds: float
 
     def allows(self, observed: dict) -> bool:
@@ -49,6 +50,9 @@ class ConformanceModel(Protocol):
     #: suite name -> "verdict" (1 = the condition's verdict is Ok) or "race" (1 = no consistent
     #: execution is racy)
     suites: dict[str, str]
+    #: Test, stop="verdict"|"race" -> OracleResult, deciding without the engine (the model in
+    #: Python, its reference); None if none
+    fallback: Callable | None
 
     def expected_csv(self, conformance_dir: str, suite: str) -> str:
         """The path of ``suite``'s expected verdicts (``path,1|0`` rows)."""

@@ -36,6 +36,7 @@ from .events import UNDEF_VAL, PreExecution
 from .lang import DYNAMIC, Node, Program, load_model
 from .pack import pack
 from .registry import ModelUnit, get as get_unit
+from .routing import BOX_H, Node as RouteNode, label_point, layout, path_data
 
 MAX_LISTED = 12
 
@@ -452,18 +453,6 @@ COLORS = {"po": "#555555", "rf": "#c0392b", "co": "#2471a3", "fr": "#d68910", "s
 
 
 CHAR_W = 7.3          # width of one character of the 12px monospace labels
-BOX_H = 20
-
-
-def _clip(cx: float, cy: float, w: float, tx: float, ty: float) -> tuple[float, float]:
-    """The point where the segment from a box's centre towards (tx, ty) leaves the box."""
-    dx, dy = tx - cx, ty - cy
-    if dx == 0 and dy == 0:
-        return cx, cy
-    sx = (w / 2) / abs(dx) if dx else float("inf")
-    sy = (BOX_H / 2) / abs(dy) if dy else float("inf")
-    k = min(sx, sy, 1.0)
-    return cx + dx * k, cy + dy * k
 
 
 def _dot_id(text: str) -> str:
@@ -531,8 +520,10 @@ def _legend(y: float) -> str:
 def _svg(ex: Explanation) -> str:
     """Each candidate execution drawn as in papers: threads as columns of boxed events (initial
     writes above, final-memory reads below), po as grey arrows down a column, the candidate's
-    rf/co/barrier edges in their colours, the failed check's witness edges bold red."""
-    row_h, top = 56, 70
+    rf/co/barrier edges in their colours, the failed check's witness edges bold red (a witness
+    that is an event: its box outlined red). Edges run in the channels between columns and the
+    gaps between rows (:mod:`oracle.routing`), so none crosses a box other than its ends."""
+    top = 70                    # from a block's top to the centre of its initial-write row
     nth = len(ex.test.threads)
     blocks = [_legend(14)]
     y0 = 30
@@ -541,77 +532,56 @@ def _svg(ex: Explanation) -> str:
         c = it.cand
         pe = c.pe
         labels = {i: _label(c, i) for i in range(len(pe.events))}
-        # column widths from the longest label of each thread
-        col_w = [max([len(labels[i]) for i, e in enumerate(pe.events) if e.thread == t] + [4])
-                 * CHAR_W + 60 for t in range(nth)]
-        col_x = [40.0]
-        for t in range(1, nth):
-            col_x.append(col_x[-1] + col_w[t - 1])
-        pos: dict[int, tuple[float, float, float]] = {}      # centre x, centre y, box width
-        rows_used = [0] * nth
-        maxrow = 0
+        nodes, rows_used = [], [0] * nth
         for i, e in enumerate(pe.events):
+            w = len(labels[i]) * CHAR_W + 12
             if e.thread >= 0:
-                r = rows_used[e.thread]
                 rows_used[e.thread] += 1
-                w = len(labels[i]) * CHAR_W + 12
-                pos[i] = (col_x[e.thread] + w / 2, y0 + top + (r + 1) * row_h, w)
-                maxrow = max(maxrow, r + 1)
-        inits = [i for i, e in enumerate(pe.events) if e.thread < 0 and i not in c.src]
-        finals = [i for i, e in enumerate(pe.events) if e.thread < 0 and i in c.src]
-        for group, y in ((inits, y0 + top), (finals, y0 + top + (maxrow + 1) * row_h)):
-            x = 40.0
-            for i in group:
-                w = len(labels[i]) * CHAR_W + 12
-                pos[i] = (x + w / 2, y, w)
-                x += w + 30
-        h = top + (maxrow + 2) * row_h
+                nodes.append(RouteNode(i, w, e.thread, rows_used[e.thread]))
+            else:               # initial writes in row 0, final reads (they read) below the rest
+                nodes.append(RouteNode(i, w, -1, 1 if i in c.src else 0))
+        edges = _candidate_edges(it)
+        hot_events = {a for a, _, b, hot in edges if hot and a == b}
+        edges = [e for e in edges if e[0] != e[2]]
+        drawing = layout(nodes, [(a, b) for a, _, b, _ in edges], x0=10.0, y0=y0 + top,
+                         columns=nth)
+        pos = drawing.boxes
         title = f"[{k}] {it.witness_text}"
-        width = max(width, int(len(title) * 7.5) + 40, int(col_x[-1] + col_w[-1]) + 40)
+        width = max(width, int(len(title) * 7.5) + 40, int(drawing.width) + 30)
         parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(title)}</text>']
         for t in range(nth):
-            parts.append(f'<text x="{col_x[t]:.0f}" y="{y0 + 45}" font-weight="bold">P{t}</text>')
-        edges = _candidate_edges(it)
-        # po down each column
+            parts.append(f'<text x="{drawing.column_x[t]:.1f}" y="{y0 + 45}" '
+                         f'font-weight="bold">P{t}</text>')
+        # po down each column, between neighbouring boxes
         for t in range(nth):
             evs = [i for i, e in enumerate(pe.events) if e.thread == t]
+            x = drawing.column_x[t] + 8
             for a, b in zip(evs, evs[1:]):
-                (xa, ya, _), (xb, yb, _) = pos[a], pos[b]
-                x = col_x[t] + 8
-                parts.append(f'<line x1="{x:.0f}" y1="{ya + BOX_H / 2:.0f}" x2="{x:.0f}" '
-                             f'y2="{yb - BOX_H / 2 - 1:.0f}" stroke="#999" '
+                parts.append(f'<line x1="{x:.1f}" y1="{pos[a][1] + BOX_H / 2:.1f}" x2="{x:.1f}" '
+                             f'y2="{pos[b][1] - BOX_H / 2 - 1:.1f}" stroke="#999" '
                              f'marker-end="url(#arr)"/>')
-        for n, (a, lab, b, hot) in enumerate(edges):
-            if a not in pos or b not in pos or a == b:
+        for (a, lab, b, hot), points in zip(edges, drawing.paths):
+            if points is None:
                 continue
-            (xa, ya, wa), (xb, yb, wb) = pos[a], pos[b]
             color = "#e01010" if hot else COLORS.get(lab.replace("^-1", ""), "#333")
-            # bend each edge sideways (alternating) so parallel edges and labels stay apart
-            bend = (28 + 6 * (n % 3)) * (1 if n % 2 == 0 else -1)
-            mx, my = (xa + xb) / 2, (ya + yb) / 2
-            dx, dy = xb - xa, yb - ya
-            norm = max((dx * dx + dy * dy) ** 0.5, 1.0)
-            cx, cy = mx - dy / norm * bend, my + dx / norm * bend
-            x1, y1 = _clip(xa, ya, wa, cx, cy)
-            x2, y2 = _clip(xb, yb, wb, cx, cy)
-            parts.append(f'<path d="M{x1:.0f},{y1:.0f} Q{cx:.0f},{cy:.0f} {x2:.0f},{y2:.0f}" '
-                         f'fill="none" stroke="{color}" stroke-width="{2 if hot else 1.2}" '
-                         f'marker-end="url(#arr)"/>')
-            lx, ly = (x1 + 2 * cx + x2) / 4, (y1 + 2 * cy + y2) / 4
-            parts.append(f'<text x="{lx:.0f}" y="{ly:.0f}" fill="{color}" font-size="11" '
+            parts.append(f'<path d="{path_data(points)}" fill="none" stroke="{color}" '
+                         f'stroke-width="{2 if hot else 1.2}" marker-end="url(#arr)"/>')
+            lx, ly = label_point(points)
+            parts.append(f'<text x="{lx:.1f}" y="{ly + 4:.1f}" fill="{color}" font-size="11" '
                          f'text-anchor="middle" stroke="white" stroke-width="3" '
                          f'paint-order="stroke">{html.escape(lab)}</text>')
         for i, (x, y, w) in pos.items():
-            parts.append(f'<rect x="{x - w / 2:.0f}" y="{y - BOX_H / 2:.0f}" width="{w:.0f}" '
-                         f'height="{BOX_H}" rx="4" fill="white" stroke="#bbb"/>'
-                         f'<text x="{x:.0f}" y="{y + 4:.0f}" text-anchor="middle" '
+            stroke = '"#e01010" stroke-width="2.5"' if i in hot_events else '"#bbb"'
+            parts.append(f'<rect x="{x - w / 2:.1f}" y="{y - BOX_H / 2:.1f}" width="{w:.1f}" '
+                         f'height="{BOX_H}" rx="4" fill="white" stroke={stroke}/>'
+                         f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" '
                          f'font-family="monospace" font-size="12">{html.escape(labels[i])}</text>')
         blocks.append("\n".join(parts))
-        y0 += h + 20
+        y0 += top + drawing.height + 30
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y0 + 40}" '
             f'font-family="sans-serif" font-size="13">\n'
-            f'<defs><marker id="arr" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
-            f'markerHeight="6" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#333"/></marker>'
+            f'<defs><marker id="arr" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
+            f'markerHeight="8" markerUnits="userSpaceOnUse" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#333"/></marker>'
             f'</defs>\n<text x="10" y="{y0 + 25}">{html.escape(ex.test.name)}: '
             f'{html.escape(ex.outcome_text)} '
             f'{"allowed" if ex.allowed else "forbidden"} ({html.escape(ex.model)})</text>\n')

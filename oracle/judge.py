@@ -9,7 +9,9 @@ the full allowed set (:func:`oracle.check`) only for what needs it:
   only for the asked outcomes;
 - ``ub``: the builders' static reasons (the pre-executions' ``ub``); for a model unit with UB
   flags (Tile IR's ``racy``) whether a consistent execution raises one is known only from the
-  full check, so there it is the full check's ``ub``;
+  full check, so there it is the full check's ``ub``; so are ``ub`` and ``verdict`` of a program
+  over 64 events in a unit with a fallback (the full check gives the engine a bounded try there,
+  then decides by the unit's Python reference);
 - ``verdict``: ``Undef`` when ``ub``; for a condition whose proposition is one equality or a
   conjunction of equalities, from one query (``exists P``: Ok iff the outcome P describes is
   allowed; ``~exists P``: Ok iff it is not, :func:`litmus.outcome.verdict`'s rules, undef
@@ -32,6 +34,7 @@ from __future__ import annotations
 from litmus.ir import And, Atom, Test
 
 from .check import Result, _check_size, all_undef, check, default_model, pre_executions
+from .events import WORD
 from .query import _matches, allows_many
 from .registry import get as get_unit
 
@@ -75,6 +78,7 @@ class Judge:
         self._verdict: str | None = None
         self._all_undef: bool | None = None
         self._answers: dict[tuple, bool] = {}
+        self._by_check: bool | None = None
 
     # -- the computations (each under the timeout, when one is set) ------------------------------
     def _call(self, fn, *args):
@@ -95,6 +99,19 @@ class Judge:
         for pe in self._pre():
             out += [r for r in pe.ub if r not in out]
         return out
+
+    def _wide(self) -> bool:
+        return any(pe.n > WORD for pe in self._pre())
+
+    @property
+    def _decided_by_check(self) -> bool:
+        """Whether ``ub`` and ``verdict`` are the full check's: a unit with UB flags, or a
+        program over 64 events in a unit with a fallback (``oracle.check`` gives the engine a
+        bounded try there, then decides by the unit's reference)."""
+        if self._by_check is None:
+            self._by_check = bool(self._unit.ub_flags) or (
+                self._unit.fallback is not None and self._call(self._wide))
+        return self._by_check
 
     def _ask(self, outcomes: list[dict]) -> list[bool]:
         return allows_many(self.test, outcomes, self.model, self.budget, self._pre())
@@ -139,7 +156,7 @@ class Judge:
     def ub(self) -> list[str]:
         """Why the program has undefined behaviour (empty: it has none)."""
         if self._ub is None:
-            if self._unit.ub_flags:
+            if self._decided_by_check:
                 self._ub = list(self.result.ub)
             else:
                 self._ub = self._call(self._static_ub)
@@ -154,7 +171,7 @@ class Judge:
             if self.ub:
                 self._verdict = "Undef"
             elif self._result is None and want is not None and \
-                    cond.quantifier in ("exists", "~exists"):
+                    cond.quantifier in ("exists", "~exists") and not self._decided_by_check:
                 hit = self.allows(want)
                 self._verdict = "Ok" if hit == (cond.quantifier == "exists") else "No"
             else:

@@ -10,8 +10,11 @@ declaring
   first use (file:line:col); a declared name that a built pre-execution lacks is an error too;
 - ``hints``: which of the engine's search hints (:data:`oracle.hints.HINTS`) the builder gives;
   the engine uses those and no others;
-- optionally the conformance ``suites`` it is measured on, the relations explanations draw as one
-  edge, and the flags that mean undefined behaviour (``ub_flags``).
+- optionally a ``fallback`` deciding the verdict and flags of a program over 64 events whose search
+  the engine cannot finish within :data:`oracle.check.FALLBACK_AFTER` steps (the Vulkan
+  suite's cross-workgroup barrier programs), the conformance ``suites`` it is measured on, the
+  relations explanations draw as one edge, and the flags that mean undefined behaviour
+  (``ub_flags``).
 
 A folder may register several units (variants of one model reading a switch differently, e.g.
 ``tileir`` and ``tileir-nochain``), each with its own model file ``<name>.model`` in that folder.
@@ -56,6 +59,9 @@ class ModelUnit:
     #: execution raising one makes the verdict ``Undef``, and ``ub`` names the flag and the pair
     #: of events that raised it (oracle/ubflags.py)
     ub_flags: tuple[str, ...] = ()
+    #: Test, stop="verdict"|"race" -> Result: the same model in Python (its reference), deciding
+    #: what the engine cannot finish (see the module docstring); None if none
+    fallback: Callable | None = None
 
     @property
     def model_file(self) -> str:

@@ -1,5 +1,5 @@
 """RC11 against the Dat3M C11 suite (RC11.csv), through the oracle engine (the model file
-``oracle/models/rc11/rc11.model``) and through its Python reference (``tests/reference_rc11.py``);
+``oracle/models/rc11/rc11.model``) and through its Python reference (``oracle/models/rc11/reference.py``);
 and the two
 evaluations of the model agree with each other, on the suite and on random C programs."""
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import oracle
 from litmus import parse, parse_file
 from litmus.expected import read_expected
-from reference_rc11 import check as rc11_ref
+from oracle.models.rc11.reference import check as rc11_ref
 
 #: Tests of the suite where the model and the expected verdict are allowed to differ, with the
 #: reason (docs/conformance.md). Empty: the model agrees on every test.

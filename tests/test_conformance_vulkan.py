@@ -1,20 +1,21 @@
 """The vulkan model against the Dat3M VULKAN suites: verdicts (VULKAN.csv) and data races
 (VULKAN-DR.csv, 1 = no execution is racy), through the oracle engine (``oracle/models/vulkan/vulkan.model``)
-and through the Python reference (``tests/reference_vulkan.py``); and the two evaluations agree
+and through the Python reference (``oracle/models/vulkan/reference.py``); and the two evaluations agree
 with each other (programs over 64 events: ``tests/test_oracle_wide.py``)."""
 
 import oracle
 from litmus import parse, parse_file
 from litmus.expected import read_expected
 from oracle import registry
-from reference_vulkan import check as vk_ref
+from oracle.models.vulkan.reference import check as vk_ref
 
 #: Tests where the model and the expected verdict are allowed to differ, with the reason
 #: (docs/conformance.md). Empty: the model agrees on every test.
 DOCUMENTED: dict[str, str] = {}
 
-#: Programs over 64 events (two-word rows in the engine): compared with the reference, which is
-#: slow on them, in tests/test_oracle_wide.py (only the verdict and the race flag)
+#: Programs over 64 events (two-word rows in the engine; past its bounded try the reference
+#: decides them): compared with the reference, which is slow on them, in
+#: tests/test_oracle_wide.py (only the verdict and the race flag)
 ENGINE_TOO_BIG = {f"VULKAN/Manual/xf-barrier{s}.litmus" for s in
                   ("", "-cbar-rlx-1", "-cbar-rlx-2", "-cbar-rlx-3", "-load-rlx-2",
                    "-store-rlx-1", "-store-rlx-2")}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 
 import pytest
 from hypothesis import given
@@ -17,8 +18,9 @@ from fuzz import campaign as campaign_mod
 from fuzz import journal as journal_mod
 from fuzz import report as report_mod
 from fuzz.cli import main
-from fuzz.journal import (DoneSet, Journal, journal_paths, journal_segments, read_journal,
-                          segment_path)
+from fuzz.coverage import ComboTally
+from fuzz.journal import (DoneSet, Journal, decode_line, journal_paths, journal_segments,
+                          read_journal, segment_path)
 from fuzz.report import build_report, load_campaign
 
 
@@ -82,6 +84,75 @@ def test_done_set_stays_small_for_an_in_order_campaign():
     for i in range(2, 400_002, 4):
         done.add(i)
     assert len(done) == 100_000 and not done.extra and 399_998 in done and 399_999 not in done
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+                                                                   max_size=4), max_leaves=12)
+
+
+def _json_or_none(line: str):
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return None
+
+
+@given(_json_values, st.integers(0, 40), st.sampled_from(["", " ", "x", "}", ",1", "\t"]),
+       st.sampled_from(["", " ", "\ufeff"]))
+def test_the_fast_line_decoder_reads_what_json_loads_reads(value, cut, tail, head):
+    """``decode_line`` (the C scanner called directly) gives ``json.loads``' value, or None where
+    ``json.loads`` fails, on whole lines, lines with stray text around them, and cut lines."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    for line in (text, head + text + tail, text[:cut], text[cut:]):
+        line += "\n"
+        assert decode_line(line) == _json_or_none(line)
+
+
+@given(st.lists(st.tuples(st.lists(st.sampled_from(["ld", "st", "rmw", "fence"]), max_size=4),
+                          st.lists(st.sampled_from(["wg/agent", "wave/wg"]), max_size=2)),
+                max_size=60), st.integers(1, 5))
+def test_combo_tally_counts_like_one_update_per_kind(programs, bound):
+    """Counting whole combinations (spread at flush, and whenever more than COMBOS are held)
+    gives the per-kind counts of a plain Counter."""
+    kinds, pairs = Counter(), Counter()
+    tally = ComboTally(kinds, pairs, None)
+    tally.COMBOS = bound
+    for ks, ps in programs:
+        tally.add(ks, ps)
+    tally.flush()
+    assert kinds == Counter(k for ks, _ in programs for k in ks)
+    assert pairs == Counter(p for _, ps in programs for p in ps)
+
+
+def test_combo_tally_hands_what_is_not_a_list_to_the_fallback():
+    seen = []
+    tally = ComboTally({}, {}, lambda k, p: seen.append((k, p)))
+    tally.add("ld", ["wg/agent"])
+    tally.add(["ld"], None)
+    assert seen == [("ld", ["wg/agent"]), (["ld"], None)] and not tally.combos
+
+
+@pytest.mark.parametrize("cut", [0, 10, 200_000])
+def test_reopening_cuts_an_unfinished_last_line_of_any_length(tmp_path, cut):
+    """The repair reads the active file backwards block by block: a cut line longer than a block
+    (200,000 bytes) is removed as exactly as a short one, and a file with no newline at all
+    is emptied."""
+    path = tmp_path / "journal.jsonl"
+    j = Journal(str(path))
+    for i in range(3 if cut else 0):
+        j.append(_entry(i))
+    j.close()
+    whole = path.read_bytes()
+    with open(path, "ab") as f:
+        f.write(b'{"type":"program","test":"' + b"x" * max(cut, 5))     # killed mid-write
+    Journal(str(path)).close()
+    assert path.read_bytes() == whole
+    j = Journal(str(path))
+    j.append(_entry(3))
+    j.close()
+    assert [e["i"] for e in read_journal(str(path))] == ([0, 1, 2, 3] if cut else [3])
 
 
 @pytest.fixture

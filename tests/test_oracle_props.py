@@ -18,6 +18,7 @@ import litmus
 import oracle
 from litmus.ir import UNDEF
 from reference import reference_check
+from visits import exhaustive_consistent
 
 SCOPES = ("wave", "wg", "agent", "sys")
 LOCS = ("x", "y")
@@ -232,19 +233,6 @@ def test_sc_atomics_allow_exactly_the_interleavings(text):
 
 
 # --- engine vs. reference ---------------------------------------------------------------------------
-def exhaustive_consistent(test) -> int:
-    """The consistent executions the search visits over every pre-execution, bounding off."""
-    from oracle.check import pre_executions
-    from oracle.lang import load_model
-    from oracle.pack import options, search_pe
-    from oracle.registry import get
-    unit = get("amdgpu")
-    prog = load_model("amdgpu")
-    return sum(int(search_pe(pe, prog, unit.hints,
-                             options(pe.n, len(pe.observables), bound=False))[3])
-               for pe in pre_executions(unit, test))
-
-
 @settings(max_examples=60, deadline=None)
 @given(programs(max_instrs=4))
 def test_engine_agrees_with_reference(text):

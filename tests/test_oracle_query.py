@@ -4,7 +4,7 @@
   keys), one at a time and in one batch, and for outcomes that leave an observable out, are
   those of the pure-Python reference evaluation's allowed states (``tests/reference.py``: an
   outcome is allowed when some allowed state matches it, undef matching any value);
-- the same on generated C programs against the rc11 reference (``tests/reference_rc11.py``);
+- the same on generated C programs against the rc11 reference (``oracle/models/rc11/reference.py``);
 - hand-derived answers for SB and message passing in C11 (relaxed SB allows 0/0; release/acquire
   MP forbids r0=1, r1=0), through the API and the command line in both outcome forms, with exit
   status 0 / 1 and one-line errors (status 2) for outcomes that are not outcomes of the test.
@@ -22,7 +22,7 @@ import litmus
 import oracle
 from litmus.ir import UNDEF
 from reference import reference_check
-from reference_rc11 import check as rc11_ref
+from oracle.models.rc11.reference import check as rc11_ref
 from test_conformance_rc11 import c_programs
 from test_oracle_props import programs
 

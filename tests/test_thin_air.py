@@ -13,7 +13,7 @@ from litmus import parse
 from litmus.cfg import data_constants, thin_air_values, value_domains
 from oracle import OracleError
 from oracle.lang import compile_model, load_model, parse_model
-import reference_vulkan as vk_ref
+import oracle.models.vulkan.reference as vk_ref
 
 OOTA = """Vulkan OOTA
 { x=0; y=0; P0:r0=0; P1:r1=0; }

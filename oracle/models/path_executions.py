@@ -7,7 +7,7 @@ program order (an rmw gives a read and a write related by ``rmw``) — with po, 
 the basic sets (:func:`_build`), and which combinations of paths can occur at all
 (:func:`justifiable_combinations`). The PTX builder turns :func:`_build`'s form into the engine's
 pre-executions (rc11, c11, opencl and vulkan build tables straight from the paths,
-:mod:`oracle.models.path_tables`); the tests' Python references of the two models (``tests/reference_paths.py``) enumerate rf and co over
+:mod:`oracle.models.path_tables`); the Python references of the two models (:mod:`oracle.models.reference_paths`) enumerate rf and co over
 it themselves.
 
 Relations are lists of Python ints, one bit-set row per event (bit j of row i: i -> j).

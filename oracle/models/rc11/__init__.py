@@ -1,8 +1,9 @@
 """The RC11 model unit (repaired C11, for tests in the C dialect; docs/conformance.md).
 
 ``rc11.model`` is the model; :mod:`.builder` turns C tests into pre-executions (one per
-combination of thread paths). The same model in Python, the tests' independent reference, is
-``tests/reference_rc11.py``.
+combination of thread paths). :mod:`.reference` is the same model in Python, written independently of the engine: the tests'
+reference, and the fallback that decides the verdict and flags of a program over 64 events whose
+search the engine cannot finish (:func:`oracle.check.check`).
 """
 
 import os as _os
@@ -11,6 +12,11 @@ from oracle.registry import ModelUnit, register
 
 from .builder import RELS, SETS, build
 
+
+def _fallback(test, stop=None):
+    """The Python version of the model (imported on first use: most programs never need it)."""
+    from .reference import check
+    return check(test, stop=stop)
 
 
 UNIT = register(ModelUnit(
@@ -25,4 +31,5 @@ UNIT = register(ModelUnit(
     suites={"RC11": "verdict"},
     edges=("po", "sb", "rf", "co", "fr", "sw", "rmw"),
     directory=_os.path.dirname(_os.path.abspath(__file__)),
+    fallback=_fallback,
 ))

@@ -3,11 +3,11 @@
 One :class:`~oracle.events.PreExecution` per combination of thread paths (litmus/cfg.py) whose
 read values some write of the combination provides, and per control-barrier choice: a
 combination where a barrier can never complete gives none; a quorum barrier gives one per set of
-synchronizing barriers (the rules of ``tests/reference_vulkan_static.py``, module doc). Reads
+synchronizing barriers (the rules of :mod:`oracle.models.vulkan.reference_static`, module doc). Reads
 carry the value their path assumed (``REQ_EQ``). Per global location a final read (``FR``) gives
 the final memory value. The tables are built straight from the paths
 (:mod:`oracle.models.path_tables`); the event sets and static relations are those the Python
-reference derives in ``static`` of ``tests/reference_vulkan_static.py`` (see the header of
+reference derives in :func:`oracle.models.vulkan.reference_static.static` (see the header of
 ``vulkan.model``), computed here on bit rows per combination, independently of it.
 
 A ``filter`` (Dat3M: only executions satisfying it count, for the verdict and for races) must be
@@ -160,7 +160,7 @@ class _Static:
 def _syncbars(layout: Layout, static: _Static) -> list[list[int]]:
     """The ``syncbar`` rows of every way the combination's control barriers can complete: none
     when one never does (the execution does not terminate), one per set of synchronizing
-    barriers of each quorum group (the rules of ``prepare`` of ``tests/reference_vulkan_static.py``)."""
+    barriers of each quorum group (the rules of :func:`oracle.models.vulkan.reference_static.prepare`)."""
     groups: dict[tuple, list] = {}
     for b, off in zip(layout.blocks, layout.offsets):
         for j, ev in enumerate(b.events):

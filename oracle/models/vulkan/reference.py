@@ -57,8 +57,8 @@ from litmus.ir import Test
 from oracle.lang import load_model
 from oracle.models.path_executions import (Execution, acyclic, ident, inter, inverse, minus, opt,
                                            plus, restrict, seq, union)
-from reference_vulkan_static import CLASSES, prepare, static
-from reference_paths import ConformanceResult, PythonModel, check_with
+from oracle.models.vulkan.reference_static import CLASSES, prepare, static
+from oracle.models.reference_paths import ConformanceResult, PythonModel, check_with
 
 NAME = "vulkan"
 

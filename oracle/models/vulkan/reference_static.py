@@ -1,7 +1,7 @@
 """Static relations of the Vulkan model: event sets, scope instances and the barrier choices of
 one combination of thread paths (what ``vulkan.model`` reads besides rf and co).
 
-Part of the tests' Python reference of the model (``tests/reference_vulkan.py`` computes the
+Part of the tests' Python reference of the model (``oracle/models/vulkan/reference.py`` computes the
 dynamic relations on top of them); the event builder (:mod:`oracle.models.vulkan.builder`) derives
 the same relations on bit rows per combination, independently of this module. The definitions follow the Vulkan specification, appendix
 "Memory Model" (see the header of ``vulkan.model``).

@@ -1,5 +1,5 @@
 """The candidate search of the tests' Python references of the rc11 and vulkan models
-(``reference_rc11.py``, ``reference_vulkan.py``): independent of the numba engine, it
+(``rc11/reference.py``, ``vulkan/reference.py``): independent of the numba engine, it
 enumerates every reads-from choice (a read reads a write to its location *with the value the path
 assumed*, never a po-later write of its own thread) and every coherence order (per location a
 total order of its writes, initial write first) over the events of

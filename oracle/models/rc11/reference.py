@@ -31,7 +31,7 @@ from litmus.ir import Test
 
 from oracle.models.path_executions import (Execution, acyclic, cross, ident, inter, inverse,
                                            irreflexive, minus, opt, plus, restrict, seq, union)
-from reference_paths import ConformanceResult, PythonModel, check_with
+from oracle.models.reference_paths import ConformanceResult, PythonModel, check_with
 
 NAME = "rc11"
 
