@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from litmus import Test, canonical_hash, format_test
-from litmus.ir import UNDEF
 
 from hw import Backend
 from hw.backend import BackendRefused, EvidenceBackend
@@ -118,11 +117,23 @@ def lock_campaign(directory: str):
 
 
 def default_checker(model: str | None = None):
+    """``checker(test)`` -> the oracle's lazy :class:`oracle.judge.Judge` (with the campaign's
+    budget): the campaign asks it only what it needs, so a program whose observed outcomes are
+    all allowed costs outcome queries, never the full allowed set."""
     try:
-        import oracle
-        return functools.partial(oracle.check, model=model, budget=ORACLE_BUDGET)
+        from oracle.judge import Judge
+        return functools.partial(Judge, model=model, budget=ORACLE_BUDGET)
     except (ImportError, AttributeError) as e:
         raise CampaignError(f"the oracle is not available: {e}") from None
+
+
+def budget_hit(e: Exception) -> bool:
+    """Is ``e`` the oracle's search running past its budget (not another oracle error)?"""
+    try:
+        from oracle.errors import BudgetExhausted
+    except ImportError:
+        return False
+    return isinstance(e, BudgetExhausted)
 
 
 def program_kind(model: str | None):
@@ -167,6 +178,7 @@ class Stats:
     findings: int = 0
     undef: int = 0
     errors: int = 0
+    budget: int = 0           # programs whose oracle search ran past ORACLE_BUDGET (among errors)
     refused: int = 0          # programs the backend cannot express (BackendRefused)
     unconfirmed: int = 0
     active: float = 0.0
@@ -221,6 +233,7 @@ class Campaign:
         # streamed (a week's journal does not fit in memory) into per-status counts, folded into
         # the statistics at the end: one dictionary update per program, not a dozen
         done, statuses, executions, active = self.done, {}, 0, self.stats.active
+        budget = 0                              # oracle errors that were the search budget
         tally = cov.ComboTally(self.coverage.kinds, self.coverage.pairs, self.coverage.add)
         for e in read_journal(jpath):
             i = e.get("i")
@@ -230,6 +243,8 @@ class Campaign:
                     st = None                   # counted as a program, nothing else
                 statuses[st] = statuses.get(st, 0) + 1
                 executions += e.get("executions", 0)
+                if st == "oracle-error" and e.get("budget"):
+                    budget += 1
                 if st in EXECUTED:
                     tally.add(e.get("kinds", []), e.get("pairs", []))
                 t = e.get("t", 0.0)
@@ -237,6 +252,7 @@ class Campaign:
                     active = t
         tally.flush()
         self.stats.executions += executions
+        self.stats.budget += budget
         self.stats.active = active
         for st, n in statuses.items():
             self._count_status(st, n)
@@ -255,6 +271,8 @@ class Campaign:
         self.stats.executions += e.get("executions", 0)
         st = e.get("status")
         self._count_status(st, 1)
+        if e.get("budget"):      # an oracle error that was the search budget running out
+            self.stats.budget += 1
         if st in EXECUTED:      # coverage is what ran, not what was drawn
             self.coverage.add(e.get("kinds", []), e.get("pairs", []))
 
@@ -359,7 +377,10 @@ class Campaign:
         from litmus import parse
         from oracle.deadline import WARM_UP_TEST
         mp = parse({"AMDGPU": WARM_UP_TEST, "PTX": _WARM_UP_PTX}[program_kind(self.cfg.model)[0]])
-        for step in (lambda: self.checker(mp), lambda: self.backend.run(mp, 8, 0),
+        def oracle_step():              # a lazy judge computes when asked: ask what programs ask
+            res = self.checker(mp)
+            return res.verdict, res.all_undef
+        for step in (oracle_step, lambda: self.backend.run(mp, 8, 0),
                      lambda: self.baseline.run(mp, 8, 0) if self.baseline is not None else None):
             try:
                 step()
@@ -393,17 +414,16 @@ class Campaign:
             return "too-big"
         if not test.locations:        # nothing observable (and the oracle need not see it)
             return "no-memory"
-        try:
+        try:            # the judge answers lazily: every answer asked for here is in the try
             res = self.checker(test)
+            if res.verdict == "Undef":
+                entry["ub"] = list(res.ub)[:3]
+                return "undef"
+            if res.all_undef:     # every outcome is allowed: running it cannot find anything
+                return "all-undef"
+            entry["verdict"] = res.verdict
         except Exception as e:       # an oracle error on one program: recorded, campaign goes on
-            entry["error"] = _one_line(e)
-            return "oracle-error"
-        if res.verdict == "Undef":
-            entry["ub"] = list(res.ub)[:3]
-            return "undef"
-        if all(v == UNDEF for s in res.states for v in s.values()):
-            return "all-undef"        # every outcome is allowed: running it cannot find anything
-        entry["verdict"] = res.verdict
+            return _oracle_error(entry, e)
         try:
             hist = self._run(test, self.cfg.iterations, pseed, execs)
         except BackendRefused as e:       # a construct the backend cannot express
@@ -412,7 +432,10 @@ class Campaign:
         except Exception as e:
             entry["error"] = _one_line(e)
             return "backend-error"
-        seen = compare(res, hist, test.condition)
+        try:                      # the observed outcomes are asked about now
+            seen = compare(res, hist, test.condition)
+        except Exception as e:
+            return _oracle_error(entry, e)
         entry["witnesses"] = seen.witnesses
         if not seen.forbidden:
             return "ok"
@@ -435,6 +458,10 @@ class Campaign:
             except Exception as e:
                 entry["error"] = "baseline: " + _one_line(e)
             entry["baseline_forbidden"] = on_base
+        try:
+            res.states            # the finding's record lists the allowed states
+        except Exception as e:
+            return _oracle_error(entry, e)
         entry["finding"] = self._finding(test, i, pseed, res, hist, execs, clock, on_base == 0)
         return "finding"
 
@@ -467,6 +494,7 @@ class Campaign:
         small = tidy_placements(renumber_registers(small))
         try:
             r = self.checker(small)
+            r.states          # the record lists the allowed states: the full check, here
         except Exception:
             small, mstats.steps = test, mstats.steps + ["(minimized test rejected by the oracle)"]
             r = res
@@ -574,6 +602,15 @@ _WARM_UP_PTX = """PTX warm-up
  st.release.gpu y, 1 | ld.weak r1, x        ;
 exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """
+
+
+def _oracle_error(entry: dict, e: Exception) -> str:
+    """Record an oracle error in ``entry`` (``budget: true`` when the search ran past the
+    campaign's budget); its status."""
+    entry["error"] = _one_line(e)
+    if budget_hit(e):
+        entry["budget"] = True
+    return "oracle-error"
 
 
 def _one_line(e: Exception) -> str:

@@ -134,8 +134,9 @@ def cmd_fuzz(args) -> int:
               "(--resume continues)", file=sys.stderr)
         return EXIT_STORAGE
     print(f"{args.out}: {stats.programs} programs ({stats.executed} executed), "
-          f"{stats.findings} finding(s), {stats.undef} undef, {stats.errors} errors, "
-          f"{stats.refused} refused, {stats.unconfirmed} unconfirmed", file=sys.stderr)
+          f"{stats.findings} finding(s), {stats.undef} undef, {stats.errors} errors "
+          f"({stats.budget} over the oracle's search budget), {stats.refused} refused, "
+          f"{stats.unconfirmed} unconfirmed", file=sys.stderr)
     if args.report:
         rc, paths = write_report(args.out, "scopefuzz fuzz: report")
         if paths is None:
@@ -215,7 +216,8 @@ def cmd_merge(args) -> int:
         print(f"scopefuzz merge: {storage_message(args.out, e)}", file=sys.stderr)
         return EXIT_STORAGE
     print(f"{args.out}: {counts['parts']} parts, {counts['programs']} programs, "
-          f"{counts['findings']} finding(s)")
+          f"{counts['findings']} finding(s); {counts['budget']} programs over the oracle's search "
+          f"budget")
     return 0
 
 

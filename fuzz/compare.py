@@ -85,8 +85,8 @@ class Comparison:
 
 def compare(result: Allows, histogram: Histogram, condition: Condition) -> Comparison:
     """Judge every outcome of ``histogram`` by ``result`` (allowed or forbidden) and by the test's
-    ``condition`` (witness or not). A result with ``allows_many`` (``oracle.query.Outcomes``:
-    the oracle searches for the observed outcomes only) is asked once for all of them."""
+    ``condition`` (witness or not). A result with ``allows_many`` (``oracle.judge.Judge``: the
+    oracle searches for the observed outcomes only) is asked once for all of them."""
     rows = list(histogram.outcomes())
     many = getattr(result, "allows_many", None)
     ok = many([o for o, _ in rows]) if many is not None else [result.allows(o) for o, _ in rows]

@@ -132,7 +132,8 @@ class Gatherer:
             terminalreporter.write_line(
                 f"scopefuzz: {c['parts']} fuzz shards from {len(hosts)} host(s) merged into "
                 f"{self.out}: {c['programs']} programs, {c['findings']} finding(s); report "
-                f"{os.path.join(self.out, 'report.html')}")
+                f"{os.path.join(self.out, 'report.html')} ({c['budget']} programs over the "
+                f"oracle's search budget)")
         for line in self.lost:
             terminalreporter.write_line(f"scopefuzz: a worker went down without its shard "
                                         f"({line}); its campaign stays on its host")

@@ -52,8 +52,8 @@ def merge(out: str, parts: list[str]) -> dict:
     try:
         os.makedirs(tmp)
         atomic_write(os.path.join(tmp, META), json.dumps(meta, indent=1, sort_keys=True) + "\n")
-        programs = _stream_entries(Journal(os.path.join(tmp, JOURNAL), sync=False), sources,
-                                   metas)
+        programs, budget = _stream_entries(Journal(os.path.join(tmp, JOURNAL), sync=False),
+                                           sources, metas)
         new = 0
         for d in parts:
             try:
@@ -66,7 +66,7 @@ def merge(out: str, parts: list[str]) -> dict:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {"parts": len(parts), "programs": programs, "findings": new}
+    return {"parts": len(parts), "programs": programs, "budget": budget, "findings": new}
 
 
 def _done_set(meta: dict | None) -> DoneSet:
@@ -77,12 +77,13 @@ def _done_set(meta: dict | None) -> DoneSet:
         return DoneSet()
 
 
-def _stream_entries(journal: Journal, sources, metas) -> int:
+def _stream_entries(journal: Journal, sources, metas) -> tuple[int, int]:
     """Copy every part's program entries into ``journal``, tagged with their part's uid, each
-    (part, program) once; streamed (memory bounded by the parts, not the programs)."""
+    (part, program) once; streamed (memory bounded by the parts, not the programs). Returns
+    (programs, those whose oracle search ran past the campaign's budget)."""
     by_uid = {m.get("uid"): m for m in metas}
     seen: dict[str, DoneSet] = {}      # one per part (a parallel part: one per shard)
-    n = 0
+    n = budget = 0
     try:
         for d, meta in sources:
             for e in program_entries(d, meta, MergeError):   # tagged with their part's uid
@@ -96,6 +97,7 @@ def _stream_entries(journal: Journal, sources, metas) -> int:
                 done.add(e["i"])
                 journal.append(e)
                 n += 1
+                budget += bool(e.get("budget"))
     finally:
         journal.close()
-    return n
+    return n, budget

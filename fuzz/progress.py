@@ -2,7 +2,8 @@
 
 On a terminal the line is rewritten in place with ``\\r`` a few times a second; elsewhere (CI logs,
 pipes) a plain line is printed every ``interval`` seconds. Both show programs done, executions per
-second, findings, errors and undef programs skipped, and coverage of kinds and scope pairs.
+second, findings, errors (those over the oracle's search budget among them) and undef programs
+skipped, and coverage of kinds and scope pairs.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ class Progress:
             self.first_execs = stats.executions
         rate = (stats.executions - self.first_execs) / el
         return (f"programs {stats.programs} | {rate:,.0f} exec/s | findings {stats.findings} | "
-                f"undef {stats.undef} | errors {stats.errors} | {coverage.summary()} | "
+                f"undef {stats.undef} | errors {stats.errors}"
+                + (f" (budget {stats.budget})" if stats.budget else "")
+                + f" | {coverage.summary()} | "
                 f"{el:.0f}s")
 
     def update(self, stats, coverage) -> None:

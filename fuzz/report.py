@@ -50,6 +50,7 @@ class _Part:
         self.n = 0
         self.status: Counter = Counter()
         self.executions = 0
+        self.budget = 0           # programs whose oracle search ran past the campaign's budget
         self.active = 0.0
         self.points: list[tuple[float, int]] = []     # (t, programs so far), every `stride`-th
         self.stride = 1
@@ -60,6 +61,7 @@ class _Part:
         st = e.get("status", "?")
         self.status[st] += 1
         self.executions += e.get("executions", 0) or 0
+        self.budget += bool(e.get("budget"))
         t = e.get("t", 0.0) or 0.0
         if t > self.active:         # max(), without the call
             self.active = t
@@ -230,10 +232,18 @@ def _throughput_rows(camp: dict) -> list[str]:
     return rows
 
 
+def budget_text(camp: dict) -> str:
+    """How many programs the oracle could not decide within the campaign's search budget (a
+    safety net that no program of the default generator should reach)."""
+    n = counts(camp)
+    return (f"Oracle search budget: {n['budget']} of {n['programs']} programs reached it "
+            f"(journaled as oracle errors, not run).")
+
+
 def _coverage_lines(camp: dict) -> list[str]:
     k, p = camp["kinds"], camp["pairs"]
     missing_k = [x for x in ALL_KINDS if x not in k]
-    lines = [f"Instruction kinds: {sum(1 for x in ALL_KINDS if x in k)}/{len(ALL_KINDS)}; "
+    lines = [budget_text(camp), "", f"Instruction kinds: {sum(1 for x in ALL_KINDS if x in k)}/{len(ALL_KINDS)}; "
              f"scope pairs: {sum(1 for a, b in ALL_SCOPE_PAIRS if f'{a}/{b}' in p)}/"
              f"{len(ALL_SCOPE_PAIRS)}.", "",
              "| kind | programs |", "|---|---:|"]
@@ -246,10 +256,12 @@ def _coverage_lines(camp: dict) -> list[str]:
 
 
 def counts(camp: dict) -> dict[str, int]:
-    """Programs drawn, executed on the backend, and errored, over all parts."""
-    n = {"programs": 0, "executed": 0, "errors": 0}
+    """Programs drawn, executed on the backend, errored, and whose oracle search ran past the
+    campaign's budget (counted among the errored), over all parts."""
+    n = {"programs": 0, "executed": 0, "errors": 0, "budget": 0}
     for p in camp["parts"].values():
         n["programs"] += p.n
+        n["budget"] += p.budget
         n["executed"] += sum(p["status"][s] for s in EXECUTED)
         n["errors"] += sum(p["status"][s] for s in ERRORED)
     return n
@@ -416,6 +428,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
             row.append(f'<td class="num cov{int(bool(n))}">{n}</td>')
         grid.append(row)
     out.append('<section id="coverage"><h2>Coverage</h2>'
+               + f"<p>{e(budget_text(camp))}</p>"
                + _table(["kind", "programs"], krows, "kinds")
                + "<p>Scope pairs (scoped operations of two threads):</p>"
                + _table(["scope"] + list(SCOPES), grid, "pairs") + "</section>")

@@ -25,13 +25,14 @@ def run_one(backend, test, path: str, iterations: int, seed: int,
             exhaustive: bool = False, timeout: float | None = None) -> dict:
     """Run ``test`` and compare with the oracle: the ``run --json`` object (DESIGN.md).
     ``exhaustive``: every scheduling (an :class:`~hw.ExhaustiveBackend`, i.e. sim) up to
-    ``iterations`` schedules; counts are then schedules. ``timeout`` limits the oracle
-    (:class:`oracle.deadline.Timeout`)."""
-    import oracle
-    from oracle.deadline import call_with_timeout
-    res = call_with_timeout(oracle.check, timeout, test)
+    ``iterations`` schedules; counts are then schedules. ``timeout`` limits each oracle
+    computation (:class:`oracle.deadline.Timeout`). The oracle is asked only whether the program
+    is undefined and about the outcomes observed (:class:`oracle.judge.Judge`), never for the
+    whole allowed set (the JSON object does not list it)."""
+    from oracle.judge import Judge
+    res = Judge(test, timeout=timeout)
     base = {"test": test.name, "file": path, "backend": backend.name}
-    if res.verdict == "Undef":
+    if res.ub:                                  # the verdict is Undef
         why = "; ".join(res.ub) or "undefined behaviour"
         return dict(base, skipped=f"verdict Undef: {why}")
     if exhaustive:

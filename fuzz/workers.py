@@ -284,8 +284,8 @@ class ParallelCampaign:
         total = Stats()
         cov = Coverage()
         for w in self.workers:
-            for f in ("programs", "executed", "executions", "undef", "errors", "refused",
-                      "unconfirmed"):
+            for f in ("programs", "executed", "executions", "undef", "errors", "budget",
+                      "refused", "unconfirmed"):
                 setattr(total, f, getattr(total, f) + w.stats.get(f, 0))
             total.active = max(total.active, w.stats.get("active", 0.0))
             for k, n in w.kinds.items():

@@ -2,7 +2,8 @@
 
 ``check(test, model=None) -> Result`` (the contract: :class:`OracleResult`);
 ``allows(test, outcome, model=None)`` / ``allows_many(test, outcomes, model=None)`` (only the
-asked outcomes, :mod:`oracle.query`); ``explain(test, outcome, model=None)``; ``OracleError``. Each model is a unit in
+asked outcomes, :mod:`oracle.query`); ``Judge(test, model=None)`` (a Result's answers, each
+computed on demand: what the harness asks, :mod:`oracle.judge`); ``explain(test, outcome, model=None)``; ``OracleError``. Each model is a unit in
 ``oracle/models/<name>/`` (:mod:`oracle.registry`): a model file in the relational language of
 :mod:`oracle.lang`, evaluated by the numba engine (:mod:`oracle.engine`) over the pre-executions
 its event builder makes.
@@ -26,6 +27,7 @@ from .check import clear_cache as _clear_results  # noqa: E402
 from .contracts import ConformanceModel, OracleResult  # noqa: E402
 from .errors import OracleError  # noqa: E402
 from .query import allows, allows_many, clear_answers as _clear_answers  # noqa: E402
+from .judge import Judge  # noqa: E402
 
 
 def clear_cache() -> None:
@@ -40,5 +42,5 @@ def explain(test, outcome, model=None):
     return _explain(test, outcome, model)
 
 
-__all__ = ["ConformanceModel", "OracleError", "OracleResult", "Result", "allows", "allows_many",
-           "check", "clear_cache", "explain"]
+__all__ = ["ConformanceModel", "Judge", "OracleError", "OracleResult", "Result", "allows",
+           "allows_many", "check", "clear_cache", "explain"]

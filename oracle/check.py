@@ -18,7 +18,7 @@ from litmus.dialects import DEFAULT_MODEL
 from litmus.ir import UNDEF, Test
 from litmus.outcome import matches, verdict
 
-from .errors import OracleError, TooManyEvents
+from .errors import BudgetExhausted, OracleError, TooManyEvents
 from .events import UNDEF_VAL, WORD, table_of
 from .lang import load_model
 from .search import explore_pe
@@ -43,6 +43,17 @@ class Result:
     def allows(self, observed) -> bool:
         """Does some allowed state match the concrete observed outcome (undef matches anything)?"""
         return any(matches(s, observed) for s in self.states)
+
+    @property
+    def all_undef(self) -> bool:
+        """Is every allowed state undef at every observable (vacuously: none, or no observable)?
+        Every outcome is then allowed: running the program cannot show a forbidden one."""
+        return all_undef(self.states)
+
+
+def all_undef(states: list[dict]) -> bool:
+    """Every value of every state undef (true of no state at all)."""
+    return all(v == UNDEF for s in states for v in s.values())
 
 
 def default_model(test: Test) -> str:
@@ -113,7 +124,8 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     """Allowed outcomes, verdict and statistics of ``test`` under ``model`` (dialect default).
 
     ``budget`` bounds the search (loop steps plus model evaluations per pre-execution): past it the
-    check raises :class:`OracleError` instead of running on. Campaigns use it so that one program
+    check raises :class:`~oracle.errors.BudgetExhausted` (an :class:`OracleError`) instead of
+    running on. Campaigns use it so that one program
     with a huge candidate space is recorded as an error instead of stalling the run; ``None``
     means no limit (``scopefuzz check``). ``name_ub=False`` leaves the pair out of a UB flag's
     reason (:mod:`oracle.ubflags` looks for it candidate by candidate; campaigns that only need
@@ -160,7 +172,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
             _CACHE[key] = dataclasses.replace(res, states=list(res.states))
             return res
         if found.exhausted:
-            raise OracleError(f"{test.name}: search budget of {budget:,} steps and evaluations exhausted "
+            raise BudgetExhausted(f"{test.name}: search budget of {budget:,} steps and evaluations exhausted "
                               f"({found.candidates:,} candidates evaluated); check it without a budget")
         candidates += found.candidates
         consistent += found.consistent

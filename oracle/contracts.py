@@ -1,7 +1,8 @@
 """Declared contracts: what code outside the oracle may rely on (``typing.Protocol`` s).
 
 - :class:`OracleResult`: what :func:`oracle.check` returns (:class:`oracle.check.Result` is the
-  implementation); the harness (run, campaigns, minimizer, reports, the pytest plugin) reads
+  implementation; :class:`oracle.judge.Judge` provides the same, each answer computed on
+  demand); the harness (run, campaigns, minimizer, reports, the pytest plugin) reads
   these fields and nothing else.
 - :class:`ConformanceModel`: what ``benchmarks/conformance.py`` and the conformance tests need
   from a model (:class:`oracle.registry.ModelUnit` is the implementation): its name, the
@@ -32,6 +33,11 @@ class OracleResult(Protocol):
 
     def allows(self, observed: dict) -> bool:
         """Does some allowed state match the concrete observed outcome (undef matches any)?"""
+        ...
+
+    @property
+    def all_undef(self) -> bool:
+        """Is every allowed state undef at every observable (or is there none)?"""
         ...
 
 

@@ -7,3 +7,8 @@ class OracleError(Exception):
 
 class TooManyEvents(OracleError):
     """The program needs more events than the engine's bit-matrix rows hold (64)."""
+
+
+class BudgetExhausted(OracleError):
+    """The search ran past its step budget (``budget`` of :func:`oracle.check` and the outcome
+    queries): a safety net of campaigns, counted apart from the other oracle errors."""

@@ -24,7 +24,7 @@ from litmus.ir import UNDEF, Test
 from litmus.outcome import outcome_condition_text
 
 from .check import _CACHE, _cache_key, default_model, pre_executions
-from .errors import OracleError
+from .errors import BudgetExhausted, OracleError
 from .explore import WILD
 from .lang import load_model
 from .registry import get as get_unit
@@ -98,9 +98,10 @@ def allows(test: Test, outcome: dict, model: str | None = None,
 
 
 def allows_many(test: Test, outcomes, model: str | None = None,
-                budget: int | None = None) -> list[bool]:
+                budget: int | None = None, pes: list | None = None) -> list[bool]:
     """Per outcome of ``outcomes`` (a histogram's keys), whether ``model`` allows it: one search
-    per pre-execution for all outcomes not yet found."""
+    per pre-execution for all outcomes not yet found. ``pes``: the test's pre-executions under
+    ``model``, when the caller has built them already (:class:`oracle.judge.Judge`)."""
     model = model or default_model(test)
     keys = test.observables()
     known = set(keys)
@@ -117,7 +118,7 @@ def allows_many(test: Test, outcomes, model: str | None = None,
     yes, no = _ANSWERS.get(ckey, (set(), set()))
     todo = sorted({r for r in rows if r not in yes and r not in no})
     if todo:
-        found = _search(test, model, keys, todo, budget)
+        found = _search(test, model, keys, todo, budget, pes)
         for r, f in zip(todo, found):
             (yes if f else no).add(r)
         if len(_ANSWERS) >= ANSWER_LIMIT:
@@ -127,12 +128,12 @@ def allows_many(test: Test, outcomes, model: str | None = None,
 
 
 def _search(test: Test, model: str, keys: list[str], todo: list[tuple],
-            budget: int | None) -> list[bool]:
+            budget: int | None, pes: list | None = None) -> list[bool]:
     """Whether some pre-execution of ``test`` produces each outcome row of ``todo``."""
     unit = get_unit(model)
     prog = load_model(model)
     found = [False] * len(todo)
-    for pe in pre_executions(unit, test):
+    for pe in pre_executions(unit, test) if pes is None else pes:
         left = [i for i, f in enumerate(found) if not f]
         if not left:
             break
@@ -143,31 +144,12 @@ def _search(test: Test, model: str, keys: list[str], todo: list[tuple],
         targets = [tuple(todo[i][j] for j in idx) for i in left]
         res = explore_pe(pe, prog, unit, budget=budget, targets=targets)
         if res.exhausted:
-            raise OracleError(f"{test.name}: search budget of {budget:,} steps and evaluations "
+            raise BudgetExhausted(f"{test.name}: search budget of {budget:,} steps and evaluations "
                               f"exhausted ({res.candidates:,} candidates evaluated); check it "
                               f"without a budget")
         for i, h in zip(left, res.hits):
             found[i] = found[i] or h
     return found
-
-
-class Outcomes:
-    """The model's answers about one test's observed outcomes, searched for only when asked:
-    what the harness (:mod:`fuzz.compare`) judges a histogram by instead of the full allowed set
-    (:class:`oracle.check.Result` answers the same questions from that set)."""
-
-    def __init__(self, test: Test, model: str | None = None, budget: int | None = None):
-        self.test = test
-        self.model = model or default_model(test)
-        self.budget = budget
-
-    def allows(self, observed) -> bool:
-        """Does the model allow the observed outcome (see :func:`allows`)?"""
-        return allows_many(self.test, [observed], self.model, self.budget)[0]
-
-    def allows_many(self, observed: list) -> list[bool]:
-        """Per observed outcome, whether the model allows it: one search for all of them."""
-        return allows_many(self.test, observed, self.model, self.budget)
 
 
 def clear_answers() -> None:

@@ -11,6 +11,7 @@ has a consistent execution).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,17 +83,23 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         attrs = required(pe, tgt[0])
         if attrs is None:
             return Found(hits=[False])
-    if estimate(pe) <= SPLIT_ABOVE:
+    small = estimate(pe) <= SPLIT_ABOVE
+    if small or tgt is not None:
+        # a query of a larger pre-execution tries it whole first, within QUERY_WHOLE_STEPS:
+        # the asked values prune most of it, and splitting costs more than such a search
+        cap = steps if small else QUERY_WHOLE_STEPS if steps < 0 else min(steps,
+                                                                         QUERY_WHOLE_STEPS)
         found = None if known is None else np.asarray(known, np.int64).reshape(len(known), nobs)
         st, ns, cands, cons, fl, _, hit = search_pe(
             pe, prog, unit.hints,
-            options(pe.n, nobs, max_steps=steps, raisable=nflags & ~flags, hints=hints,
+            options(pe.n, nobs, max_steps=cap, raisable=nflags & ~flags, hints=hints,
                     targets=tgt, found=found), attrs)
-        if ns < 0:
+        if ns >= 0:
+            return Found(np.ascontiguousarray(st[:ns, :nobs]), int(cands), int(cons),
+                         int(fl), [bool(h) for h in hit])
+        if small:
             return Found(candidates=int(cands), exhausted=True)
-        return Found(np.ascontiguousarray(st[:ns, :nobs]), int(cands), int(cons),
-                     int(fl), [bool(h) for h in hit])
-    split = blocks(pack(pe, prog, unit.hints), prog)
+    split = _split(pe, prog, unit.hints)
     W = words_of(pe.n)
     owner = _observable_blocks(pe, split.groups)
     parts = []
@@ -132,6 +139,25 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
             rows[:, cols] = np.tile(part, (rows.shape[0] // max(k, 1), 1))
     out.states = rows
     return out
+
+
+#: steps an outcome query of a pre-execution above SPLIT_ABOVE may take searching it whole
+#: before it is split into blocks (which takes milliseconds of Python per pre-execution)
+QUERY_WHOLE_STEPS = 20_000
+
+#: pre-execution -> (program, hints, its blocks): a caller that searches one pre-execution
+#: several times (the outcome queries of :class:`oracle.judge.Judge`) splits it once
+_SPLITS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _split(pe: PreExecution, prog: Program, hints: frozenset):
+    """:func:`oracle.couple.blocks` of ``pe`` under ``prog``, kept while ``pe`` lives."""
+    hit = _SPLITS.get(pe)
+    if hit is not None and hit[0] is prog and hit[1] == hints:
+        return hit[2]
+    split = blocks(pack(pe, prog, hints), prog)
+    _SPLITS[pe] = (prog, hints, split)
+    return split
 
 
 def required(pe: PreExecution, outcome) -> np.ndarray | None:

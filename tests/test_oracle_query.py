@@ -143,7 +143,7 @@ def test_check_outcome_on_the_command_line(tmp_path, capsys):
 
 
 def test_the_harness_comparison_asks_only_the_observed_outcomes():
-    """``fuzz.compare.compare`` judges a histogram by ``oracle.query.Outcomes`` (one query for
+    """``fuzz.compare.compare`` judges a histogram by ``oracle.judge.Judge`` (one query for
     the observed outcomes) as by the full allowed set. MP by hand: x and y end 1 (their one
     write is co-after the initial write), and r0 = 1, r1 = 0 is forbidden."""
     from fuzz.compare import compare
@@ -159,7 +159,7 @@ def test_the_harness_comparison_asks_only_the_observed_outcomes():
 
     want = sum(n for o, n in h.outcomes() if not allowed(o))
     oracle.clear_cache()
-    lazy = compare(oracle.query.Outcomes(mp), h, mp.condition)
+    lazy = compare(oracle.Judge(mp), h, mp.condition)
     assert lazy.forbidden == want
     assert [r.allowed for r in lazy.rows] == [allowed(r.outcome) for r in lazy.rows]
     oracle.clear_cache()

@@ -23,21 +23,36 @@ pytest_plugins = ["pytester"]
 from test_oracle_cli import SB  # noqa: E402 (relaxed SB, shared with the CLI tests)
 
 
-def _slow_check(test, *a, **k):
-    if test.name == "SLOW":
-        time.sleep(600)
-    return _REAL(test, *a, **k)
+#: a slow oracle: the amdgpu unit's event graph builder sleeps on a test named SLOW (every
+#: oracle computation, the full check and the outcome queries of ``run``, builds first)
+SLOW_BUILDER = """
+import dataclasses, time
+import oracle.registry
 
+def slow_down(units):
+    unit = oracle.registry.get("amdgpu")
 
-_REAL = sys.modules["oracle.check"].check
+    def build(test):
+        if test.name == "SLOW":
+            time.sleep(600)
+        return unit.build(test)
+
+    units["amdgpu"] = dataclasses.replace(unit, build=build)
+"""
+_ns: dict = {}
+exec(SLOW_BUILDER, _ns)
+#: SB named SLOW, with one more location: not a cached answer of SB (caches ignore the name)
+SLOW_SB = SB.replace("AMDGPU SB", "AMDGPU SLOW").replace("y = 0; }", "y = 0; z = 0; }")
 
 
 @pytest.fixture
 def slow_oracle(monkeypatch, tmp_path):
-    _REAL(litmus.parse(SB))             # compiled here, so the forked child only looks it up
-    monkeypatch.setattr(sys.modules["oracle.check"], "check", _slow_check)
-    monkeypatch.setattr(oracle, "check", _slow_check)
-    (tmp_path / "a_slow.litmus").write_text(SB.replace("AMDGPU SB", "AMDGPU SLOW"))
+    import oracle.registry
+    oracle.check(litmus.parse(SB))      # compiled here, so the forked child only looks it up
+    units = dict(oracle.registry._UNITS)
+    _ns["slow_down"](units)
+    monkeypatch.setattr(oracle.registry, "_UNITS", units)
+    (tmp_path / "a_slow.litmus").write_text(SLOW_SB)
     (tmp_path / "b_sb.litmus").write_text(SB)
     return tmp_path
 
@@ -93,16 +108,8 @@ def test_size_is_checked_before_any_search(monkeypatch):
 
 
 def test_plugin_litmus_timeout(pytester):
-    pytester.makeconftest("""
-import time, oracle
-real = oracle.check
-def slow(test, *a, **k):
-    if test.name == "SLOW":
-        time.sleep(600)
-    return real(test, *a, **k)
-oracle.check = slow
-""")
-    pytester.makefile(".litmus", slow=SB.replace("AMDGPU SB", "AMDGPU SLOW"), sb=SB)
+    pytester.makeconftest(SLOW_BUILDER + "\nslow_down(oracle.registry._UNITS)\n")
+    pytester.makefile(".litmus", slow=SLOW_SB, sb=SB)
     r = pytester.runpytest_subprocess("--litmus", "--litmus-backend=none", "--litmus-timeout=20",
                                       str(pytester.path))
     r.assert_outcomes(passed=1, failed=1)

@@ -1,0 +1,217 @@
+"""A lazy judge of one test: the model's answers, each computed only when asked.
+
+The harness (campaigns, their minimizer, ``scopefuzz run``, the pytest plugin) mostly asks a few
+questions about a program: is it undefined, what is its verdict, are the outcomes a backend
+showed allowed. :class:`Judge` answers each with the cheapest search that decides it and computes
+the full allowed set (:func:`oracle.check`) only for what needs it:
+
+- ``allows`` / ``allows_many``: outcome queries (:func:`oracle.query.allows_many`), which search
+  only for the asked outcomes;
+- ``ub``: the builders' static reasons (the pre-executions' ``ub``); for a model unit with UB
+  flags (Tile IR's ``racy``) whether a consistent execution raises one is known only from the
+  full check, so there it is the full check's ``ub``; so are ``ub`` and ``verdict`` of a program
+  over 64 events in a unit with a fallback (the full check gives the engine a bounded try there,
+  then decides by the unit's Python reference);
+- ``verdict``: ``Undef`` when ``ub``; for a condition whose proposition is one equality or a
+  conjunction of equalities, from one query (``exists P``: Ok iff the outcome P describes is
+  allowed; ``~exists P``: Ok iff it is not, :func:`litmus.outcome.verdict`'s rules, undef
+  matching any value); otherwise (``forall``, disjunctions, ``!=``) the full check's;
+- ``all_undef`` (every allowed state is undef at every observable, or there is none: running the
+  program cannot show a forbidden outcome): from two queries: no consistent execution at all
+  (the empty outcome not allowed) means yes; no allowed state that is undef or a value no write
+  produces at every observable means no; otherwise the full check decides;
+- ``states``, ``flags``, ``candidates``, ``consistent``, ``seconds``: the full check, computed
+  once on first use and kept (it then answers the queries too).
+
+A judge answers every question exactly as :class:`oracle.check.Result` does (the tests compare
+them). ``timeout`` limits each computation it starts (:func:`oracle.deadline.call_with_timeout`:
+a forked child per computation, :class:`~oracle.deadline.Timeout` past it); ``budget`` is that of
+:func:`oracle.check` (past it, :class:`~oracle.errors.BudgetExhausted`).
+"""
+
+from __future__ import annotations
+
+from litmus.ir import And, Atom, Test
+
+from .check import Result, _check_size, all_undef, check, default_model, pre_executions
+from .events import WORD
+from .query import _matches, allows_many
+from .registry import get as get_unit
+
+#: the value asked at every observable by :attr:`Judge.all_undef`'s second query: far outside
+#: what a program's writes produce, so only an undef position matches it (should a state
+#: ever hold it, the full check decides, so the answer stays exact)
+PROBE_VALUE = (1 << 61) + 12345
+
+
+def equality_outcome(test: Test) -> dict | None:
+    """The outcome a condition's proposition describes when it is one ``==`` atom or a
+    conjunction of them over observables of ``test`` with one value each, else None."""
+    p = test.condition.prop
+    atoms = [p] if type(p) is Atom else list(p.args) if type(p) is And else None
+    if not atoms or any(type(a) is not Atom or a.op != "==" for a in atoms):
+        return None
+    keys = set(test.observables())
+    out: dict[str, int] = {}
+    for a in atoms:
+        if a.key not in keys or out.get(a.key, a.value) != a.value:
+            return None
+        out[a.key] = a.value
+    return out
+
+
+class Judge:
+    """The model's answers about one test, computed on demand (see the module docstring).
+    Provides the fields of :class:`oracle.contracts.OracleResult`."""
+
+    def __init__(self, test: Test, model: str | None = None, budget: int | None = None,
+                 timeout: float | None = None, name_ub: bool = True):
+        self.test = test
+        self.model = model or default_model(test)
+        self.budget = budget
+        self.timeout = timeout
+        self.name_ub = name_ub
+        self._unit = get_unit(self.model)
+        self._pes: list | None = None
+        self._result: Result | None = None
+        self._ub: list[str] | None = None
+        self._verdict: str | None = None
+        self._all_undef: bool | None = None
+        self._answers: dict[tuple, bool] = {}
+        self._by_check: bool | None = None
+
+    # -- the computations (each under the timeout, when one is set) ------------------------------
+    def _call(self, fn, *args):
+        if not self.timeout:
+            return fn(*args)
+        from .deadline import call_with_timeout
+        return call_with_timeout(fn, self.timeout, *args)
+
+    def _pre(self) -> list:
+        if self._pes is None:
+            if self.test.dialect == "AMDGPU":
+                _check_size(self.test)
+            self._pes = pre_executions(self._unit, self.test)
+        return self._pes
+
+    def _static_ub(self) -> list[str]:
+        out: list[str] = []
+        for pe in self._pre():
+            out += [r for r in pe.ub if r not in out]
+        return out
+
+    def _wide(self) -> bool:
+        return any(pe.n > WORD for pe in self._pre())
+
+    @property
+    def _decided_by_check(self) -> bool:
+        """Whether ``ub`` and ``verdict`` are the full check's: a unit with UB flags, or a
+        program over 64 events in a unit with a fallback (``oracle.check`` gives the engine a
+        bounded try there, then decides by the unit's reference)."""
+        if self._by_check is None:
+            self._by_check = bool(self._unit.ub_flags) or (
+                self._unit.fallback is not None and self._call(self._wide))
+        return self._by_check
+
+    def _ask(self, outcomes: list[dict]) -> list[bool]:
+        return allows_many(self.test, outcomes, self.model, self.budget, self._pre())
+
+    def _check(self) -> Result:
+        return check(self.test, self.model, self.budget, self.name_ub)
+
+    @property
+    def result(self) -> Result:
+        """The full check (:func:`oracle.check`), computed once."""
+        if self._result is None:
+            self._result = self._call(self._check)
+        return self._result
+
+    @property
+    def checked(self) -> bool:
+        """Whether the full check has been computed."""
+        return self._result is not None
+
+    # -- the answers -------------------------------------------------------------------------------
+    def allows(self, observed) -> bool:
+        """Does the model allow the observed outcome (undef matches any value)?"""
+        return self.allows_many([observed])[0]
+
+    def allows_many(self, observed: list) -> list[bool]:
+        """Per observed outcome, whether the model allows it: one query for those not asked
+        before (an observable an outcome leaves out is free, as in :func:`oracle.allows`)."""
+        keys = [tuple(sorted(o.items())) for o in observed]
+        if self._result is not None:
+            states = self._result.states
+            return [any(_matches(s, o) for s in states) for o in observed]
+        todo = {}
+        for k, o in zip(keys, observed):
+            if k not in self._answers:
+                todo.setdefault(k, o)
+        if todo:
+            got = self._call(self._ask, list(todo.values()))
+            self._answers.update(zip(todo, got))
+        return [self._answers[k] for k in keys]
+
+    @property
+    def ub(self) -> list[str]:
+        """Why the program has undefined behaviour (empty: it has none)."""
+        if self._ub is None:
+            if self._decided_by_check:
+                self._ub = list(self.result.ub)
+            else:
+                self._ub = self._call(self._static_ub)
+        return self._ub
+
+    @property
+    def verdict(self) -> str:
+        """``Ok``, ``No`` or ``Undef`` by LITMUS.md's rules."""
+        if self._verdict is None:
+            cond = self.test.condition
+            want = equality_outcome(self.test)
+            if self.ub:
+                self._verdict = "Undef"
+            elif self._result is None and want is not None and \
+                    cond.quantifier in ("exists", "~exists") and not self._decided_by_check:
+                hit = self.allows(want)
+                self._verdict = "Ok" if hit == (cond.quantifier == "exists") else "No"
+            else:
+                self._verdict = self.result.verdict
+        return self._verdict
+
+    @property
+    def all_undef(self) -> bool:
+        """Is every allowed state undef at every observable (vacuously: no allowed state, or no
+        observable)? Such a program accepts every outcome: running it cannot find anything."""
+        if self._all_undef is None:
+            keys = self.test.observables()
+            if self._result is not None:
+                self._all_undef = all_undef(self._result.states)
+            elif not keys or not self.allows({}):
+                self._all_undef = True
+            elif not self.allows({k: PROBE_VALUE for k in keys}):
+                self._all_undef = False
+            else:
+                self._all_undef = all_undef(self.result.states)
+        return self._all_undef
+
+    # -- the rest of a Result: the full check --------------------------------------------------------
+    @property
+    def states(self) -> list[dict]:
+        return self.result.states
+
+    @property
+    def flags(self) -> list[str]:
+        return self.result.flags
+
+    @property
+    def candidates(self) -> int:
+        return self.result.candidates
+
+    @property
+    def consistent(self) -> int:
+        return self.result.consistent
+
+    @property
+    def seconds(self) -> float:
+        return self.result.seconds
+
