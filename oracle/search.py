@@ -84,21 +84,22 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         if attrs is None:
             return Found(hits=[False])
     small = estimate(pe) <= SPLIT_ABOVE
-    if small or tgt is not None:
-        # a query of a larger pre-execution tries it whole first, within QUERY_WHOLE_STEPS:
-        # the asked values prune most of it, and splitting costs more than such a search
-        cap = steps if small else QUERY_WHOLE_STEPS if steps < 0 else min(steps,
-                                                                         QUERY_WHOLE_STEPS)
-        found = None if known is None else np.asarray(known, np.int64).reshape(len(known), nobs)
-        st, ns, cands, cons, fl, _, hit = search_pe(
-            pe, prog, unit.hints,
-            options(pe.n, nobs, max_steps=cap, raisable=nflags & ~flags, hints=hints,
-                    targets=tgt, found=found), attrs)
-        if ns >= 0:
-            return Found(np.ascontiguousarray(st[:ns, :nobs]), int(cands), int(cons),
-                         int(fl), [bool(h) for h in hit])
-        if small:
-            return Found(candidates=int(cands), exhausted=True)
+    # a larger pre-execution is tried whole first, within QUERY_WHOLE_STEPS: an outcome
+    # query's asked values prune most of it, and most programs over the estimate still have
+    # a small search (the estimate bounds candidates, not the search), while splitting costs
+    # milliseconds of Python (oracle/couple.py)
+    cap = steps if small else QUERY_WHOLE_STEPS if steps < 0 else min(steps,
+                                                                     QUERY_WHOLE_STEPS)
+    found = None if known is None else np.asarray(known, np.int64).reshape(len(known), nobs)
+    st, ns, cands, cons, fl, _, hit = search_pe(
+        pe, prog, unit.hints,
+        options(pe.n, nobs, max_steps=cap, raisable=nflags & ~flags, hints=hints,
+                targets=tgt, found=found), attrs)
+    if ns >= 0:
+        return Found(np.ascontiguousarray(st[:ns, :nobs]), int(cands), int(cons),
+                     int(fl), [bool(h) for h in hit])
+    if small:
+        return Found(candidates=int(cands), exhausted=True)
     split = _split(pe, prog, unit.hints)
     W = words_of(pe.n)
     owner = _observable_blocks(pe, split.groups)
@@ -141,8 +142,9 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
     return out
 
 
-#: steps an outcome query of a pre-execution above SPLIT_ABOVE may take searching it whole
-#: before it is split into blocks (which takes milliseconds of Python per pre-execution)
+#: steps a search (an outcome query or the full set) of a pre-execution above SPLIT_ABOVE may take
+#: searching it whole before it is split into blocks (which takes milliseconds of Python per
+#: pre-execution)
 QUERY_WHOLE_STEPS = 20_000
 
 #: pre-execution -> (program, hints, its blocks): a caller that searches one pre-execution

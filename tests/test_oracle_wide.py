@@ -122,12 +122,13 @@ def same(eng, ref):
 @contextlib.contextmanager
 def split_above(value):
     """Explore programs whole up to ``value`` estimated candidates (inf: never split)."""
-    old = oracle.search.SPLIT_ABOVE
+    old = oracle.search.SPLIT_ABOVE, oracle.search.QUERY_WHOLE_STEPS
     oracle.search.SPLIT_ABOVE = value
+    oracle.search.QUERY_WHOLE_STEPS = 0      # no whole try first: split at once above ``value``
     try:
         yield
     finally:
-        oracle.search.SPLIT_ABOVE = old
+        oracle.search.SPLIT_ABOVE, oracle.search.QUERY_WHOLE_STEPS = old
 
 
 @contextlib.contextmanager
