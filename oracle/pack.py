@@ -365,7 +365,7 @@ def _search_words(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, s
 
 
 def model_arrays(prog: Program) -> Model:
-    return Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks))
+    return Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks), prog.upper_ops)
 
 
 _NO_ROWS = np.zeros((0, 0), np.int64)
@@ -373,7 +373,7 @@ _NO_ROWS = np.zeros((0, 0), np.int64)
 
 def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
             bound: bool = True, raisable: int = -1, forward: bool = True, hints: bool = True,
-            targets=None, found=None, want_state: bool = True) -> Options:
+            targets=None, found=None, want_state: bool = True, upper: int = 1) -> Options:
     """The search's :class:`~oracle.explore.Options`; by default the whole program (every event,
     every observable), every outcome, bounding on with every flag assumed raisable."""
     W = words_of(n)
@@ -384,7 +384,7 @@ def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
     t = np.zeros((0, nobs), np.int64) if targets is None else targets
     f = np.zeros((0, nobs), np.int64) if found is None else found
     return Options(want_state, max_steps, emask, omask, bound, np.int64(raisable), forward,
-                   hints, t, f)
+                   hints, t, f, np.int64(upper))
 
 
 def search_pe(pe: PreExecution, prog: Program, hints: frozenset, opt: Options | None = None,
