@@ -90,7 +90,7 @@ Observables = namedtuple("Observables", ["kind", "arg"])
 #: what to do: keep states; the step budget (-1: none); the block's event mask (W words) and
 #: observables; bounding allowed; the flags the block can raise; forward checking; hint pruning;
 #: asked outcomes (``targets``, none: every outcome) and outcomes found before (``found``);
-#: the upper checks (``upper``: 0 never, 1 when the search is larger than ``UPPER_MIN``, 2 always)
+#: whether to run the upper checks (``upper``)
 Options = namedtuple("Options", ["want_state", "max_steps", "emask", "omask", "bound",
                                  "raisable", "forward", "hints", "targets", "found", "upper"])
 
@@ -102,7 +102,6 @@ WILD = UNDEF_VAL + 2
 #: observable, whether an allowed state defines it)
 DEFINED = UNDEF_VAL + 3
 FORWARD_MIN = 4096      # forward checking once the product of the radices exceeds this
-UPPER_MIN = 4096        # upper checks (Options.upper 1) once the product of the radices exceeds this
 
 
 @njit(cache=True)
@@ -594,10 +593,7 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     rem = np.zeros(mD, np.bool_)
     for d in range(D - 2, -1, -1):
         rem[d] = rem[d + 1] or radix[d + 1] > 1
-    size = 1.0
-    for d in range(D):
-        size *= radix[d]
-    use_upper = upper.shape[0] > 0 and (opt.upper == 2 or (opt.upper == 1 and size > UPPER_MIN))
+    use_upper = opt.upper and upper.shape[0] > 0
     trail = np.zeros(4 * mn + 4, np.int64)
     work = np.zeros(4 * mn + 4, np.int64)
     pos = np.zeros(mn, np.int64)

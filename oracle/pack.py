@@ -373,7 +373,7 @@ _NO_ROWS = np.zeros((0, 0), np.int64)
 
 def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
             bound: bool = True, raisable: int = -1, forward: bool = True, hints: bool = True,
-            targets=None, found=None, want_state: bool = True, upper: int = 1) -> Options:
+            targets=None, found=None, want_state: bool = True, upper: bool = True) -> Options:
     """The search's :class:`~oracle.explore.Options`; by default the whole program (every event,
     every observable), every outcome, bounding on with every flag assumed raisable."""
     W = words_of(n)
@@ -384,7 +384,7 @@ def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
     t = np.zeros((0, nobs), np.int64) if targets is None else targets
     f = np.zeros((0, nobs), np.int64) if found is None else found
     return Options(want_state, max_steps, emask, omask, bound, np.int64(raisable), forward,
-                   hints, t, f, np.int64(upper))
+                   hints, t, f, upper)
 
 
 def search_pe(pe: PreExecution, prog: Program, hints: frozenset, opt: Options | None = None,

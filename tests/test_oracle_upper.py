@@ -43,7 +43,7 @@ def test_the_upper_checks_of_each_model():
         assert not any(prog.upper) and prog.upper_ops.shape[0] == 0, name
 
 
-def _search(pe, upper: int):
+def _search(pe, upper: bool):
     unit = get_unit("amdgpu")
     st, ns, cands, cons, fl, _, _ = search_pe(
         pe, load_model("amdgpu"), unit.hints,
@@ -55,7 +55,7 @@ def _search(pe, upper: int):
 
 def assert_upper_prunes_only_inconsistent(test):
     for pe in pre_executions(get_unit("amdgpu"), test):
-        on, off = _search(pe, 2), _search(pe, 0)
+        on, off = _search(pe, True), _search(pe, False)
         assert on[:3] == off[:3], test.name
         assert on[3] <= off[3], test.name
 
@@ -87,5 +87,5 @@ def test_generated_programs_search_the_same_with_and_without_upper_checks(text):
 def test_upper_checks_cut_a_mostly_undef_program():
     t = litmus.parse(BUDGET_PROGRAMS[0])
     pe = min(pre_executions(get_unit("amdgpu"), t), key=lambda p: p.n)   # the cheapest path
-    on, off = _search(pe, 2)[3], _search(pe, 0)[3]
+    on, off = _search(pe, True)[3], _search(pe, False)[3]
     assert off > 100_000 and on * 100 < off
