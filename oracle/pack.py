@@ -371,6 +371,14 @@ def model_arrays(prog: Program) -> Model:
 _NO_ROWS = np.zeros((0, 0), np.int64)
 
 
+def every_event(n: int) -> np.ndarray:
+    """The event mask of events ``0 .. n - 1`` (:func:`oracle.engine.full_word` of each word),
+    computed here in Python: calling the compiled ``full_word`` from Python would load one more
+    function from numba's cache, a start-up cost of its own for every process that checks."""
+    return np.array([(1 << min(max(n - 64 * k, 0), 64)) - 1 for k in range(words_of(n))],
+                    np.uint64)
+
+
 def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
             bound: bool = True, raisable: int = -1, forward: bool = True, hints: bool = True,
             targets=None, found=None, want_state: bool = True) -> Options:
@@ -378,7 +386,7 @@ def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
     every observable), every outcome, bounding on with every flag assumed raisable."""
     W = words_of(n)
     if emask is None:
-        emask = np.array([int(full_word(n, k)) for k in range(W)], np.uint64)
+        emask = every_event(n)
     if omask is None:
         omask = np.ones(nobs, np.bool_)
     t = np.zeros((0, nobs), np.int64) if targets is None else targets
