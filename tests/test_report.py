@@ -186,3 +186,38 @@ def test_finding_reproduces_from_its_record_alone(tmp_path, monkeypatch, capsys)
     assert key(got["histogram"]) == key(rec["histogram"])
     md = (out / "findings" / rec["id"] / "report.md").read_text()
     assert rec["reproduce"]["command"] in md and "## Reproduce" in md
+
+
+def test_report_and_resume_survive_hand_edited_journal_lines(tmp_path):
+    """Lines whose fields have the wrong JSON types (a hand-edited or foreign journal) are
+    counted as programs and otherwise left out; neither ``report`` nor ``--resume`` crashes."""
+    import dataclasses
+    import json
+
+    from fuzz.layout import META, journals
+    from fuzz.report import load_campaign
+
+    out = str(tmp_path / "c")
+    cfg = Config(backend="fake", out=out, seed=1, programs=4, iterations=50,
+                 features=parse_features("atomics,plain"), minimize_seconds=math.inf)
+    Campaign(cfg, backend=StaleReadBackend(0.0), checker=sc_check).run()
+    with open(os.path.join(out, META), encoding="utf-8") as f:
+        meta = json.load(f)
+    before = sum(p.n for p in load_campaign(out)["parts"].values())
+    _, jpath = next(journals(out, meta))
+    odd = [{"status": ["ok"], "executions": "many", "t": "late"},
+           {"status": "oracle-error", "error": {"why": 1}, "budget": [1]},
+           {"status": "ok", "kinds": [[1]], "pairs": [{"a": 1}]},
+           {"status": "ok", "kinds": 5, "pairs": None}]
+    with open(jpath, "a", encoding="utf-8") as f:
+        for k, e in enumerate(odd):
+            f.write(json.dumps(dict(e, type="program", i=100 + k)) + "\n")
+    agg = load_campaign(out)
+    assert sum(p.n for p in agg["parts"].values()) == before + len(odd)
+    assert agg["errors"][json.dumps({"why": 1})] == 1
+    page, md = build_report(out, explainer=None)
+    assert os.path.getsize(page) > 0 and "## Coverage" in open(md, encoding="utf-8").read()
+    resumed = Campaign(dataclasses.replace(cfg, resume=True, programs=4),
+                       backend=StaleReadBackend(0.0), checker=sc_check)
+    resumed.run()
+    assert resumed.stats.programs == before + len(odd)
