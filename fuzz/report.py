@@ -171,6 +171,25 @@ def _strip_xml_decl(svg: str) -> str:
     return re.sub(r"^\s*<\?xml[^>]*>\s*", "", svg)
 
 
+_SVG_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def scope_svg_ids(svg: str, prefix: str) -> str:
+    """``svg`` with every ``id`` it defines (and every ``url(#id)`` / ``href="#id"`` reference to
+    one) prefixed, so that several drawings inlined in one page (each explanation defines its
+    own arrow marker) keep distinct ids and each references its own definitions."""
+    ids = set(_SVG_ID.findall(svg))
+    if not ids:
+        return svg
+
+    def ref(m: re.Match) -> str:
+        name = m.group(2)
+        return f"{m.group(1)}{prefix}{name}" if name in ids else m.group(0)
+
+    svg = _SVG_ID.sub(lambda m: f'id="{prefix}{m.group(1)}"', svg)
+    return re.sub(r'(url\(#|href="#)([^)"]+)', ref, svg)
+
+
 # --- SVG ----------------------------------------------------------------------------------------
 
 def timeline_svg(camp: dict, width: int = 640, height: int = 200) -> str:
@@ -411,7 +430,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     out.append("</section>")
     for r in fs:
         text, svg = explanations.get(r["id"], ("", ""))
-        out.append(_finding_html(r, text, svg))
+        out.append(_finding_html(r, text, scope_svg_ids(svg, f"f-{r['id']}-")))
     # throughput
     rows = []
     for p in camp["parts"].values():

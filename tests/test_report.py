@@ -221,3 +221,32 @@ def test_report_and_resume_survive_hand_edited_journal_lines(tmp_path):
                        backend=StaleReadBackend(0.0), checker=sc_check)
     resumed.run()
     assert resumed.stats.programs == before + len(odd)
+
+
+class _MarkedExplanation(_Explanation):
+    """An explanation whose drawing defines an arrow marker, as oracle.explain's do."""
+
+    def svg(self):
+        return ('<svg xmlns="http://www.w3.org/2000/svg"><defs><marker id="arr"><path d="M0,0"/>'
+                '</marker></defs><line x1="0" y1="0" x2="9" y2="9" marker-end="url(#arr)"/>'
+                '<use href="#arr"/><line marker-end="url(#elsewhere)"/></svg>')
+
+
+def test_inlined_drawings_keep_distinct_ids(campaign_dir):
+    """Several findings' drawings in one report.html: every id is defined once, and every
+    drawing's marker reference points at its own definition (not the first finding's)."""
+    import re
+    page, _ = build_report(campaign_dir, explainer=lambda t, o: _MarkedExplanation(o))
+    text = open(page, encoding="utf-8").read()
+    fs = load_findings(campaign_dir)
+    assert len(fs) >= 2
+    ids = re.findall(r'\bid="([^"]+)"', text)
+    assert len(ids) == len(set(ids))
+    for r in fs:
+        sec = text[text.index(f'id="f-{r["id"]}"'):]
+        sec = sec[:sec.index("</section>")]
+        own = set(re.findall(r'\bid="([^"]+)"', sec))
+        refs = re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"', sec)
+        names = {a or b for a, b in refs}
+        assert "elsewhere" in names               # a reference to no id of the drawing: kept
+        assert names - {"elsewhere"} <= own and len(names - {"elsewhere"}) == 1
