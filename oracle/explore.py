@@ -345,17 +345,14 @@ def _cowr_bar(e, l, corder, cn, co_placed, coh_mask, coh_pred, incl):
 def _cowr_fails(e, l, w, corder, cn, co_init, co_placed, coh_mask, coh_pred, incl):
     """Whether coherent read ``e`` of location ``l`` cannot read the placed write ``w``: ``w`` is
     co-before the bar of :func:`_cowr_bar` (the initial write is co-before every write)."""
-    if w < 0 or not (w == co_init[l] or co_placed[w]):
+    if w < 0 or not (w == co_init[l] or co_placed[w] > 0):
         return False
     bar = _cowr_bar(e, l, corder, cn, co_placed, coh_mask, coh_pred, incl)
     if bar < 0:
         return False
     if w == co_init[l]:
         return True
-    at = 0
-    while corder[l, at] != w:
-        at += 1
-    return at < bar
+    return co_placed[w] - 1 < bar
 
 
 @njit(cache=True, inline='always')
@@ -386,7 +383,7 @@ def _possible(o, pv, val, src, obs_kind, obs_arg, is_read, ridx, rkind, rloc, ca
             c += 1
         for i in range(co_n[l]):
             w = co_writes[l, i]
-            if co_placed[w]:
+            if co_placed[w] > 0:
                 continue
             v = val[w]
             if v == PENDING:
@@ -408,12 +405,8 @@ def _possible(o, pv, val, src, obs_kind, obs_arg, is_read, ridx, rkind, rloc, ca
             l = rloc[q]
             if w == co_init[l]:
                 continue                       # the initial write is co-before every write
-            if co_placed[w]:
-                at = 0
-                while corder[l, at] != w:
-                    at += 1
-                if at < bar:
-                    continue
+            if co_placed[w] > 0 and co_placed[w] - 1 < bar:
+                continue
         v = UNDEF_VAL if w < 0 else val[w]
         if v == PENDING:
             return -1
@@ -543,7 +536,7 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     for e in range(n):
         in_block[e] = (emask[e >> 6] & _wbit(e)) != ZERO64
     co_isw = np.zeros(mn, np.bool_)
-    co_placed = np.zeros(mn, np.bool_)
+    co_placed = np.zeros(mn, np.int64)          # 1 + a placed write's co position, 0: not placed
     for l in range(nl):
         for i in range(co_n[l]):
             co_isw[co_writes[l, i]] = True
@@ -994,7 +987,8 @@ def _apply_choice(d, kind, arg, e, dig, slots, W, src, val, rd, lc, ev, corder, 
         corder[l, i] = corder[l, i - 1]
     corder[l, dig] = e
     cn[l] = k + 1
-    co_placed[e] = True
+    for i in range(dig, k + 1):                # the positions from the new write's on
+        co_placed[corder[l, i]] = i + 1
     for i in range(dig):
         _set_bit(slots, S_CO, corder[l, i], e, W)
     for i in range(dig + 1, k + 1):
@@ -1031,5 +1025,6 @@ def _undo(d, kind, arg, e, dig, slots, W, src, val, trail, lv_ttop, lv_colast, r
         slots[S_CO, e * W + x] = ZERO64
     for i in range(dig, k - 1):
         corder[l, i] = corder[l, i + 1]
+        co_placed[corder[l, i]] = i + 1
     cn[l] = k - 1
-    co_placed[e] = False
+    co_placed[e] = 0
