@@ -15,10 +15,23 @@ when
 - a value it fixes breaks a read's required value (paths of branching programs, outcome
   queries) — values flow as soon as they are known: a read takes its source's value, an rmw
   write the value computed from its read's;
-- the coherence hints the model unit declares (:mod:`oracle.hints`) say so (one-word programs);
+- the coherence hints the model unit declares (:mod:`oracle.hints`) say so (one-word programs):
+  :func:`_coherence_ok` closes the location's coherence edges and looks for a cycle with
+  ``cohord``; before that, a coherent read (set ``CohR``) skips without trying it every placed
+  write co-before the co-latest placed write ``cohord``-before it (:func:`_cowr_bar`,
+  :func:`_cowr_fails`: reading one would close the cycle ``cohord ; fr``), and bounding leaves
+  those writes out of the read's possible values;
 - a check of the model that can already fail on a prefix fails (``Program.prefix_ops``: the
   checks whose relation only grows as rf, co, Rdef and Rundef grow, :func:`oracle.lang.
   monotonicity`), evaluated incrementally (:func:`oracle.engine.eval_inc_rows`);
+- an *upper check* fails (``Program.upper_ops``, :func:`oracle.lang.upper_checks`: a check
+  ``empty Rdef \\ X`` with ``X`` growing with rf and Rdef only, as the AMDGPU read-value rules'
+  ``undefined-read``), evaluated on the *upper graph*: the rf edges chosen so far plus every
+  candidate source of each read not given one yet (:func:`_eval_upper`). Every completion lies
+  below it, so a read given a value that the upper graph's ``X`` leaves out stays out of ``X``
+  in each completion. Without it such a read failed only at the leaves: programs whose reads
+  are mostly undef by rule (rmws on one location across non-inclusive scopes) visited millions
+  of complete executions for a few consistent ones;
 - every outcome it can still reach is known already (*bounding*: each observable's possible
   values are its value, or its candidates' values while undecided; when their product is small
   and every tuple of it has been found, the subtree can add nothing — only once every flag the
@@ -34,8 +47,12 @@ locations that no relation of the model couples with the others (:mod:`oracle.co
 model's checks then look at the block's events only.
 
 For programs with many candidates the search first prunes every read's candidates one by one
-against the prefix checks (*forward checking*: a source that alone, with only the initial writes
-ordered, makes a check fail is dropped), so that bounding sees the values reads can really take.
+against the prefix checks and the upper checks (*forward checking*: a source that alone, with
+only the initial writes ordered, makes a check fail is dropped), so that bounding sees the values
+reads can really take.
+
+An outcome query's asked value may be ``WILD`` (any value) or ``DEFINED`` (any value but undef:
+the one value an undef observable does not match, :func:`_value_matches`).
 """
 
 from __future__ import annotations
@@ -65,19 +82,25 @@ Locations = namedtuple("Locations", ["loc_events", "loc_nev", "co_init", "co_wri
 Events = namedtuple("Events", ["is_read", "val_const", "wsrc", "wop", "wopnd", "req_mode",
                                "req_val", "rmw_w", "dep_w", "loc", "instr", "thread", "cohord",
                                "incl", "coha", "cohrmw"])
-#: the compiled model: static prelude, per-candidate ops, prefix ops, number of checks
-Model = namedtuple("Model", ["prelude", "ops", "prefix", "nchecks"])
+#: the compiled model: static prelude, per-candidate ops, prefix ops, number of checks, upper
+#: ops (``Program.upper_ops``: checks evaluated on the upper graph of a partial execution)
+Model = namedtuple("Model", ["prelude", "ops", "prefix", "nchecks", "upper"])
 #: the outcome: per observable, kind (1 = an event's value, 0 = a constant) and argument
 Observables = namedtuple("Observables", ["kind", "arg"])
 #: what to do: keep states; the step budget (-1: none); the block's event mask (W words) and
 #: observables; bounding allowed; the flags the block can raise; forward checking; hint pruning;
-#: asked outcomes (``targets``, none: every outcome) and outcomes found before (``found``)
+#: asked outcomes (``targets``, none: every outcome) and outcomes found before (``found``);
+#: whether to run the upper checks (``upper``)
 Options = namedtuple("Options", ["want_state", "max_steps", "emask", "omask", "bound",
-                                 "raisable", "forward", "hints", "targets", "found"])
+                                 "raisable", "forward", "hints", "targets", "found", "upper"])
 
 BOUND_LIMIT = 64        # largest product of possible values that bounding enumerates
 #: an asked outcome's value for an observable it does not constrain
 WILD = UNDEF_VAL + 2
+#: an asked outcome's value for an observable that must hold a value, any value but undef (the
+#: one target value undef does not match: :attr:`oracle.judge.Judge.all_undef` asks, per
+#: observable, whether an allowed state defines it)
+DEFINED = UNDEF_VAL + 3
 FORWARD_MIN = 4096      # forward checking once the product of the radices exceeds this
 
 
@@ -322,17 +345,14 @@ def _cowr_bar(e, l, corder, cn, co_placed, coh_mask, coh_pred, incl):
 def _cowr_fails(e, l, w, corder, cn, co_init, co_placed, coh_mask, coh_pred, incl):
     """Whether coherent read ``e`` of location ``l`` cannot read the placed write ``w``: ``w`` is
     co-before the bar of :func:`_cowr_bar` (the initial write is co-before every write)."""
-    if w < 0 or not (w == co_init[l] or co_placed[w]):
+    if w < 0 or not (w == co_init[l] or co_placed[w] > 0):
         return False
     bar = _cowr_bar(e, l, corder, cn, co_placed, coh_mask, coh_pred, incl)
     if bar < 0:
         return False
     if w == co_init[l]:
         return True
-    at = 0
-    while corder[l, at] != w:
-        at += 1
-    return at < bar
+    return co_placed[w] - 1 < bar
 
 
 @njit(cache=True, inline='always')
@@ -363,7 +383,7 @@ def _possible(o, pv, val, src, obs_kind, obs_arg, is_read, ridx, rkind, rloc, ca
             c += 1
         for i in range(co_n[l]):
             w = co_writes[l, i]
-            if co_placed[w]:
+            if co_placed[w] > 0:
                 continue
             v = val[w]
             if v == PENDING:
@@ -385,12 +405,8 @@ def _possible(o, pv, val, src, obs_kind, obs_arg, is_read, ridx, rkind, rloc, ca
             l = rloc[q]
             if w == co_init[l]:
                 continue                       # the initial write is co-before every write
-            if co_placed[w]:
-                at = 0
-                while corder[l, at] != w:
-                    at += 1
-                if at < bar:
-                    continue
+            if co_placed[w] > 0 and co_placed[w] - 1 < bar:
+                continue
         v = UNDEF_VAL if w < 0 else val[w]
         if v == PENDING:
             return -1
@@ -409,7 +425,8 @@ def _bounded(pv, pcnt, oidx, nob, states, table, targets, hit, full_mode, row, p
     """Bounding over the block's observables ``oidx[:nob]`` with possible values ``pv``/``pcnt``:
     True when the subtree cannot matter — in full mode, every tuple of the product (at most
     BOUND_LIMIT) is among the found states; for an outcome query, no asked outcome not found yet
-    is compatible with the possible values (undef matches any value)."""
+    is compatible with the possible values (:func:`_value_matches`: undef matches any value
+    but ``DEFINED``, which a possible value other than undef matches)."""
     if full_mode:
         total = 1
         for x in range(nob):
@@ -448,7 +465,7 @@ def _bounded(pv, pcnt, oidx, nob, states, table, targets, hit, full_mode, row, p
                 continue
             found = False
             for i in range(pcnt[x]):
-                if pv[x, i] == UNDEF_VAL or pv[x, i] == want:
+                if _value_matches(pv[x, i], want):
                     found = True
                     break
             if not found:
@@ -473,7 +490,8 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     executions), ``fail_counts[nchecks]`` the partial executions pruned by values and hints,
     ``fail_counts[nchecks + 1]`` those pruned by bounding. ``hit[t]``: asked outcome ``t`` was
     found. ``consistent`` counts the consistent executions visited (bounding skips some)."""
-    prelude, ops, prefix, nchecks = model.prelude, model.ops, model.prefix, model.nchecks
+    prelude, ops, prefix, nchecks, upper = model.prelude, model.ops, model.prefix, \
+        model.nchecks, model.upper
     reads, rkind, rloc, ridx = rd.reads, rd.rkind, rd.rloc, rd.ridx
     cand = rd.cand.copy()                      # forward checking drops candidates
     ncand = rd.ncand.copy()
@@ -495,6 +513,8 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     # op array writes the slots it computes
     pslots = slots.copy()
     memo_p = inc_state(prefix, slots.shape[0], slots.shape[1])
+    uslots = slots.copy()                      # the upper graph's (upper checks)
+    memo_u = inc_state(upper, slots.shape[0], slots.shape[1])
     fail_counts = np.zeros(nchecks + 2, np.int64)
     hit = np.zeros(nt, np.bool_)
     # -- outcome sets
@@ -516,7 +536,7 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     for e in range(n):
         in_block[e] = (emask[e >> 6] & _wbit(e)) != ZERO64
     co_isw = np.zeros(mn, np.bool_)
-    co_placed = np.zeros(mn, np.bool_)
+    co_placed = np.zeros(mn, np.int64)          # 1 + a placed write's co position, 0: not placed
     for l in range(nl):
         for i in range(co_n[l]):
             co_isw[co_writes[l, i]] = True
@@ -566,6 +586,7 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     rem = np.zeros(mD, np.bool_)
     for d in range(D - 2, -1, -1):
         rem[d] = rem[d + 1] or radix[d + 1] > 1
+    use_upper = opt.upper and upper.shape[0] > 0
     trail = np.zeros(4 * mn + 4, np.int64)
     work = np.zeros(4 * mn + 4, np.int64)
     pos = np.zeros(mn, np.int64)
@@ -640,6 +661,10 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                     if ok:
                         failed, _ = _eval_prefix(slots, pslots, prefix, n, W, emask, memo_p)
                         ok = failed < 0
+                    if ok and use_upper and w >= 0:
+                        failed, _ = _eval_upper(slots, uslots, upper, n, W, emask, memo_u, src,
+                                                reads, cand, ncand, in_block)
+                        ok = failed < 0
                     src[r] = -2
                     if w >= 0:
                         _clear_bit(slots, S_RF, w, r, W)
@@ -711,6 +736,12 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
             if d < D - 1:
                 if use_prefix and rem[d]:
                     failed, _ = _eval_prefix(slots, pslots, prefix, n, W, emask, memo_p)
+                    if failed >= 0:
+                        fail_counts[failed] += 1
+                        continue
+                if use_upper and rem[d]:
+                    failed, _ = _eval_upper(slots, uslots, upper, n, W, emask, memo_u, src,
+                                            reads, cand, ncand, in_block)
                     if failed >= 0:
                         fail_counts[failed] += 1
                         continue
@@ -831,9 +862,47 @@ def _eval_prefix(slots, pslots, prefix, n, W, emask, memo_p):
     return eval_inc_rows(pslots, prefix, n, W, emask, memo_p)
 
 
+@njit(cache=True)
+def _eval_upper(slots, uslots, upper, n, W, emask, memo_u, src, reads, cand, ncand, in_block):
+    """The upper checks (``Program.upper_ops``, checks ``empty Rdef \\ X``) on the *upper graph*
+    of the current partial execution: its rf edges plus every candidate source of each read of
+    the block not given one yet (those reads in Rdef), so that every completion's rf and Rdef are
+    subsets of it; the reads given a value so far go in slot Rundef, which the upper ops read in
+    place of Rdef (``X`` depends on neither co nor Rundef). ``X`` only grows with rf and Rdef, so
+    a read given a value that the upper ``X`` leaves out is left out by every completion: the
+    check fails on each (:func:`oracle.lang.upper_checks`)."""
+    for x in range(n * W):
+        uslots[S_RF, x] = slots[S_RF, x]
+        uslots[S_RDEF, x] = slots[S_RDEF, x]
+        uslots[S_RUNDEF, x] = slots[S_RDEF, x]
+        uslots[S_CO, x] = slots[S_CO, x]
+    for q in range(reads.shape[0]):
+        r = reads[q]
+        if not in_block[r] or src[r] != -2:
+            continue
+        for c in range(ncand[q]):
+            w = cand[q, c]
+            if w >= 0:
+                _set_bit(uslots, S_RF, w, r, W)
+                _set_bit(uslots, S_RDEF, r, r, W)
+    return eval_inc_rows(uslots, upper, n, W, emask, memo_u)
+
+
+@njit(cache=True, inline='always')
+def _value_matches(v, want):
+    """Whether an observable's value ``v`` matches an asked value ``want``: ``WILD`` matches
+    anything, ``DEFINED`` any value but undef, a value itself or undef (undef matches any
+    value)."""
+    if want == WILD:
+        return True
+    if want == DEFINED:
+        return v != UNDEF_VAL
+    return v == UNDEF_VAL or v == want
+
+
 @njit(cache=True, inline='always')
 def _mark_hits(row, targets, hit, oidx, nob):
-    """Mark the asked outcomes that state ``row`` matches (undef matches any value); True when
+    """Mark the asked outcomes that state ``row`` matches (:func:`_value_matches`); True when
     every asked outcome is found."""
     every = True
     for t in range(targets.shape[0]):
@@ -841,7 +910,7 @@ def _mark_hits(row, targets, hit, oidx, nob):
             ok = True
             for x in range(nob):
                 o = oidx[x]
-                if row[o] != UNDEF_VAL and targets[t, o] != WILD and row[o] != targets[t, o]:
+                if not _value_matches(row[o], targets[t, o]):
                     ok = False
                     break
             if ok:
@@ -918,7 +987,8 @@ def _apply_choice(d, kind, arg, e, dig, slots, W, src, val, rd, lc, ev, corder, 
         corder[l, i] = corder[l, i - 1]
     corder[l, dig] = e
     cn[l] = k + 1
-    co_placed[e] = True
+    for i in range(dig, k + 1):                # the positions from the new write's on
+        co_placed[corder[l, i]] = i + 1
     for i in range(dig):
         _set_bit(slots, S_CO, corder[l, i], e, W)
     for i in range(dig + 1, k + 1):
@@ -955,5 +1025,6 @@ def _undo(d, kind, arg, e, dig, slots, W, src, val, trail, lv_ttop, lv_colast, r
         slots[S_CO, e * W + x] = ZERO64
     for i in range(dig, k - 1):
         corder[l, i] = corder[l, i + 1]
+        co_placed[corder[l, i]] = i + 1
     cn[l] = k - 1
-    co_placed[e] = False
+    co_placed[e] = 0

@@ -17,9 +17,9 @@ the full allowed set (:func:`oracle.check`) only for what needs it:
   allowed; ``~exists P``: Ok iff it is not, :func:`litmus.outcome.verdict`'s rules, undef
   matching any value); otherwise (``forall``, disjunctions, ``!=``) the full check's;
 - ``all_undef`` (every allowed state is undef at every observable, or there is none: running the
-  program cannot show a forbidden outcome): from two queries: no consistent execution at all
-  (the empty outcome not allowed) means yes; no allowed state that is undef or a value no write
-  produces at every observable means no; otherwise the full check decides;
+  program cannot show a forbidden outcome): from one batch query, one outcome per observable
+  asking it to be ``DEFINED`` (any value but undef, :data:`oracle.explore.DEFINED`): yes iff
+  none is allowed;
 - ``states``, ``flags``, ``candidates``, ``consistent``, ``seconds``: the full check, computed
   once on first use and kept (it then answers the queries too).
 
@@ -35,14 +35,9 @@ from litmus.ir import And, Atom, Test
 
 from .check import Result, _check_size, all_undef, check, default_model, pre_executions
 from .events import WORD
+from .explore import DEFINED
 from .query import _matches, allows_many
 from .registry import get as get_unit
-
-#: the value asked at every observable by :attr:`Judge.all_undef`'s second query: far outside
-#: what a program's writes produce, so only an undef position matches it (should a state
-#: ever hold it, the full check decides, so the answer stays exact)
-PROBE_VALUE = (1 << 61) + 12345
-
 
 def equality_outcome(test: Test) -> dict | None:
     """The outcome a condition's proposition describes when it is one ``==`` atom or a
@@ -186,12 +181,8 @@ class Judge:
             keys = self.test.observables()
             if self._result is not None:
                 self._all_undef = all_undef(self._result.states)
-            elif not keys or not self.allows({}):
-                self._all_undef = True
-            elif not self.allows({k: PROBE_VALUE for k in keys}):
-                self._all_undef = False
-            else:
-                self._all_undef = all_undef(self.result.states)
+            else:       # some allowed state defines some observable: not all undef
+                self._all_undef = not any(self.allows_many([{k: DEFINED} for k in keys]))
         return self._all_undef
 
     # -- the rest of a Result: the full check --------------------------------------------------------

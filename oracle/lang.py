@@ -117,6 +117,13 @@ class Program:
     #: runs those checks (``prefix_ops``: they and what they need, in order) after every choice
     monotone: tuple = ()
     prefix_ops: np.ndarray | None = None
+    #: the checks ``empty Rdef \ X`` whose ``X`` only grows with rf and Rdef and does not depend
+    #: on co or Rundef (:func:`upper_checks`), and ``upper_ops``: they and what they need, the
+    #: check's difference reading slot ``Rundef`` in place of ``Rdef`` (the search evaluates them
+    #: on an over-approximation of every completion of a partial execution, the reads it has
+    #: given a value in ``Rundef``)
+    upper: tuple = ()
+    upper_ops: np.ndarray | None = None
 
 
 # --- parsing -------------------------------------------------------------------------------------
@@ -576,8 +583,15 @@ def compile_model(stmts: list[Stmt], name: str = "<model>", path: str = "<model>
     pre = np.array(prelude, dtype=np.int32).reshape(-1, 4)
     mono = monotonicity(prelude, main, len(checks))
     prefix = np.array(_prefix_ops(main, mono), dtype=np.int32).reshape(-1, 4)
+    upper = upper_checks(prelude, main, len(checks), mono)
+    uops = _prefix_ops(main, upper)
+    for k, (code, d, a, b) in enumerate(uops):
+        if code == DIFF and a == _RDEF and any(o[0] == EMPTY and o[1] == d and upper[o[2]]
+                                               for o in uops):
+            uops[k] = (code, d, _RUNDEF, b)
     return Program(name, stmts, arr, slots, base, checks, flags, nslots[0], check_stmts, pre,
-                   base_at, node_slots, allow, tuple(mono), prefix)
+                   base_at, node_slots, allow, tuple(mono), prefix, tuple(upper),
+                   np.array(uops, dtype=np.int32).reshape(-1, 4))
 
 
 # --- monotonicity: which checks can fail on a partial candidate ----------------------------------
@@ -604,8 +618,43 @@ def _flip(x: int) -> int:
 
 def monotonicity(prelude, main, nchecks: int) -> list[bool]:
     """Per check (by index): does its relation only grow as the dynamic slots grow (or never
-    change)? Fixpoint loops are iterated until their variable's direction is stable."""
-    mono = {s: UP for s in range(len(DYNAMIC))}
+    change)?"""
+    out, _ = _directions(prelude, main, nchecks, range(len(DYNAMIC)))
+    return out
+
+
+_RF, _CO, _RDEF, _RUNDEF = range(4)          # the slots of DYNAMIC
+
+
+def upper_checks(prelude, main, nchecks: int, mono: list[bool]) -> list[bool]:
+    """Per check: is it ``empty Rdef \\ X`` (not already a prefix check) with ``X`` growing with
+    rf and Rdef (or constant) and independent of co and Rundef?
+
+    Such a check can fail on a partial execution too, evaluated on its *upper graph*: the rf
+    edges chosen so far plus every candidate source of every read not yet given one, those reads
+    in Rdef. Every completion's rf and Rdef are subsets of the upper graph's, so its ``X`` is a
+    subset of the upper ``X``; a read given a value so far that is outside the upper ``X`` is
+    outside every completion's ``X``, and the check fails on each of them."""
+    _, rd = _directions(prelude, main, nchecks, (_RF, _RDEF))
+    _, cu = _directions(prelude, main, nchecks, (_CO, _RUNDEF))
+    writer = {d: (code, a, b) for code, d, a, b in main
+              if code not in (ACYCLIC, IRREFL, EMPTY, FLAG_EMPTY, FLAG_NONEMPTY)}
+    out = [False] * nchecks
+    for code, d, a, b in main:
+        if code != EMPTY or mono[a] or d not in writer:
+            continue
+        wc, x, y = writer[d]
+        if wc == DIFF and x == _RDEF and rd.get(y, CONST) in (CONST, UP) and \
+                cu.get(y, CONST) == CONST:
+            out[a] = True
+    return out
+
+
+def _directions(prelude, main, nchecks: int, dynamic) -> tuple[list[bool], dict]:
+    """How every slot changes as the ``dynamic`` slots grow (the others held fixed): CONST, UP,
+    DOWN or MIXED per slot, and per check whether its relation only grows (or never changes).
+    Fixpoint loops are iterated until their variable's direction is stable."""
+    mono = {s: (UP if s in dynamic else CONST) for s in range(len(DYNAMIC))}
     for code, d, a, b in prelude:
         mono[d] = CONST
 
@@ -639,7 +688,7 @@ def monotonicity(prelude, main, nchecks: int) -> list[bool]:
 
     out = [False] * nchecks
     run(0, len(main))
-    return out
+    return out, mono
 
 
 def _prefix_ops(main, mono: list[bool]) -> list:

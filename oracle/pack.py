@@ -372,7 +372,7 @@ def model_arrays(prog: Program) -> Model:
     hit = _MODELS.get(id(prog))
     if hit is not None and hit[0] is prog:
         return hit[1]
-    model = Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks))
+    model = Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks), prog.upper_ops)
     if len(_MODELS) > 64:
         _MODELS.clear()
     _MODELS[id(prog)] = (prog, model)
@@ -392,7 +392,7 @@ def every_event(n: int) -> np.ndarray:
 
 def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
             bound: bool = True, raisable: int = -1, forward: bool = True, hints: bool = True,
-            targets=None, found=None, want_state: bool = True) -> Options:
+            targets=None, found=None, want_state: bool = True, upper: bool = True) -> Options:
     """The search's :class:`~oracle.explore.Options`; by default the whole program (every event,
     every observable), every outcome, bounding on with every flag assumed raisable."""
     if emask is None or omask is None or targets is None or found is None:
@@ -402,7 +402,7 @@ def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
         targets = none if targets is None else targets
         found = none if found is None else found
     return Options(want_state, max_steps, emask, omask, bound, np.int64(raisable), forward,
-                   hints, targets, found)
+                   hints, targets, found, upper)
 
 
 #: (events, observables) -> the default arrays of :func:`options` (the search only reads them)

@@ -9,8 +9,10 @@ found, skipping every subtree whose reachable values cannot give one not found y
 
 An outcome maps observables (``P1:r0``, ``x``) to ints. An observable it leaves out is
 unconstrained; with every observable given, the answer is exactly ``oracle.check(test).allows
-(outcome)`` (undef in an allowed state matches any value). A result ``check`` computed before
-(its cache) answers directly; answers are cached per program and model.
+(outcome)`` (undef in an allowed state matches any value). The value ``DEFINED``
+(:data:`oracle.explore.DEFINED`) asks for any value but undef, the one asked value undef does
+not match (:attr:`oracle.judge.Judge.all_undef`). A result ``check`` computed before (its cache)
+answers directly; answers are cached per program and model.
 
 ``parse_outcome(test, text)`` reads an outcome in the tool's printed form (``P1:r0=0; x=1;``)
 or the condition form (``P1:r0 == 0 /\\ x == 1``), for ``scopefuzz check --outcome``.
@@ -25,7 +27,7 @@ from litmus.outcome import outcome_condition_text
 
 from .check import _CACHE, _cache_key, default_model, pre_executions
 from .errors import BudgetExhausted, OracleError
-from .explore import WILD
+from .explore import DEFINED, WILD
 from .lang import load_model
 from .registry import get as get_unit
 from .search import explore_pe
@@ -82,7 +84,10 @@ def parse_outcome(test: Test, text: str) -> dict[str, int]:
 
 
 def _matches(state: dict, outcome: dict) -> bool:
-    return all(state[k] == UNDEF or state[k] == v for k, v in outcome.items())
+    """Whether an allowed state matches an asked outcome: undef matches any value, but not
+    ``DEFINED`` (any value but undef)."""
+    return all(state[k] != UNDEF if v == DEFINED else state[k] == UNDEF or state[k] == v
+               for k, v in outcome.items())
 
 
 def _row(outcome: dict, keys: list[str]) -> tuple:

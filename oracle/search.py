@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .couple import blocks
-from .events import C_LOC, C_REQ_MODE, C_REQ_VAL, REQ_EQ, REQ_NE, PreExecution, table_of
-from .explore import WILD
+from .events import (C_LOC, C_REQ_MODE, C_REQ_VAL, REQ_EQ, REQ_NE, UNDEF_VAL, PreExecution,
+                     table_of)
+from .explore import DEFINED, WILD
 from .hints import COHERENCE_HINTS
 from .lang import Program
 from .pack import options, pack, search_pe, words_of
@@ -168,7 +169,8 @@ def _split(pe: PreExecution, prog: Program, hints: frozenset):
 
 def required(pe: PreExecution, outcome) -> np.ndarray | None:
     """The event rows of ``pe`` with the values of one asked outcome (in the pre-execution's
-    observables order; ``WILD`` leaves an observable free) as required values of their events,
+    observables order; ``WILD`` leaves an observable free, ``DEFINED`` requires no value: the
+    search's outcome comparison asks it not to be undef) as required values of their events,
     so that the search only pairs reads with writes that can give them (an undef value meets
     any requirement, as it matches any value); None when the pre-execution cannot produce the
     outcome (a constant observable differs). An event whose path already requires a value the
@@ -178,6 +180,10 @@ def required(pe: PreExecution, outcome) -> np.ndarray | None:
     for (_, (kind, a)), v in zip(pe.observables, outcome):
         v = int(v)
         if v == WILD:
+            continue
+        if v == DEFINED:            # any value but undef: no value to require (undef would
+            if kind == "const" and a == UNDEF_VAL:   # meet any requirement); the leaves decide
+                return None
             continue
         if kind == "const":
             if a != v:

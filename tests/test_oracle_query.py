@@ -1,9 +1,10 @@
 """Outcome-directed queries (``oracle.allows``, ``oracle.allows_many``, ``check --outcome``).
 
 - on generated AMDGPU programs the answers for every outcome over small values (a histogram's
-  keys), one at a time and in one batch, and for outcomes that leave an observable out, are
-  those of the pure-Python reference evaluation's allowed states (``tests/reference.py``: an
-  outcome is allowed when some allowed state matches it, undef matching any value);
+  keys), one at a time and in one batch, for outcomes that leave an observable out, and for
+  outcomes asking observables to be ``DEFINED`` (any value but undef), are those of the
+  pure-Python reference evaluation's allowed states (``tests/reference.py``: an outcome is
+  allowed when some allowed state matches it, undef matching any value but ``DEFINED``);
 - the same on generated C programs against the rc11 reference (``oracle/models/rc11/reference.py``);
 - hand-derived answers for SB and message passing in C11 (relaxed SB allows 0/0; release/acquire
   MP forbids r0=1, r1=0), through the API and the command line in both outcome forms, with exit
@@ -22,15 +23,31 @@ import litmus
 import oracle
 from litmus.ir import UNDEF
 from reference import reference_check
+from oracle.explore import DEFINED
 from oracle.models.rc11.reference import check as rc11_ref
 from test_conformance_rc11 import c_programs
 from test_oracle_props import programs
 
 
+def _meets(v, want) -> bool:
+    """A state's value ``v`` meets an asked value: ``DEFINED`` is any value but undef; undef
+    meets every other value."""
+    return v != UNDEF if want == DEFINED else v == UNDEF or v == want
+
+
 def _allowed_by(states: list[tuple], keys: list[str], outcome: dict) -> bool:
-    """Some state (a tuple in ``keys`` order) matches ``outcome`` on its keys (undef: any)."""
+    """Some state (a tuple in ``keys`` order) meets ``outcome`` on its keys (:func:`_meets`)."""
     idx = [keys.index(k) for k in outcome]
-    return any(all(s[i] == UNDEF or s[i] == outcome[keys[i]] for i in idx) for s in states)
+    return any(all(_meets(s[i], outcome[keys[i]]) for i in idx) for s in states)
+
+
+def _defined_outcomes(keys: list[str]) -> list[dict]:
+    """Outcomes asking for ``DEFINED``: one per observable (what ``Judge.all_undef`` asks),
+    every observable at once, and the first one with the others given 1."""
+    out = [{k: DEFINED} for k in keys] + [{k: DEFINED for k in keys}]
+    if len(keys) > 1:
+        out.append({keys[0]: DEFINED, **{k: 1 for k in keys[1:]}})
+    return out
 
 
 def _histogram_keys(keys: list[str], values=(0, 1, 2)) -> list[dict]:
@@ -54,10 +71,20 @@ def _agree(test, ref_states: list[tuple], model=None):
         oracle.clear_cache()
         assert oracle.allows_many(test, part, model) == \
             [_allowed_by(ref_states, keys, o) for o in part]
+    # DEFINED (any value but undef: an undef position does not meet it), in one batch and
+    # one at a time (a single outcome is searched with required values)
+    defs = _defined_outcomes(keys)
+    dwant = [_allowed_by(ref_states, keys, o) for o in defs]
+    oracle.clear_cache()
+    assert oracle.allows_many(test, defs, model) == dwant
+    for o, w in zip(defs, dwant):
+        oracle.clear_cache()
+        assert oracle.allows(test, o, model) == w, o
     # a full check cached first answers the same
     oracle.clear_cache()
     oracle.check(test, model)
     assert oracle.allows_many(test, outs, model) == want
+    assert oracle.allows_many(test, defs, model) == dwant
 
 
 @settings(max_examples=30, deadline=None)
