@@ -16,7 +16,7 @@ test's condition the way :func:`litmus.condition_holds` says (for ``exists``, th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Protocol
+from typing import Mapping, Protocol, Sequence
 
 from litmus.ir import Condition
 from litmus.outcome import condition_holds, matches
@@ -34,7 +34,7 @@ class Allows(Protocol):
 class AllowedStates(Allows, Protocol):
     """A result that also lists the allowed states (outcomes with undef positions)."""
 
-    states: list[dict]
+    states: Sequence[dict]
 
 
 @dataclass(frozen=True)
