@@ -282,14 +282,7 @@ class States(Sequence):
         if any(v != UNDEF and not isinstance(v, (int, np.integer)) for v in vals):
             return any(s == item for s in self)
         if self._packed is not None:
-            key = 0
-            for c, v in enumerate(vals):
-                code = self._layout.code_of(c, v)
-                if code is None:
-                    return False
-                key |= code << self._layout.shift[c]
-            i = int(np.searchsorted(self._packed, np.uint64(key)))
-            return i < len(self._packed) and int(self._packed[i]) == key
+            return self._has_key(vals)
         if any(v != UNDEF and not -(1 << 63) <= int(v) < (1 << 63) for v in vals):
             return False
         row = np.array([_int(v) for v in vals], np.int64)
@@ -350,8 +343,24 @@ class States(Sequence):
             return any(_matches_undef(s, outcome) for s in self._dicts)
         if absent == "free" and len(self) and any(k not in self.keys for k in outcome):
             raise KeyError(next(k for k in outcome if k not in self.keys))
+        if self._packed is not None and all(u < 0 for u in self._layout.undef) and \
+                all(isinstance(outcome.get(k), (int, np.integer)) for k in self.keys):
+            # no undef anywhere and every observable given: one key, a binary search
+            return self._has_key([outcome[k] for k in self.keys])
         mask = self._where(outcome, absent)
         return mask is not None and bool(mask.any())
+
+    def _has_key(self, vals: list) -> bool:
+        """Whether the packed keys hold the state with these values (ints or UNDEF) in keys
+        order."""
+        key = 0
+        for c, v in enumerate(vals):
+            code = self._layout.code_of(c, v)
+            if code is None:
+                return False
+            key |= code << self._layout.shift[c]
+        i = int(np.searchsorted(self._packed, np.uint64(key)))
+        return i < len(self._packed) and int(self._packed[i]) == key
 
     def allows_many(self, outcomes: list, absent: str = "free") -> list[bool]:
         return [self.allows(o, absent) for o in outcomes]
