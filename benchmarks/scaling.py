@@ -196,7 +196,7 @@ def conformance_rate(shared: pathlib.Path):
         return None
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import conformance
-    agree, disagree, secs = conformance.run_suite(shared, "RC11")
+    agree, disagree, _, secs = conformance.run_suite(shared, "RC11")
     n = len(agree) + len(disagree)
     return n, secs
 

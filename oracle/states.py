@@ -39,6 +39,7 @@ from typing import Iterator
 import numpy as np
 
 from litmus.ir import UNDEF
+from litmus.outcome import matches
 
 from .events import UNDEF_VAL
 
@@ -145,6 +146,10 @@ class States(Sequence):
         the products of their parts."""
         from .search import product_rows
         ncols = len(keys)
+        if len(found) == 1 and found[0][0] is not None and len(found[0][0]) == 1:
+            cols, rows = found[0][0][0]
+            if rows.shape[0] <= SMALL_SET and cols == list(range(ncols)):
+                return cls(keys, dicts=_small_dicts(rows, keys))   # the common case, at once
         # each search's factors: (columns, rows), a column in no part being the constant 0
         searches = []
         for parts, _ in found:
@@ -168,7 +173,8 @@ class States(Sequence):
         total = sum(math.prod(r.shape[0] for _, r in f) for f in searches)
         if total <= SMALL_SET or ncols == 0:
             rows = [product_rows(parts, ncols) for parts, _ in found]
-            all_rows = np.concatenate(rows) if rows else np.zeros((0, ncols), np.int64)
+            all_rows = rows[0] if len(rows) == 1 else np.concatenate(rows) if rows else \
+                np.zeros((0, ncols), np.int64)
             return cls(keys, dicts=_small_dicts(all_rows, keys))
         columns: list[list[np.ndarray]] = [[] for _ in range(ncols)]
         for factors in searches:
@@ -340,7 +346,7 @@ class States(Sequence):
             if absent == "free":
                 return any(all(s[k] == UNDEF or s[k] == v for k, v in outcome.items())
                            for s in self._dicts)
-            return any(_matches_undef(s, outcome) for s in self._dicts)
+            return any(matches(s, outcome) for s in self._dicts)
         if absent == "free" and len(self) and any(k not in self.keys for k in outcome):
             raise KeyError(next(k for k in outcome if k not in self.keys))
         if self._packed is not None and all(u < 0 for u in self._layout.undef) and \
@@ -401,7 +407,7 @@ class States(Sequence):
         return np.ones(len(self), np.bool_) if mask is None else mask
 
     def _where_slow(self, outcome: dict, absent: str):
-        hits = [(_matches_undef(s, outcome) if absent == "undef" else
+        hits = [(matches(s, outcome) if absent == "undef" else
                  all(s[k] == UNDEF or s[k] == v for k, v in outcome.items())) for s in self]
         return np.array(hits, np.bool_)
 
@@ -425,13 +431,6 @@ class States(Sequence):
 
 def _int(v) -> int:
     return UNDEF_VAL if v == UNDEF else int(v)
-
-
-def _matches_undef(state: dict, observed: dict) -> bool:
-    for k, v in state.items():
-        if v != UNDEF and observed.get(k) != v:
-            return False
-    return True
 
 
 def _small_dicts(rows: np.ndarray, keys: list[str]) -> list[dict]:

@@ -298,3 +298,80 @@ def test_check_large_families_gives_the_old_states():
         s[k] = 99
         assert not res.allows(s)
         assert res.states.json() == json.dumps(want)
+
+
+# -- the consumers: check --json, --format herd, --states, the judge ------------------------------
+
+def _amdgpu_4x4(tmp_path, condition: str | None = None):
+    """The 16-event AMDGPU shape of the scaling benchmark (40,000 allowed states), its
+    condition replaced by ``condition`` when given."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import scaling
+    text = scaling.amdgpu_multi(4, False)
+    if condition:
+        text = text.rstrip("\n").rsplit("\n", 1)[0] + "\n" + condition + "\n"
+    path = tmp_path / "amdgpu-4x4.litmus"
+    path.write_text(text)
+    return path, litmus.parse_file(str(path))
+
+
+def test_check_json_line_is_the_old_text(tmp_path, capsys):
+    """``check --json`` on a 40,000-state test prints, byte for byte, ``json.dumps`` of the
+    object with the old path's list of dicts (DESIGN.md's field order)."""
+    from fuzz.cli import main
+    from litmus.printer import format_condition
+    from oracle.commands import JSON_SCHEMA
+    path, test = _amdgpu_4x4(tmp_path)
+    oracle.clear_cache()
+    assert main(["check", "--json", str(path)]) == 0
+    line = capsys.readouterr().out.rstrip("\n")
+    got = json.loads(line)
+    want = _old_check_states(test)
+    expect = json.dumps({"test": test.name, "file": str(path), "model": "amdgpu",
+                         "verdict": verdict(test.condition, want),
+                         "condition": format_condition(test.condition), "states": want,
+                         "flags": got["flags"], "ub": [], "candidates": got["candidates"],
+                         "consistent": got["consistent"], "seconds": got["seconds"],
+                         "schema": JSON_SCHEMA})
+    assert len(want) == 40_000 and line == expect
+
+
+def test_check_states_and_herd_format_print_the_list(tmp_path, capsys):
+    """``check --states`` lines and ``--format herd`` (positive/negative counts by the
+    column-wise satisfiability) as printed from the old path's list."""
+    from fuzz.cli import main
+    from oracle.herd_format import herd_lines
+    path, test = _amdgpu_4x4(tmp_path, "exists (P0:r0 == 1 /\\ (P1:r0 != 2 \\/ y == 3))")
+    want = _old_check_states(test)
+    oracle.clear_cache()
+    assert main(["check", "--states", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:] == ["  " + " ".join(f"{k}={v};" for k, v in s.items()) for s in want]
+    res = oracle.check(test)
+    old = check_mod.Result(res.model, res.verdict, want, res.flags, res.ub, res.candidates,
+                           res.consistent, res.seconds)
+    herd = herd_lines(test, res)
+    assert herd == herd_lines(test, old)
+    pos = sum(1 for s in want if satisfiable(test.condition.prop, s))
+    assert f"Positive: {pos} Negative: {len(want) - pos}" in herd and 0 < pos < len(want)
+
+
+def test_judge_and_query_answer_from_the_states(tmp_path):
+    """After the full check, the judge's and outcome queries' answers come from the states:
+    the same as the dict rule over the old path's list, for outcomes in, near and out of it."""
+    from oracle import Judge
+    from oracle.query import allows_many
+    _, test = _amdgpu_4x4(tmp_path)
+    want = _old_check_states(test)
+    keys = test.observables()
+    asked = [dict(want[0]), dict(want[-1]), {k: want[7][k] for k in keys[:3]},
+             {**want[100], keys[-1]: 42}, {keys[0]: 3, keys[1]: 3}, {}]
+    oracle.clear_cache()
+    j = Judge(test)
+    assert j.states == want                      # the full check, kept by the judge
+    expect = [any(_matches(s, o) for s in want) for o in asked]
+    assert True in expect and False in expect
+    assert j.allows_many(asked) == expect
+    assert allows_many(test, asked) == expect     # the cached full set answers
+    assert j.all_undef is False
