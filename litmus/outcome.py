@@ -78,7 +78,8 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
     q, p = condition.quantifier, condition.prop
     if q not in ("exists", "~exists", "forall"):
         raise ValueError(q)
-    hits = state_hits(p, states, valid_=q == "forall")
+    hits = None if getattr(states, "outcome_columns", None) is None else \
+        state_hits(p, states, valid_=q == "forall")
     if hits is not None:                            # an array-backed set: column-wise
         found = bool(hits.any()) if q != "forall" else not bool(hits.all())
         return ("Ok" if found else "No") if q == "exists" else ("No" if found else "Ok")
@@ -109,8 +110,9 @@ def state_hits(prop: Prop, states, valid_: bool = False):
     ``valid_``, valid), as a numpy bool array; None when ``states`` is not array-backed (a list
     of dicts: use :func:`satisfiable` / :func:`valid` per state).
 
-    An array-backed set (``oracle.states.States``) has ``outcome_columns(names)``: (observable ->
-    its values as an int64 array, the int standing for undef), or None. The proposition is
+    An array-backed set (``oracle.states.States``) has ``outcome_columns``, a function of
+    observable names giving (observable -> its values as an int64 array, the int standing for
+    undef), or None (a set kept as dicts, or an unknown name). The proposition is
     evaluated on whole columns; states with undef where it looks are grouped by which of its
     observables are undef, and each group tries every choice :func:`satisfiable` tries (per undef
     observable, the constants it is compared with and one value different from all of them)."""

@@ -20,7 +20,7 @@ from litmus.ir import UNDEF, Test
 from litmus.outcome import matches, verdict
 
 from .errors import BudgetExhausted, OracleError, TooManyEvents
-from .events import UNDEF_VAL, WORD, table_of
+from .events import WORD, table_of
 from .lang import load_model
 from .search import explore_pe, product_rows
 from .states import States
@@ -175,7 +175,8 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
             raise OracleError(f"internal: builder observables {order} differ from {keys}")
         back = None if order == keys else [keys.index(k) for k in order]
         if searched:         # the outcomes found so far let bounding skip subtrees: expand them
-            seen = np.concatenate([seen] + [product_rows(p, n) for p, n in searched[-1:]])
+            last = product_rows(*searched[-1])
+            seen = last if not seen.shape[0] else np.concatenate([seen, last])
         known = seen if back is None else seen[:, back]
         found = explore_pe(pe, prog, unit, budget=budget, flags=flags, known=known)
         if found.exhausted and wide:

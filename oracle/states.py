@@ -42,6 +42,7 @@ from litmus.ir import UNDEF
 from litmus.outcome import matches
 
 from .events import UNDEF_VAL
+from .search import product_rows
 
 #: up to this many outcomes a set is kept as its list of dicts (see the module docstring)
 SMALL_SET = 2048
@@ -144,38 +145,32 @@ class States(Sequence):
         """The distinct outcomes of several searches, each ``(parts, nobs)`` as
         :class:`oracle.search.Found` gives them (columns already in ``keys`` order): the union of
         the products of their parts."""
-        from .search import product_rows
         ncols = len(keys)
         if len(found) == 1 and found[0][0] is not None and len(found[0][0]) == 1:
             cols, rows = found[0][0][0]
             if rows.shape[0] <= SMALL_SET and cols == list(range(ncols)):
                 return cls(keys, dicts=_small_dicts(rows, keys))   # the common case, at once
+        total = 0                  # rows of the products, duplicates counted
+        for parts, _ in found:
+            if parts is not None:
+                total += parts[0][1].shape[0] if len(parts) == 1 else \
+                    math.prod(rows.shape[0] for _, rows in parts)
+        if total <= SMALL_SET or ncols == 0:
+            rows = [product_rows(parts, ncols) for parts, _ in found if parts is not None]
+            all_rows = rows[0] if len(rows) == 1 else np.concatenate(rows) if rows else \
+                np.zeros((0, ncols), np.int64)
+            return cls(keys, dicts=_small_dicts(all_rows, keys))
         # each search's factors: (columns, rows), a column in no part being the constant 0
         searches = []
         for parts, _ in found:
-            if parts is None:
+            if parts is None or any(rows.shape[0] == 0 for _, rows in parts):
                 continue
-            factors = []
-            covered = set()
-            empty = False
-            for cols, rows in parts:
-                if rows.shape[0] == 0:
-                    empty = True
-                if cols:
-                    factors.append((list(cols), rows))
-                    covered.update(cols)
-            if empty:
-                continue
+            factors = [(list(cols), rows) for cols, rows in parts if cols]
+            covered = {c for cols, _ in factors for c in cols}
             rest = [c for c in range(ncols) if c not in covered]
             if rest:
                 factors.append((rest, np.zeros((1, len(rest)), np.int64)))
             searches.append(factors)
-        total = sum(math.prod(r.shape[0] for _, r in f) for f in searches)
-        if total <= SMALL_SET or ncols == 0:
-            rows = [product_rows(parts, ncols) for parts, _ in found]
-            all_rows = rows[0] if len(rows) == 1 else np.concatenate(rows) if rows else \
-                np.zeros((0, ncols), np.int64)
-            return cls(keys, dicts=_small_dicts(all_rows, keys))
         columns: list[list[np.ndarray]] = [[] for _ in range(ncols)]
         for factors in searches:
             for cols, rows in factors:
@@ -238,10 +233,15 @@ class States(Sequence):
             out[:, c] = self.column(c, start, stop)
         return out
 
-    def outcome_columns(self, names) -> tuple[dict, int] | None:
-        """For :func:`litmus.outcome.verdict`: (observable -> its column, the undef value), or
-        None for a small set (the dicts are there; iterate them) or an unknown name."""
-        if self._dicts is not None or any(k not in self.keys for k in names):
+    @property
+    def outcome_columns(self):
+        """For :func:`litmus.outcome.verdict`: None for a small set (the dicts are there: iterate
+        them), else a function of observable names giving (observable -> its column, the undef
+        value), or None when a name is not an observable."""
+        return None if self._dicts is not None else self._outcome_columns
+
+    def _outcome_columns(self, names) -> tuple[dict, int] | None:
+        if any(k not in self.keys for k in names):
             return None
         return {k: self.column(self.keys.index(k)) for k in names}, UNDEF_VAL
 
@@ -271,9 +271,9 @@ class States(Sequence):
         return self._dict(self.rows(i, i + 1).tolist()[0])
 
     def __iter__(self) -> Iterator[dict]:
-        if self._dicts is not None:
-            yield from self._dicts
-            return
+        return iter(self._dicts) if self._dicts is not None else self._chunks()
+
+    def _chunks(self) -> Iterator[dict]:
         for start in range(0, len(self), CHUNK):
             for r in self.rows(start, start + CHUNK).tolist():
                 yield self._dict(r)
