@@ -415,18 +415,15 @@ class States(Sequence):
         """``json.dumps(list(self))``, byte for byte, without building the dicts."""
         if self._dicts is not None or len(self) == 0:
             return json.dumps(list(self))
-        names = [json.dumps(k) + ": " for k in self.keys]
+        # one %-template per state (the keys' JSON text fixed), an undef value as its JSON text
+        template = "{" + ", ".join(json.dumps(k) + ": %s" for k in self.keys) + "}"
         out = []
         for start in range(0, len(self), CHUNK):
             block = self.rows(start, start + CHUNK)
-            items = None
-            for c in range(len(self.keys)):
-                col = block[:, c]
-                text = np.where(col == UNDEF_VAL, '"undef"', col.astype(str))
-                text = np.char.add(names[c] if c == 0 else ", " + names[c], text)
-                items = text if items is None else np.char.add(items, text)
-            out.append("}, {".join(items.tolist()))
-        return "[{" + "}, {".join(out) + "}]"
+            values = block.astype(object)
+            values[block == UNDEF_VAL] = json.dumps(UNDEF)
+            out.append(", ".join([template % tuple(r) for r in values.tolist()]))
+        return "[" + ", ".join(out) + "]"
 
 
 def _int(v) -> int:
