@@ -242,13 +242,15 @@ class Campaign:
                 if type(st) is not str:
                     st = None                   # counted as a program, nothing else
                 statuses[st] = statuses.get(st, 0) + 1
-                executions += e.get("executions", 0)
+                ex = e.get("executions", 0)
+                if type(ex) is int:
+                    executions += ex
                 if st == "oracle-error" and e.get("budget"):
                     budget += 1
                 if st in EXECUTED:
                     tally.add(e.get("kinds", []), e.get("pairs", []))
                 t = e.get("t", 0.0)
-                if t > active:                  # max(), without the call
+                if (type(t) is float or type(t) is int) and t > active:   # max(), no call
                     active = t
         tally.flush()
         self.stats.executions += executions

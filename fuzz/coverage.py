@@ -72,11 +72,17 @@ class ComboTally:
 
     def add(self, kind_list, pair_list) -> None:
         if type(kind_list) is not list or type(pair_list) is not list:
-            self.fallback(kind_list, pair_list)
+            try:
+                self.fallback(kind_list, pair_list)
+            except TypeError:       # not lists of names (a hand-edited line): not counted
+                pass
             return
         key = (tuple(kind_list), tuple(pair_list))
         c = self.combos
-        c[key] = c.get(key, 0) + 1
+        try:
+            c[key] = c.get(key, 0) + 1
+        except TypeError:           # unhashable items (a hand-edited line): not counted
+            return
         if len(c) > self.COMBOS:
             self.flush()
 

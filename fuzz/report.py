@@ -12,6 +12,7 @@ The Markdown is meant to be pasted into a bug report.
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 from collections import Counter
@@ -59,10 +60,16 @@ class _Part:
     def add(self, e: dict) -> None:
         self.n += 1
         st = e.get("status", "?")
+        if type(st) is not str:     # a hand-edited line: counted, under "?"
+            st = "?"
         self.status[st] += 1
-        self.executions += e.get("executions", 0) or 0
+        ex = e.get("executions", 0)
+        if type(ex) is int:
+            self.executions += ex
         self.budget += bool(e.get("budget"))
-        t = e.get("t", 0.0) or 0.0
+        t = e.get("t", 0.0)
+        if type(t) is not float and type(t) is not int:
+            t = 0.0
         if t > self.active:         # max(), without the call
             self.active = t
         if self.n % self.stride == 0:
@@ -85,6 +92,8 @@ class _Part:
 
 def _count_bounded(counter: Counter, msg: str) -> None:
     """Count ``msg``, keeping at most :data:`ERROR_KINDS` distinct messages."""
+    if type(msg) is not str:        # a hand-edited line's message: its JSON text
+        msg = json.dumps(msg, sort_keys=True)
     counter[msg if msg in counter or len(counter) < ERROR_KINDS else "(other errors)"] += 1
 
 
@@ -109,6 +118,8 @@ def load_campaign(directory: str) -> dict:
                 p = parts[uid] = _Part(uid, metas.get(uid, meta))
         p.add(e)
         st = e.get("status")
+        if type(st) is not str:     # counted as a program by p.add, nothing else
+            continue
         if st in EXECUTED:          # coverage: what ran, not what was drawn
             combos.add(e.get("kinds", []), e.get("pairs", []))
         elif st in ERRORED:
@@ -158,6 +169,25 @@ def explain_finding(record: dict, explainer: Callable | None) -> tuple[str, str]
 
 def _strip_xml_decl(svg: str) -> str:
     return re.sub(r"^\s*<\?xml[^>]*>\s*", "", svg)
+
+
+_SVG_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def scope_svg_ids(svg: str, prefix: str) -> str:
+    """``svg`` with every ``id`` it defines (and every ``url(#id)`` / ``href="#id"`` reference to
+    one) prefixed, so that several drawings inlined in one page (each explanation defines its
+    own arrow marker) keep distinct ids and each references its own definitions."""
+    ids = set(_SVG_ID.findall(svg))
+    if not ids:
+        return svg
+
+    def ref(m: re.Match) -> str:
+        name = m.group(2)
+        return f"{m.group(1)}{prefix}{name}" if name in ids else m.group(0)
+
+    svg = _SVG_ID.sub(lambda m: f'id="{prefix}{m.group(1)}"', svg)
+    return re.sub(r'(url\(#|href="#)([^)"]+)', ref, svg)
 
 
 # --- SVG ----------------------------------------------------------------------------------------
@@ -400,7 +430,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     out.append("</section>")
     for r in fs:
         text, svg = explanations.get(r["id"], ("", ""))
-        out.append(_finding_html(r, text, svg))
+        out.append(_finding_html(r, text, scope_svg_ids(svg, f"f-{r['id']}-")))
     # throughput
     rows = []
     for p in camp["parts"].values():

@@ -186,3 +186,67 @@ def test_finding_reproduces_from_its_record_alone(tmp_path, monkeypatch, capsys)
     assert key(got["histogram"]) == key(rec["histogram"])
     md = (out / "findings" / rec["id"] / "report.md").read_text()
     assert rec["reproduce"]["command"] in md and "## Reproduce" in md
+
+
+def test_report_and_resume_survive_hand_edited_journal_lines(tmp_path):
+    """Lines whose fields have the wrong JSON types (a hand-edited or foreign journal) are
+    counted as programs and otherwise left out; neither ``report`` nor ``--resume`` crashes."""
+    import dataclasses
+    import json
+
+    from fuzz.layout import META, journals
+    from fuzz.report import load_campaign
+
+    out = str(tmp_path / "c")
+    cfg = Config(backend="fake", out=out, seed=1, programs=4, iterations=50,
+                 features=parse_features("atomics,plain"), minimize_seconds=math.inf)
+    Campaign(cfg, backend=StaleReadBackend(0.0), checker=sc_check).run()
+    with open(os.path.join(out, META), encoding="utf-8") as f:
+        meta = json.load(f)
+    before = sum(p.n for p in load_campaign(out)["parts"].values())
+    _, jpath = next(journals(out, meta))
+    odd = [{"status": ["ok"], "executions": "many", "t": "late"},
+           {"status": "oracle-error", "error": {"why": 1}, "budget": [1]},
+           {"status": "ok", "kinds": [[1]], "pairs": [{"a": 1}]},
+           {"status": "ok", "kinds": 5, "pairs": None}]
+    with open(jpath, "a", encoding="utf-8") as f:
+        for k, e in enumerate(odd):
+            f.write(json.dumps(dict(e, type="program", i=100 + k)) + "\n")
+    agg = load_campaign(out)
+    assert sum(p.n for p in agg["parts"].values()) == before + len(odd)
+    assert agg["errors"][json.dumps({"why": 1})] == 1
+    page, md = build_report(out, explainer=None)
+    assert os.path.getsize(page) > 0 and "## Coverage" in open(md, encoding="utf-8").read()
+    resumed = Campaign(dataclasses.replace(cfg, resume=True, programs=4),
+                       backend=StaleReadBackend(0.0), checker=sc_check)
+    resumed.run()
+    assert resumed.stats.programs == before + len(odd)
+
+
+class _MarkedExplanation(_Explanation):
+    """An explanation whose drawing defines an arrow marker, as oracle.explain's do."""
+
+    def svg(self):
+        return ('<svg xmlns="http://www.w3.org/2000/svg"><defs><marker id="arr"><path d="M0,0"/>'
+                '</marker></defs><line x1="0" y1="0" x2="9" y2="9" marker-end="url(#arr)"/>'
+                '<use href="#arr"/><line marker-end="url(#elsewhere)"/></svg>')
+
+
+def test_inlined_drawings_keep_distinct_ids(campaign_dir):
+    """Several findings' drawings in one report.html: every id is defined once, and every
+    drawing's marker reference points at its own definition (not the first finding's)."""
+    import re
+    page, _ = build_report(campaign_dir, explainer=lambda t, o: _MarkedExplanation(o))
+    text = open(page, encoding="utf-8").read()
+    fs = load_findings(campaign_dir)
+    assert len(fs) >= 2
+    ids = re.findall(r'\bid="([^"]+)"', text)
+    assert len(ids) == len(set(ids))
+    for r in fs:
+        sec = text[text.index(f'id="f-{r["id"]}"'):]
+        sec = sec[:sec.index("</section>")]
+        own = set(re.findall(r'\bid="([^"]+)"', sec))
+        refs = re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"', sec)
+        names = {a or b for a, b in refs}
+        assert "elsewhere" in names               # a reference to no id of the drawing: kept
+        assert names - {"elsewhere"} <= own and len(names - {"elsewhere"}) == 1
