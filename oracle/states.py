@@ -104,7 +104,7 @@ class Layout:
 
     def code_of(self, c: int, value) -> int | None:
         """The (unshifted) code of one value (``UNDEF`` or an int) in column ``c``, or None when
-        no state of the set has it there."""
+        it is outside the column's codes (so no state has it there)."""
         if value == UNDEF:
             return self.undef[c] if self.undef[c] >= 0 else None
         code = int(value) - self.lo[c]
