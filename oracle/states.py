@@ -343,10 +343,7 @@ class States(Sequence):
         query reads it: :func:`oracle.query._matches`) or matches only undef (``absent="undef"``:
         :func:`litmus.outcome.matches`, what ``Result.allows`` has always used)."""
         if self._dicts is not None:
-            if absent == "free":
-                return any(all(s[k] == UNDEF or s[k] == v for k, v in outcome.items())
-                           for s in self._dicts)
-            return any(matches(s, outcome) for s in self._dicts)
+            return any(self._dict_match(s, outcome, absent) for s in self._dicts)
         if absent == "free" and len(self) and any(k not in self.keys for k in outcome):
             raise KeyError(next(k for k in outcome if k not in self.keys))
         if self._packed is not None and all(u < 0 for u in self._layout.undef) and \
@@ -370,6 +367,24 @@ class States(Sequence):
 
     def allows_many(self, outcomes: list, absent: str = "free") -> list[bool]:
         return [self.allows(o, absent) for o in outcomes]
+
+    def count_matched(self, outcomes: list, absent: str = "undef") -> int:
+        """How many states some outcome of ``outcomes`` matches (as :meth:`allows` matches)."""
+        if self._dicts is not None:
+            return sum(1 for s in self._dicts if any(self._dict_match(s, o, absent)
+                                                    for o in outcomes))
+        hit = np.zeros(len(self), np.bool_)
+        for o in outcomes:
+            mask = self._where(o, absent)
+            if mask is not None:
+                hit |= mask
+        return int(hit.sum())
+
+    @staticmethod
+    def _dict_match(state: dict, outcome: dict, absent: str) -> bool:
+        if absent == "undef":
+            return matches(state, outcome)
+        return all(state[k] == UNDEF or state[k] == v for k, v in outcome.items())
 
     def _where(self, outcome: dict, absent: str):
         """Per state, whether it matches ``outcome`` (see :meth:`allows`); None: none does."""
@@ -407,8 +422,7 @@ class States(Sequence):
         return np.ones(len(self), np.bool_) if mask is None else mask
 
     def _where_slow(self, outcome: dict, absent: str):
-        hits = [(matches(s, outcome) if absent == "undef" else
-                 all(s[k] == UNDEF or s[k] == v for k, v in outcome.items())) for s in self]
+        hits = [self._dict_match(s, outcome, absent) for s in self]
         return np.array(hits, np.bool_)
 
     def json(self) -> str:

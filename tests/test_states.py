@@ -189,6 +189,9 @@ def test_allows_as_the_dict_paths(rows, outcomes, rep):
         # outcome queries: oracle.query._matches (a left-out observable is free)
         assert s.allows(o, absent="free") == any(_matches(d, o) for d in want)
     assert s.allows_many(outcomes) == [any(_matches(d, o) for d in want) for o in outcomes]
+    # fuzz.compare.reached: the allowed states some observed outcome matches
+    assert s.count_matched(outcomes) == sum(1 for d in want
+                                            if any(matches(d, o) for o in outcomes))
 
 
 # -- Hypothesis: the column-wise verdict ----------------------------------------------------------
