@@ -41,14 +41,28 @@ COMMANDS = {
 }
 
 
+class _Version(argparse.Action):
+    """``--version``: the version line, worked out only when asked for (it reads the installed
+    distribution's metadata and runs ``git`` twice: a tenth of a second every other command
+    does not need)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from litmus.about import version_line
+        print(version_line())
+        parser.exit()
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``command`` (a name of :data:`COMMANDS`), only that command's module is
     imported and registered."""
     parser = argparse.ArgumentParser(
         prog="scopefuzz",
         description="Property-based fuzzing and differential testing of GPU memory models.")
-    from litmus.about import version_line
-    parser.add_argument("--version", action="version", version=version_line())
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     module = COMMANDS.get(command) if command is not None else None

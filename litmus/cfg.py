@@ -379,8 +379,10 @@ class ThreadCode:
                 row[0] = "ld.free"
         self.rows = [tuple(row) for row in rows]
         self.labels = labels
-        self.spins = spin_loops(code, labels) if jumps else _EMPTY
-        self.looped = loop_body(code, labels) if jumps else _EMPTY
+        # only a backward jump closes a loop (most programs' jumps go forward: an if)
+        loops = any(rows[i][3] <= i for i in jumps)
+        self.spins = spin_loops(code, labels) if loops else _EMPTY
+        self.looped = loop_body(code, labels) if loops else _EMPTY
         self.used = used
         self.reg_names = sorted(regs)
 

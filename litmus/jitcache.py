@@ -21,6 +21,15 @@ deletes the package's cache files (numba then compiles afresh and refills the ca
 tolerates cache files disappearing under a concurrent reader (parallel pytest workers), and a
 cache directory that cannot be written just skips the guard.
 
+**Loaded lightly.** Before numba loads a function from its cache it refreshes the target
+context: on the first load in a process that imports numba's implementation modules (its
+``cpython``, ``np``, ``typed`` and ``random`` packages) and installs their typing and lowering
+registries, a third of a short ``scopefuzz check``. Loading machine code uses neither:
+:func:`load_lightly` makes a package's cached functions load after only what the loaded code
+calls into (numba's runtime, ``rtsys.initialize``). Numba fills the registries itself before it
+compiles anything (``compiler.compile_extra`` refreshes both contexts), so a cache miss, or a
+later compilation in the same process, sees all of them.
+
 **Told.** :func:`announce_compiles` prints one line on stderr the first time in a process that
 numba compiles (rather than loads from the cache) a function of a package: a first run takes a
 minute or two, and should not look like a hang. ``make setup`` (``scopefuzz warm``) compiles
@@ -29,6 +38,7 @@ everything once so that users never see it.
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -220,3 +230,43 @@ def announce_compiles(package: str, what: str) -> None:
             pass
 
     event.register("numba:compile", _Say())
+
+
+_LIGHT: set = set()
+
+
+def _load_lightly(cache, sig, target_context):
+    """``numba.core.caching.Cache.load_overload`` without the context refresh: the runtime the
+    loaded code allocates through, then numba's own load (None on a miss: numba compiles)."""
+    from numba.core.runtime import rtsys
+    rtsys.initialize(target_context)
+    with cache._guard_against_spurious_io_errors():
+        return cache._load_overload(sig, target_context)
+
+
+def load_lightly(package: str) -> None:
+    """From now on, the ``cache=True`` functions that modules of ``package`` (a module name
+    prefix) define load from numba's cache without first filling the target context's
+    registries (see the module's docstring). Functions defined before the call, other packages'
+    functions, and a numba whose cache lacks the methods relied on load as numba loads them."""
+    if package in _LIGHT:
+        return
+    from numba.core.caching import Cache
+    from numba.core.dispatcher import Dispatcher
+    if not all(hasattr(Cache, m) for m in ("_load_overload", "_guard_against_spurious_io_errors")):
+        return
+    first = not _LIGHT
+    _LIGHT.add(package)
+    if not first:
+        return
+    enable = Dispatcher.enable_caching
+
+    def enable_caching(self):
+        enable(self)
+        module = getattr(self.py_func, "__module__", "") or ""
+        cache = getattr(self, "_cache", None)
+        if isinstance(cache, Cache) and any(module == p or module.startswith(p + ".")
+                                            for p in _LIGHT):
+            cache.load_overload = functools.partial(_load_lightly, cache)
+
+    Dispatcher.enable_caching = enable_caching

@@ -13,6 +13,7 @@ import os as _os
 
 from litmus.jitcache import announce_compiles as _announce
 from litmus.jitcache import guard as _guard
+from litmus.jitcache import load_lightly as _load_lightly
 
 #: the sources the package's compiled (numba) code is built from, constants included: a change to
 #: any of them drops the on-disk numba cache (see litmus/jitcache.py; a model unit with compiled
@@ -21,6 +22,7 @@ _guard(_os.path.dirname(_os.path.abspath(__file__)),
        ["engine.py", "events.py", "explore.py", "lang.py", "pack.py", "../litmus/rmw.py",
         "../litmus/rmw_jit.py"])
 _announce("oracle", "the oracle")
+_load_lightly("oracle")
 
 from .check import Result, check  # noqa: E402
 from .check import clear_cache as _clear_results  # noqa: E402

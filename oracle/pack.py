@@ -364,11 +364,30 @@ def _search_words(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, s
                         nslots, model, obs_kind, obs_arg, opt)
 
 
+#: id(program) -> (program, its Model): made once per loaded model, not once per search
+_MODELS: dict = {}
+
+
 def model_arrays(prog: Program) -> Model:
-    return Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks))
+    hit = _MODELS.get(id(prog))
+    if hit is not None and hit[0] is prog:
+        return hit[1]
+    model = Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks))
+    if len(_MODELS) > 64:
+        _MODELS.clear()
+    _MODELS[id(prog)] = (prog, model)
+    return model
 
 
 _NO_ROWS = np.zeros((0, 0), np.int64)
+
+
+def every_event(n: int) -> np.ndarray:
+    """The event mask of events ``0 .. n - 1`` (:func:`oracle.engine.full_word` of each word),
+    computed here in Python: calling the compiled ``full_word`` from Python would load one more
+    function from numba's cache, a start-up cost of its own for every process that checks."""
+    return np.array([(1 << min(max(n - 64 * k, 0), 64)) - 1 for k in range(words_of(n))],
+                    np.uint64)
 
 
 def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
@@ -376,15 +395,30 @@ def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
             targets=None, found=None, want_state: bool = True) -> Options:
     """The search's :class:`~oracle.explore.Options`; by default the whole program (every event,
     every observable), every outcome, bounding on with every flag assumed raisable."""
-    W = words_of(n)
-    if emask is None:
-        emask = np.array([int(full_word(n, k)) for k in range(W)], np.uint64)
-    if omask is None:
-        omask = np.ones(nobs, np.bool_)
-    t = np.zeros((0, nobs), np.int64) if targets is None else targets
-    f = np.zeros((0, nobs), np.int64) if found is None else found
+    if emask is None or omask is None or targets is None or found is None:
+        every, all_obs, none = _defaults(n, nobs)
+        emask = every if emask is None else emask
+        omask = all_obs if omask is None else omask
+        targets = none if targets is None else targets
+        found = none if found is None else found
     return Options(want_state, max_steps, emask, omask, bound, np.int64(raisable), forward,
-                   hints, t, f)
+                   hints, targets, found)
+
+
+#: (events, observables) -> the default arrays of :func:`options` (the search only reads them)
+_DEFAULTS: dict = {}
+
+
+def _defaults(n: int, nobs: int):
+    """Every event's mask, every observable, no outcome rows: made once per size, since the
+    compiled search reads its options' arrays and never writes them."""
+    hit = _DEFAULTS.get((n, nobs))
+    if hit is None:
+        if len(_DEFAULTS) > 4096:
+            _DEFAULTS.clear()
+        hit = _DEFAULTS[(n, nobs)] = (every_event(n), np.ones(nobs, np.bool_),
+                                      np.zeros((0, nobs), np.int64))
+    return hit
 
 
 def search_pe(pe: PreExecution, prog: Program, hints: frozenset, opt: Options | None = None,

@@ -112,23 +112,27 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         attrs = required(pe, tgt[0])
         if attrs is None:
             return Found(hits=[False])
-    small = estimate(pe) <= SPLIT_ABOVE
-    # a larger pre-execution is tried whole first, within QUERY_WHOLE_STEPS: an outcome
-    # query's asked values prune most of it, and most programs over the estimate still have
-    # a small search (the estimate bounds candidates, not the search), while splitting costs
-    # milliseconds of Python (oracle/couple.py)
-    cap = steps if small else QUERY_WHOLE_STEPS if steps < 0 else min(steps,
-                                                                     QUERY_WHOLE_STEPS)
+    # every pre-execution is tried whole first, within QUERY_WHOLE_STEPS: an outcome query's
+    # asked values prune most of it, and most programs over the estimate still have a small
+    # search (the estimate bounds candidates, not the search), while splitting costs
+    # milliseconds of Python (oracle/couple.py). Only a search that does not finish there asks
+    # the estimate: a small pre-execution (at most SPLIT_ABOVE candidates) is then searched
+    # whole within the budget, a larger one split into blocks.
+    cap = QUERY_WHOLE_STEPS if steps < 0 else min(steps, QUERY_WHOLE_STEPS)
     found = None if known is None else np.asarray(known, np.int64).reshape(len(known), nobs)
-    st, ns, cands, cons, fl, _, hit = search_pe(
-        pe, prog, unit.hints,
-        options(pe.n, nobs, max_steps=cap, raisable=nflags & ~flags, hints=hints,
-                targets=tgt, found=found), attrs)
+    opt = options(pe.n, nobs, max_steps=cap, raisable=nflags & ~flags, hints=hints,
+                  targets=tgt, found=found)
+    st, ns, cands, cons, fl, _, hit = search_pe(pe, prog, unit.hints, opt, attrs)
+    if ns < 0 and estimate(pe) <= SPLIT_ABOVE:          # small: whole, within the budget
+        if 0 <= steps <= cap:
+            return Found(candidates=int(cands), exhausted=True)
+        st, ns, cands, cons, fl, _, hit = search_pe(pe, prog, unit.hints,
+                                                    opt._replace(max_steps=steps), attrs)
+        if ns < 0:
+            return Found(candidates=int(cands), exhausted=True)
     if ns >= 0:
         return Found([(list(range(nobs)), np.ascontiguousarray(st[:ns, :nobs]))], nobs,
                      int(cands), int(cons), int(fl), [bool(h) for h in hit])
-    if small:
-        return Found(candidates=int(cands), exhausted=True)
     split = _split(pe, prog, unit.hints)
     W = words_of(pe.n)
     owner = _observable_blocks(pe, split.groups)

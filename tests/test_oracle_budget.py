@@ -27,3 +27,46 @@ def test_generous_budget_gives_the_unbounded_answer():
         oracle.clear_cache()
         free = oracle.check(t)
         assert (bounded.verdict, bounded.states) == (free.verdict, free.states), path.name
+
+
+def test_a_small_pre_execution_past_the_whole_try_is_searched_whole_again(monkeypatch):
+    """Every pre-execution is first searched within ``QUERY_WHOLE_STEPS``; the estimate is asked
+    only when that runs out, and a small one (at most ``SPLIT_ABOVE`` candidates) is then
+    searched whole within the check's budget, never split: the same answer, candidates and
+    consistent executions as a search that was never stopped, and a budget below its need
+    still exhausts it."""
+    import importlib
+    search = importlib.import_module("oracle.search")
+    from oracle.check import pre_executions
+    from oracle.registry import get
+    tests = []
+    for path in sorted((CORPORA / "classic").rglob("*.litmus"))[:30]:
+        t = litmus.parse_file(path)
+        model = litmus.DEFAULT_MODEL[t.dialect]
+        if all(search.estimate(pe) <= search.SPLIT_ABOVE for pe in pre_executions(get(model), t)):
+            tests.append(t)
+    assert len(tests) >= 10
+    free = []
+    for t in tests:
+        oracle.clear_cache()
+        free.append(oracle.check(t))
+    calls = []
+    real = search.search_pe
+
+    def counted(pe, prog, hints, opt=None, attrs=None):
+        calls.append(opt.max_steps)
+        return real(pe, prog, hints, opt, attrs)
+
+    monkeypatch.setattr(search, "QUERY_WHOLE_STEPS", 1)
+    monkeypatch.setattr(search, "search_pe", counted)
+    monkeypatch.setattr(search, "_split", lambda *a: pytest.fail("a small pre-execution split"))
+    for t, want in zip(tests, free):
+        oracle.clear_cache()
+        got = oracle.check(t)
+        assert (got.verdict, got.states, got.flags, got.ub, got.candidates, got.consistent) == \
+            (want.verdict, want.states, want.flags, want.ub, want.candidates, want.consistent)
+    # each pre-execution: the whole try of one step, then the search without a limit
+    assert calls[:2] == [1, -1] and calls.count(1) == calls.count(-1)
+    oracle.clear_cache()
+    with pytest.raises(oracle.OracleError, match="budget of 3 steps"):
+        oracle.check(tests[0], budget=3)

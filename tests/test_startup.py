@@ -89,10 +89,15 @@ def test_the_check_command_imports_only_what_it_uses(tmp_path):
     got = json.loads(_python(
         "import contextlib, io, json, sys\n"
         "from fuzz.cli import main\n"
+        "from litmus import about\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         f"    status = main(['check', {str(path)!r}])\n"
-        "print(json.dumps([status, out.getvalue(), sorted(sys.modules)]))\n"))
-    status, printed, modules = got
+        "print(json.dumps([status, out.getvalue(), sorted(sys.modules),\n"
+        "                  about.version.cache_info().misses,\n"
+        "                  about.git_revision.cache_info().misses]))\n"))
+    status, printed, modules, version_asked, git_asked = got
+    # the version line (distribution metadata, two git runs) is worked out for --version only
+    assert version_asked == git_asked == 0
     assert status == 0 and printed.startswith("warmup  No")
     loaded = [m for m in modules if m.split(".")[0] in ("pyopencl", "hypothesis")
               or m.startswith(NOT_FOR_CHECK[2:])]
@@ -114,3 +119,52 @@ def test_the_command_table_names_the_module_registering_each_command():
         importlib.import_module(name).register(sub)
         registered.update({command: name for command in sub.choices})
     assert registered == COMMANDS
+
+
+def test_a_check_loads_its_compiled_code_without_numbas_registries(tmp_path):
+    """A check whose compiled code is in numba's cache loads it without numba importing and
+    installing its implementation registries (litmus.jitcache.load_lightly: a third of a short
+    ``scopefuzz check``), gives the same result as a process that filled them, and numba still
+    compiles new code in that process afterwards (its compiler fills them itself)."""
+    path = tmp_path / "mp.litmus"
+    path.write_text(oracle.warmup.SAMPLES["C"])
+    code = (
+        "import json, sys\n"
+        "import oracle\n"
+        "from litmus import parse_file\n"
+        f"res = oracle.check(parse_file({str(path)!r}))\n"
+        "light = 'numba.np.arraymath' not in sys.modules and 'numba.typed.dictimpl' not in sys.modules\n"
+        "import numpy as np\n"
+        "from numba import njit\n"
+        "@njit\n"
+        "def later(a):\n"
+        "    d = {1: 2}\n"
+        "    return np.sort(a)[0] + d[1], len(str(345))\n"
+        "print(json.dumps([light, res.verdict, res.states, res.candidates, res.consistent,\n"
+        "                  *later(np.array([3, 1, 2]))]))\n")
+    _python(code)                    # fills numba's cache if this checkout's is empty
+    light, verdict, states, candidates, consistent, low, n = json.loads(_python(code))
+    assert light
+    assert low == 3 and n == 3
+    # the message-passing sample under rc11, by hand: r0 reads y = 0 or 1, r1 x = 0 or 1, but
+    # r0 = 1 (synchronizing with the release) forces r1 = 1; finals x = y = 1
+    got = sorted((s["P1:r0"], s["P1:r1"], s["x"], s["y"]) for s in states)
+    assert got == [(0, 0, 1, 1), (0, 1, 1, 1), (1, 1, 1, 1)] and verdict == "No"
+    # the same counts as a process whose registries numba filled before the load
+    full = json.loads(_python(
+        "import json\n"
+        "from numba import njit\n"
+        "njit(lambda: 1)()\n"
+        "import oracle\n"
+        "from litmus import parse_file\n"
+        f"res = oracle.check(parse_file({str(path)!r}))\n"
+        "print(json.dumps([res.verdict, res.states, res.candidates, res.consistent]))\n"))
+    assert full == [verdict, states, candidates, consistent]
+
+
+def test_version_prints_on_stdout():
+    """``--version``, worked out when asked for (:class:`fuzz.cli._Version`), prints the version
+    line on stdout and exits 0, as argparse's own version action did."""
+    out = subprocess.run([sys.executable, "-m", "fuzz.cli", "--version"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.startswith("scopefuzz ") and out.stderr == ""

@@ -50,66 +50,82 @@ class Block:
                  "regs", "attrs", "memo")
 
     def __init__(self, tid: int, path: Path, loc_ids: dict):
+        # one pass over the operations makes the events, their table rows, the rmw pairs and
+        # the reads before each write (a block per thread path, per check: kept lean)
         self.tid = tid
         events = []
         op_event = []
-        rmw_at = []
+        rows = []
+        rmw = []
+        nrf = []
+        reads = writes = 0
+        unseq = False
         for op in path.ops:
-            op_event.append(len(events))
             ins = op.instr
             kind = op.kind
+            j = len(events)
+            op_event.append(j)
+            if ins.attrs and not unseq:
+                unseq = any(a.startswith("unseq=") for a in ins.attrs)
+            loc = op.loc
+            lid = loc_ids[loc] if loc is not None else -1
+            index = op.index
             if kind == "U":
                 order = ins.order
-                rmw_at.append(len(events))
-                events.append(("R", op.loc, op.rval, RMW_READ_ORDER.get(order, order), True,
-                               True, op.index, ins))
-                events.append(("W", op.loc, op.wval, RMW_WRITE_ORDER.get(order, order), True,
-                               True, op.index, ins))
+                rval = op.rval
+                events.append(("R", loc, rval, RMW_READ_ORDER.get(order, order), True, True,
+                               index, ins))
+                events.append(("W", loc, op.wval, RMW_WRITE_ORDER.get(order, order), True,
+                               True, index, ins))
+                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, rval, index) + _PAD
+                            if rval is not None else (tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
+                rows.append((tid, lid, op.wval, -1, 0, 0, 0, 0, index) + _PAD)
+                reads |= 1 << j
+                writes |= 2 << j
+                rmw.append(2 << j)
+                rmw.append(0)
+                nrf.append(0)
+                nrf.append(reads)       # a read po-before a write never reads from it
                 continue
             atomic = ins.access == "atom" or ins.base in ("rmw", "cas")
-            value = op.rval if kind == "R" else op.wval
+            if kind == "R":
+                value = op.rval
+                reads |= 1 << j
+                nrf.append(0)
+                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, value, index) + _PAD
+                            if value is not None     # the path's value: required
+                            else (tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
+            elif kind == "W":
+                value = op.wval
+                writes |= 1 << j
+                nrf.append(reads)
+                rows.append((tid, lid, value, -1, 0, 0, 0, 0, index) + _PAD)
+            else:
+                value = op.wval
+                nrf.append(0)
+                rows.append((tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
+            rmw.append(0)
             order = ins.order if (atomic or kind in ("F", "B")) else None
-            events.append((kind, op.loc, value, order, atomic, False, op.index, ins))
+            events.append((kind, loc, value, order, atomic, False, index, ins))
         k = self.k = len(events)
         self.events = events
         self.op_event = op_event
         full = (1 << k) - 1
         po = [full & ~((2 << j) - 1) for j in range(k)]
-        unseq = any(a.startswith("unseq=") for op in path.ops for a in op.instr.attrs)
         if unseq:
             # the accesses of two operands of one C operator are unsequenced (C11 6.5p3)
             for i in range(k):
                 for j in range(i + 1, k):
                     if unsequenced(events[i][7], events[j][7]):
                         po[i] &= ~(1 << j)
-        self.po = po
-        rmw = [0] * k
-        for j in rmw_at:
-            rmw[j] = 1 << (j + 1)
-        self.rmw = rmw
-        reads = writes = 0
-        nrf = [0] * k
-        for j, ev in enumerate(events):
-            if ev[0] == "R":
-                reads |= 1 << j
-            elif ev[0] == "W":
-                writes |= 1 << j
-                nrf[j] = reads          # a read po-before a write never reads from it
-        if unseq:                       # ... where po orders the two
+            # ... and a read po-before a write never reads from it only where po orders them
             for j in range(k):
                 if nrf[j]:
                     nrf[j] = sum(1 << i for i in range(j) if nrf[j] >> i & 1 and po[i] >> j & 1)
+        self.po = po
+        self.rmw = rmw
         self.reads, self.writes, self.nrf = reads, writes, nrf
         self.regs = dict(path.regs)
-        rows = []
-        for kind, loc, val, _, _, _, index, _ in events:
-            lid = loc_ids[loc] if loc is not None else -1
-            if kind == "W":
-                rows.append((tid, lid, val, -1, 0, 0, 0, 0, index) + _PAD)
-            elif kind == "R" and val is not None:       # the path's value: required
-                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, val, index) + _PAD)
-            else:
-                rows.append((tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
         self.attrs = rows
         self.memo = {}
 

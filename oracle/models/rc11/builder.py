@@ -129,7 +129,11 @@ def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
 
 
 def _has_unsequenced(test: Test) -> bool:
-    return any(a.startswith("unseq=") for _, _, ins in test.instructions() for a in ins.attrs)
+    for th in test.threads:
+        for ins in th.code:
+            if ins.attrs and any(a.startswith("unseq=") for a in ins.attrs):
+                return True
+    return False
 
 
 def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
