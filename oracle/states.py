@@ -488,13 +488,3 @@ def _holds_states(obj) -> bool:
     if isinstance(obj, list):
         return any(_holds_states(v) for v in obj)
     return False
-
-
-def as_states(states, keys: list[str]) -> States:
-    """``states`` (a list of dicts, in any order, or a :class:`States`) as a :class:`States`
-    in the contract's order."""
-    if isinstance(states, States):
-        return states
-    rows = np.array([[_int(s[k]) for k in keys] for s in states], np.int64).reshape(
-        len(states), len(keys))
-    return States.from_rows(rows, keys)
