@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from litmus import Test
 from litmus.ir import And, Atom, Condition, Const, Instr, Location, Thread, cas_default_fail
-from litmus.outcome import satisfiable
+from litmus.outcome import count_satisfiable
 from litmus.scopes import SCOPES, SCOPE_RANK, Placement
 
 #: weaker order, per instruction base
@@ -296,7 +296,7 @@ def tidy_placements(test: Test) -> Test:
                 test.reg_init, test.dialect)
 
 
-def forbidding_condition(test: Test, outcome: dict, states: list[dict]) -> Condition:
+def forbidding_condition(test: Test, outcome: dict, states: Sequence[dict]) -> Condition:
     """The smallest conjunction of ``outcome``'s atoms that no allowed state satisfies.
 
     Atoms are dropped greedily (final memory first, then registers from the last thread) while the
@@ -312,7 +312,7 @@ def forbidding_condition(test: Test, outcome: dict, states: list[dict]) -> Condi
 
     for k in keys:
         trial = [c for c in chosen if c != k]
-        if trial and not any(satisfiable(prop_of(trial), s) for s in states):
+        if trial and not count_satisfiable(prop_of(trial), states):
             chosen = trial
     return Condition("exists", prop_of(chosen))
 

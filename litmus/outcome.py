@@ -78,6 +78,11 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
     q, p = condition.quantifier, condition.prop
     if q not in ("exists", "~exists", "forall"):
         raise ValueError(q)
+    hits = None if getattr(states, "outcome_columns", None) is None else \
+        state_hits(p, states, valid_=q == "forall")
+    if hits is not None:                            # an array-backed set: column-wise
+        found = bool(hits.any()) if q != "forall" else not bool(hits.all())
+        return ("Ok" if found else "No") if q == "exists" else ("No" if found else "Ok")
     keys = conj = None
     for s in states:
         if UNDEF in s.values():
@@ -98,6 +103,87 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
         if hit != (q == "forall"):                  # a witness (exists) or counterexample
             return "No" if q != "exists" else "Ok"
     return "No" if q == "exists" else "Ok"
+
+
+def state_hits(prop: Prop, states, valid_: bool = False):
+    """Per state of an array-backed outcome set, whether ``prop`` is satisfiable in it (or,
+    ``valid_``, valid), as a numpy bool array; None when ``states`` is not array-backed (a list
+    of dicts: use :func:`satisfiable` / :func:`valid` per state).
+
+    An array-backed set (``oracle.states.States``) has ``outcome_columns``, a function of
+    observable names giving (observable -> its values as an int64 array, the int standing for
+    undef), or None (a set kept as dicts, or an unknown name). The proposition is
+    evaluated on whole columns; states with undef where it looks are grouped by which of its
+    observables are undef, and each group tries every choice :func:`satisfiable` tries (per undef
+    observable, the constants it is compared with and one value different from all of them)."""
+    get = getattr(states, "outcome_columns", None)
+    if get is None:
+        return None
+    names = sorted({a.key for a in prop_atoms(prop)})
+    got = get(names)
+    if got is None:
+        return None
+    import numpy as np
+    cols, undef = got
+    n = len(states)
+    undef_at = {k: cols[k] == undef for k in names}
+    if not names or not any(u.any() for u in undef_at.values()):
+        return np.broadcast_to(np.asarray(_evaluate_columns(prop, cols), np.bool_), (n,)).copy()
+    pattern = np.zeros(n, np.int64)                 # bit i: names[i] undef in the state
+    for i, k in enumerate(names):
+        pattern |= undef_at[k].astype(np.int64) << i
+    consts: dict[str, set[int]] = {}
+    for atom in prop_atoms(prop):
+        consts.setdefault(atom.key, set()).add(atom.value)
+    out = np.empty(n, np.bool_)
+    present = np.flatnonzero(np.bincount(pattern)) if len(names) <= 16 else np.unique(pattern)
+    for pat in present.tolist():
+        idx = np.flatnonzero(pattern == pat)
+        sub = {k: cols[k][idx] for k in names}
+        free = [k for i, k in enumerate(names) if pat >> i & 1]
+        domains = [sorted(consts[k]) + [max(consts[k]) + 1] for k in free]
+        acc = None
+        for combo in itertools.product(*domains):
+            sub.update(zip(free, combo))
+            val = np.broadcast_to(np.asarray(_evaluate_columns(prop, sub), np.bool_),
+                                  (idx.size,))
+            acc = val if acc is None else (acc & val if valid_ else acc | val)
+        out[idx] = acc
+    return out
+
+
+def _evaluate_columns(prop: Prop, cols):
+    """:func:`evaluate` on columns: each observable an int64 array (or one int for all), the
+    result a bool array (or one bool)."""
+    kind = type(prop)
+    if kind is Atom:
+        v = cols[prop.key]
+        if not -(1 << 63) <= prop.value < (1 << 63):      # no int64 equals it
+            same = False if not isinstance(v, int) else v == prop.value
+        else:
+            same = v == prop.value
+        return same if prop.op == "==" else ~same if not isinstance(same, bool) else not same
+    if kind is And or kind is Or:
+        acc = None
+        for a in prop.args:
+            val = _evaluate_columns(a, cols)
+            acc = val if acc is None else (acc & val if kind is And else acc | val)
+        return (kind is And) if acc is None else acc
+    if kind is Not:
+        val = _evaluate_columns(prop.arg, cols)
+        return not val if isinstance(val, bool) else ~val
+    if kind is Const:
+        return bool(prop.value)
+    raise TypeError(prop)
+
+
+def count_satisfiable(prop: Prop, states) -> int:
+    """How many states of ``states`` (a list of dicts or an array-backed set) satisfy ``prop``
+    for some choice of their undef positions."""
+    hits = state_hits(prop, states)
+    if hits is not None:
+        return int(hits.sum())
+    return sum(1 for s in states if satisfiable(prop, s))
 
 
 def _conjunction(prop: Prop) -> list[Atom]:

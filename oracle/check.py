@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,9 +20,10 @@ from litmus.ir import UNDEF, Test
 from litmus.outcome import matches, verdict
 
 from .errors import BudgetExhausted, OracleError, TooManyEvents
-from .events import UNDEF_VAL, WORD, table_of
+from .events import WORD, table_of
 from .lang import load_model
-from .search import explore_pe
+from .search import explore_pe, product_rows
+from .states import States
 from .registry import ModelUnit, get as get_unit
 from .ubflags import witness
 from .warmup import ready
@@ -33,7 +35,7 @@ class Result:
 
     model: str
     verdict: str
-    states: list[dict]
+    states: Sequence[dict]         # a States (oracle/states.py); a fallback's: a list
     flags: list[str] = field(default_factory=list)
     ub: list[str] = field(default_factory=list)
     candidates: int = 0
@@ -42,6 +44,8 @@ class Result:
 
     def allows(self, observed) -> bool:
         """Does some allowed state match the concrete observed outcome (undef matches anything)?"""
+        if isinstance(self.states, States):
+            return self.states.allows(observed, absent="undef")
         return any(matches(s, observed) for s in self.states)
 
     @property
@@ -51,8 +55,10 @@ class Result:
         return all_undef(self.states)
 
 
-def all_undef(states: list[dict]) -> bool:
+def all_undef(states: Sequence[dict]) -> bool:
     """Every value of every state undef (true of no state at all)."""
+    if isinstance(states, States):
+        return states.all_undef
     return all(v == UNDEF for s in states for v in s.values())
 
 
@@ -134,8 +140,10 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     key = _cache_key(test, model if name_ub else (model, "unnamed-ub"))
     hit = _CACHE.get(key)
     if hit is not None:
-        res = dataclasses.replace(hit, states=list(hit.states), seconds=0.0)
-        res.verdict = verdict(test.condition, res.states, bool(res.ub))
+        # the key holds the condition: the cached verdict is this test's
+        res = dataclasses.replace(hit, flags=list(hit.flags), ub=list(hit.ub), seconds=0.0)
+        if not isinstance(hit.states, States):       # a fallback's (partial) list
+            res.states = list(hit.states)
         return res
     unit = get_unit(model)
     if test.dialect == "AMDGPU":
@@ -153,7 +161,8 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     if wide:
         budget = FALLBACK_AFTER if budget is None else min(budget, FALLBACK_AFTER)
     keys = test.observables()
-    seen = np.zeros((0, len(keys)), np.int64)     # the outcomes so far, in keys order
+    searched: list = []          # per pre-execution searched: (its outcome parts, columns)
+    seen = np.zeros((0, len(keys)), np.int64)     # their outcomes as rows, in keys order
     candidates = consistent = 0
     flags = 0
     ub: list[str] = []
@@ -165,22 +174,26 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
         if order != keys and sorted(order) != sorted(keys):
             raise OracleError(f"internal: builder observables {order} differ from {keys}")
         back = None if order == keys else [keys.index(k) for k in order]
+        if searched:         # the outcomes found so far let bounding skip subtrees: expand them
+            last = product_rows(*searched[-1])
+            seen = last if not seen.shape[0] else np.concatenate([seen, last])
         known = seen if back is None else seen[:, back]
         found = explore_pe(pe, prog, unit, budget=budget, flags=flags, known=known)
         if found.exhausted and wide:
             res = _fallback_result(test, unit, t0)
-            _CACHE[key] = dataclasses.replace(res, states=list(res.states))
-            return res
+            _CACHE[key] = res
+            return dataclasses.replace(res, states=list(res.states))
         if found.exhausted:
             raise BudgetExhausted(f"{test.name}: search budget of {budget:,} steps and evaluations exhausted "
                               f"({found.candidates:,} candidates evaluated); check it without a budget")
         candidates += found.candidates
         consistent += found.consistent
         flags |= found.flags
-        rows = found.states if order == keys else found.states[:, [order.index(k) for k in keys]]
-        if rows.shape[0]:
-            seen = rows if not seen.shape[0] else np.concatenate([seen, rows])
-    states = _state_dicts(seen, keys)
+        parts = found.parts
+        if back is not None and parts is not None:      # the pre-execution's columns -> keys
+            parts = [([back[o] for o in cols], rows) for cols, rows in parts]
+        searched.append((parts, len(keys)))
+    states = States.from_parts(keys, searched)
     raised = [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1]
     for flag in raised:
         if flag in unit.ub_flags:       # a flag meaning undefined behaviour: name the pair
@@ -189,35 +202,10 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
                  candidates, consistent, time.perf_counter() - t0)
     if len(_CACHE) >= CACHE_LIMIT:
         _CACHE.clear()
-    _CACHE[key] = Result(res.model, res.verdict, list(res.states), res.flags, res.ub,
+    # the states are immutable (shared by every result of this program); the lists are copied
+    _CACHE[key] = Result(res.model, res.verdict, states, list(res.flags), list(res.ub),
                          res.candidates, res.consistent, res.seconds)
     return res
-
-
-#: up to this many outcome rows, Python tuples sort them faster than numpy's per-call overhead
-SMALL_SET = 2048
-
-
-def _state_dicts(rows: np.ndarray, keys: list[str]) -> list[dict]:
-    """``Result.states`` from outcome rows (duplicates allowed): the distinct ones in value order
-    column after column, undef (``UNDEF_VAL``, printed ``"undef"``) after every value."""
-    if rows.shape[0] <= SMALL_SET or rows.shape[1] == 0:
-        tups = set(map(tuple, rows.tolist()))
-        if not any(UNDEF_VAL in t for t in tups):
-            return [dict(zip(keys, t)) for t in sorted(tups)]
-        return [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, t)}
-                for t in sorted(tups, key=lambda t: [(v == UNDEF_VAL, v) for v in t])]
-    rows = np.unique(rows, axis=0)
-    undef = rows == UNDEF_VAL
-    if not undef.any():
-        return [dict(zip(keys, row)) for row in rows.tolist()]
-    # np.lexsort's last key is the primary one: per column, undef or not, then the value
-    sort_keys = []
-    for c in range(len(keys) - 1, -1, -1):
-        sort_keys += [rows[:, c], undef[:, c]]
-    rows = rows[np.lexsort(sort_keys)]
-    return [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, row)}
-            for row in rows.tolist()]
 
 
 def _check_size(test: Test) -> None:

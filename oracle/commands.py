@@ -69,7 +69,8 @@ def cmd_check(args) -> int:
             from .herd_format import herd_lines
             print("\n".join(herd_lines(test, res)))
         elif args.json:
-            print(json.dumps({"test": test.name, "file": path, "model": res.model,
+            from .states import dumps       # json.dumps, writing a large States from its arrays
+            print(dumps({"test": test.name, "file": path, "model": res.model,
                               "verdict": res.verdict, "condition": format_condition(test.condition),
                               "states": res.states, "flags": res.flags, "ub": res.ub,
                               "candidates": res.candidates, "consistent": res.consistent,

@@ -15,7 +15,7 @@ Both are ``runtime_checkable``: ``isinstance`` checks that the members exist (te
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 
 @runtime_checkable
@@ -24,7 +24,10 @@ class OracleResult(Protocol):
 
     model: str                  # the model that decided
     verdict: str                # "Ok" | "No" | "Undef" (LITMUS.md)
-    states: list[dict]          # every allowed outcome: observable -> int or litmus.UNDEF
+    #: every allowed outcome (observable -> int or litmus.UNDEF), distinct, column after column
+    #: by value, undef after every value: a read-only sequence of dicts (oracle.states.States,
+    #: which builds each dict when it is read; list() it for a list)
+    states: Sequence[dict]
     flags: list[str]            # flags the model raised (e.g. "racy", "reference-partial")
     ub: list[str]               # reasons the program has undefined behaviour (static)
     candidates: int             # candidate executions evaluated

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from litmus import canonical_hash
 from litmus.ir import And, Atom, Const, Not, Or
-from litmus.outcome import satisfiable
+from litmus.outcome import count_satisfiable
 
 KIND = {"exists": "Allowed", "~exists": "Forbidden", "forall": "Required"}
 
@@ -55,7 +55,7 @@ def herd_state(state: dict) -> str:
 
 def herd_lines(test, res) -> list[str]:
     q = test.condition.quantifier
-    pos = sum(1 for s in res.states if satisfiable(test.condition.prop, s))
+    pos = count_satisfiable(test.condition.prop, res.states)
     neg = len(res.states) - pos
     obs = "Never" if pos == 0 else ("Always" if neg == 0 else "Sometimes")
     states = sorted(herd_state(s) for s in res.states)

@@ -31,12 +31,14 @@ a forked child per computation, :class:`~oracle.deadline.Timeout` past it); ``bu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from litmus.ir import And, Atom, Test
 
 from .check import Result, _check_size, all_undef, check, default_model, pre_executions
 from .events import WORD
 from .explore import DEFINED
-from .query import _matches, allows_many
+from .query import allowed_in, allows_many
 from .registry import get as get_unit
 
 def equality_outcome(test: Test) -> dict | None:
@@ -136,8 +138,7 @@ class Judge:
         before (an observable an outcome leaves out is free, as in :func:`oracle.allows`)."""
         keys = [tuple(sorted(o.items())) for o in observed]
         if self._result is not None:
-            states = self._result.states
-            return [any(_matches(s, o) for s in states) for o in observed]
+            return allowed_in(self._result.states, observed)
         todo = {}
         for k, o in zip(keys, observed):
             if k not in self._answers:
@@ -187,7 +188,7 @@ class Judge:
 
     # -- the rest of a Result: the full check --------------------------------------------------------
     @property
-    def states(self) -> list[dict]:
+    def states(self) -> Sequence[dict]:
         return self.result.states
 
     @property

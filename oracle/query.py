@@ -31,6 +31,7 @@ from .explore import DEFINED, WILD
 from .lang import load_model
 from .registry import get as get_unit
 from .search import explore_pe
+from .states import States
 
 #: (program, model) key -> (outcomes known allowed, outcomes known forbidden), as sorted tuples
 _ANSWERS: dict = {}
@@ -90,6 +91,14 @@ def _matches(state: dict, outcome: dict) -> bool:
                for k, v in outcome.items())
 
 
+def allowed_in(states, outcomes: list) -> list[bool]:
+    """Per outcome, whether a state of a computed allowed set (a :class:`~oracle.states.States`
+    or a list of dicts) matches it, an observable the outcome leaves out being free."""
+    if isinstance(states, States):
+        return states.allows_many(outcomes, absent="free")
+    return [any(_matches(s, o) for s in states) for o in outcomes]
+
+
 def _row(outcome: dict, keys: list[str]) -> tuple:
     """The outcome as a tuple in ``keys`` order, ``WILD`` where it says nothing."""
     return tuple(int(outcome[k]) if k in outcome else WILD for k in keys)
@@ -119,7 +128,7 @@ def allows_many(test: Test, outcomes, model: str | None = None,
     ckey = _cache_key(test, model)
     hit = _CACHE.get(ckey)
     if hit is not None:                          # the full set is known already
-        return [any(_matches(s, o) for s in hit.states) for o in outcomes]
+        return allowed_in(hit.states, outcomes)
     yes, no = _ANSWERS.get(ckey, (set(), set()))
     todo = sorted({r for r in rows if r not in yes and r not in no})
     if todo:

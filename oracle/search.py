@@ -32,18 +32,47 @@ SPLIT_ABOVE = 1 << 12
 
 @dataclass
 class Found:
-    """What the search of one pre-execution found: outcomes, one per row of an int64 array (in
-    the pre-execution's observables order; undef is ``events.UNDEF_VAL``; distinct, in no
-    particular order), model evaluations, consistent executions visited, flags raised, per asked
-    outcome whether it was found; ``exhausted`` when the step budget ran out. The rows stay an
-    array: a large allowed set (millions of outcomes) costs far less as one than as tuples."""
+    """What the search of one pre-execution found: outcomes, model evaluations, consistent
+    executions visited, flags raised, per asked outcome whether it was found; ``exhausted`` when
+    the step budget ran out.
 
-    states: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+    The outcomes are ``parts``: (columns, rows) pairs whose product is the outcome set (each
+    part's rows distinct int64 values of its columns, in the pre-execution's observables order;
+    undef is ``events.UNDEF_VAL``; a column in no part is 0; ``None``: no outcome). A search of the
+    whole pre-execution gives one part with every column; a split search one part per block.
+    The product stays unexpanded: the 21-event AMDGPU shape's 8 million outcomes are the product
+    of two blocks of a few thousand rows each, and :class:`oracle.states.States` packs them
+    without ever building the 8 million rows. :attr:`states` expands it (distinct rows, in no
+    particular order)."""
+
+    parts: list | None = None
+    nobs: int = 0
     candidates: int = 0
     consistent: int = 0
     flags: int = 0
     hits: list[bool] = field(default_factory=list)
     exhausted: bool = False
+
+    @property
+    def states(self) -> np.ndarray:
+        """The outcome rows (the product of the parts), an int64 array."""
+        return product_rows(self.parts, self.nobs)
+
+
+def product_rows(parts: list | None, nobs: int) -> np.ndarray:
+    """The rows of the product of ``parts`` ((columns, rows) pairs; see :class:`Found`): every
+    row so far with every row of the next part."""
+    if parts is None:
+        return np.zeros((0, nobs), np.int64)
+    if len(parts) == 1 and len(parts[0][0]) == nobs and parts[0][0] == list(range(nobs)):
+        return parts[0][1]
+    rows = np.zeros((1, nobs), np.int64)
+    for cols, part in parts:
+        k = part.shape[0]
+        rows = np.repeat(rows, k, axis=0)
+        if cols:
+            rows[:, cols] = np.tile(part, (rows.shape[0] // max(k, 1), 1))
+    return rows
 
 
 def estimate(pe: PreExecution) -> float:
@@ -103,13 +132,13 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         if ns < 0:
             return Found(candidates=int(cands), exhausted=True)
     if ns >= 0:
-        return Found(np.ascontiguousarray(st[:ns, :nobs]), int(cands), int(cons),
-                     int(fl), [bool(h) for h in hit])
+        return Found([(list(range(nobs)), np.ascontiguousarray(st[:ns, :nobs]))], nobs,
+                     int(cands), int(cons), int(fl), [bool(h) for h in hit])
     split = _split(pe, prog, unit.hints)
     W = words_of(pe.n)
     owner = _observable_blocks(pe, split.groups)
     parts = []
-    out = Found(hits=[True] * (0 if tgt is None else tgt.shape[0]))
+    out = Found(nobs=nobs, hits=[True] * (0 if tgt is None else tgt.shape[0]))
     for b, (group, raisable) in enumerate(zip(split.groups, split.raisable)):
         emask = np.array([(group >> (64 * k)) & ((1 << 64) - 1) for k in range(W)], np.uint64)
         omask = np.array([owner[o] == b for o in range(nobs)], np.bool_)
@@ -136,14 +165,8 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         out.flags |= fl
     if tgt is not None:                      # an outcome query needs the hits only
         return out
-    # the product of the blocks' outcomes: every row so far with every row of the next block
-    rows = np.zeros((1, nobs), np.int64)
-    for cols, part, _, _ in parts:
-        k = part.shape[0]
-        rows = np.repeat(rows, k, axis=0)
-        if cols:
-            rows[:, cols] = np.tile(part, (rows.shape[0] // max(k, 1), 1))
-    out.states = rows
+    # the outcomes: the product of the blocks' (kept as parts: see Found)
+    out.parts = [(cols, rows) for cols, rows, _, _ in parts]
     return out
 
 

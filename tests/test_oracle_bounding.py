@@ -117,29 +117,3 @@ def test_bounding_keeps_states(text):
             runs[bound] = ({tuple(r) for r in st[:ns].tolist()}, fails)
         assert runs[True][0] == runs[False][0]
         assert runs[True][0]
-
-
-def test_large_state_sets_sort_like_small_ones(monkeypatch):
-    """``check`` sorts more than ``SMALL_SET`` outcome rows with numpy: the same states in the
-    same order (value order, undef after every value) as the Python sort of small sets."""
-    import importlib
-    import random
-
-    import numpy as np
-
-    check_module = importlib.import_module("oracle.check")   # the module, not oracle.check()
-    from oracle.events import UNDEF_VAL
-    rnd = random.Random(5)
-    keys = ["P0:r0", "P1:r0", "x"]
-    rows = np.array([[rnd.choice([0, 1, -3, UNDEF_VAL]) for _ in keys] for _ in range(300)],
-                    np.int64)
-    small = check_module._state_dicts(rows, keys)
-    monkeypatch.setattr(check_module, "SMALL_SET", 0)
-    large = check_module._state_dicts(rows, keys)
-    assert large == small
-    assert any("undef" == s["x"] for s in small) and len(small) < 300
-    assert small[-1] == {"P0:r0": "undef", "P1:r0": "undef", "x": "undef"}
-    assert small[0] == {"P0:r0": -3, "P1:r0": -3, "x": -3}
-    no_undef = rows[(rows != UNDEF_VAL).all(axis=1)]
-    assert check_module._state_dicts(no_undef, keys) == \
-        [dict(zip(keys, t)) for t in sorted(set(map(tuple, no_undef.tolist())))]

@@ -140,7 +140,7 @@ def test_a_check_loads_its_compiled_code_without_numbas_registries(tmp_path):
         "def later(a):\n"
         "    d = {1: 2}\n"
         "    return np.sort(a)[0] + d[1], len(str(345))\n"
-        "print(json.dumps([light, res.verdict, res.states, res.candidates, res.consistent,\n"
+        "print(json.dumps([light, res.verdict, list(res.states), res.candidates, res.consistent,\n"
         "                  *later(np.array([3, 1, 2]))]))\n")
     _python(code)                    # fills numba's cache if this checkout's is empty
     light, verdict, states, candidates, consistent, low, n = json.loads(_python(code))
@@ -158,7 +158,7 @@ def test_a_check_loads_its_compiled_code_without_numbas_registries(tmp_path):
         "import oracle\n"
         "from litmus import parse_file\n"
         f"res = oracle.check(parse_file({str(path)!r}))\n"
-        "print(json.dumps([res.verdict, res.states, res.candidates, res.consistent]))\n"))
+        "print(json.dumps([res.verdict, list(res.states), res.candidates, res.consistent]))\n"))
     assert full == [verdict, states, candidates, consistent]
 
 
