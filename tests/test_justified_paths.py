@@ -90,35 +90,48 @@ def test_the_order_is_that_of_the_product():
 
 
 ORDERS = ["relaxed", "acquire", "release", "seq_cst"]
-#: loads and fetch_adds in a generated program with dependencies
-MAX_READS = 6
+#: loads and fetch_adds in a generated program with dependencies, and writes per location:
+#: at most (3 + 1) ** 5 rf choices times 3! co orders per location
+MAX_READS = 5
+MAX_WRITES = 3
 
 
 @st.composite
 def dependent_c_programs(draw):
     """2-3 threads over x, y: loads whose values feed stores (r, r + 1) and branches
     (if (r == k)), constant stores, fetch_add and fences. At most :data:`MAX_READS` loads and
-    fetch_adds in all: the Python reference enumerates every combination of the threads'
-    value paths (a few per read, multiplied over the reads) and refuses past
-    ``litmus.cfg.MAX_COMBINATIONS``; 3 threads of 4 reads each reached 14 million."""
+    fetch_adds in all and :data:`MAX_WRITES` writes per location: the Python reference
+    enumerates every rf and co choice of every combination of the threads' value paths and
+    refuses past 300,000 candidates (3 threads with 15 reads, or 6 reads and 6 writes to one
+    location, went past it)."""
     nthreads = draw(st.integers(2, 3))
     threads = []
     regs = []
     reads = 0
+    writes = {"x": 0, "y": 0}
     for tid in range(nthreads):
         lines = []
         mine = []
         for _ in range(draw(st.integers(1, 4))):
-            kinds = ["ld", "st", "stdep", "if", "add", "fence"] if reads < MAX_READS else \
-                ["st", "stdep", "if", "fence"]
+            kinds = ["fence"]
+            if reads < MAX_READS:
+                kinds += ["ld"]
+            if any(n < MAX_WRITES for n in writes.values()):
+                kinds += ["st"] + (["add"] if reads < MAX_READS else []) + \
+                    (["stdep", "if"] if mine or reads < MAX_READS else [])
             kind = draw(st.sampled_from(kinds))
-            if kind == "ld" or (kind in ("stdep", "if") and not mine) or kind == "add":
-                reads += 1
-            x = draw(st.sampled_from(["x", "y"]))
+            if kind in ("stdep", "if") and not mine:
+                kind = "ld"                   # nothing to depend on yet: a load instead
+            reads += kind in ("ld", "add")
+            if kind in ("st", "stdep", "if", "add"):
+                x = draw(st.sampled_from([v for v in ("x", "y") if writes[v] < MAX_WRITES]))
+                writes[x] += 1
+            else:
+                x = draw(st.sampled_from(["x", "y"]))
             o = draw(st.sampled_from(ORDERS))
             lo = o if o in ("relaxed", "acquire", "seq_cst") else "relaxed"
             so = o if o in ("relaxed", "release", "seq_cst") else "relaxed"
-            if kind == "ld" or (kind in ("stdep", "if") and not mine):
+            if kind == "ld":
                 r = f"r{len(regs)}"
                 lines.append(f"int {r} = atomic_load_explicit({x}, memory_order_{lo});")
                 mine.append(r)
