@@ -9,6 +9,7 @@ that mean the same thing compare equal whatever spelling the file used.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator
 
 from .scopes import Placement, instance
@@ -201,9 +202,10 @@ class Atom:
     op: str
     value: int
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """The observable this atom talks about, as an outcome key."""
+        """The observable this atom talks about, as an outcome key (made once per atom: a
+        verdict looks it up in every allowed state)."""
         return self.name if self.thread is None else f"P{self.thread}:{self.name}"
 
 
