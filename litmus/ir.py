@@ -302,15 +302,24 @@ class Test:
 
     def registers(self, tid: int) -> list[str]:
         """Every register of thread ``tid``: written by its code or given an initial value."""
-        regs = list(self.threads[tid].registers())
-        for t, r, _ in self.reg_init:
-            if t == tid and r not in regs:
-                regs.append(r)
-        return sorted(regs, key=_reg_number)
+        return list(self._registers[tid])
+
+    @cached_property
+    def _registers(self) -> tuple[tuple[str, ...], ...]:
+        """Each thread's registers, sorted (worked out once per test: a check asks for them
+        twice, for its observables and in its builder)."""
+        out = []
+        for tid, th in enumerate(self.threads):
+            regs = list(th.registers())
+            for t, r, _ in self.reg_init:
+                if t == tid and r not in regs:
+                    regs.append(r)
+            out.append(tuple(sorted(regs, key=_reg_number)))
+        return tuple(out)
 
     def observables(self) -> list[str]:
         """Outcome keys: every register of every thread (``P1:r0``), then every global location."""
-        keys = [f"P{tid}:{r}" for tid in range(len(self.threads)) for r in self.registers(tid)]
+        keys = [f"P{tid}:{r}" for tid, regs in enumerate(self._registers) for r in regs]
         keys += [loc.name for loc in self.globals]
         return keys
 
