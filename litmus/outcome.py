@@ -99,7 +99,16 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
             else:
                 hit = valid(p, s) if q == "forall" else satisfiable(p, s)
         else:                                       # every value concrete: plain truth
-            hit = evaluate(p, s)
+            if conj is None:
+                conj = _conjunction(p)
+            if conj:                                # a conjunction of atoms: each must hold
+                hit = True
+                for a in conj:
+                    if (s[a.key] == a.value) != (a.op == "=="):
+                        hit = False
+                        break
+            else:
+                hit = evaluate(p, s)
         if hit != (q == "forall"):                  # a witness (exists) or counterexample
             return "No" if q != "exists" else "Ok"
     return "No" if q == "exists" else "Ok"

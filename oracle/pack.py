@@ -154,11 +154,10 @@ def _inputs(pe: PreExecution, prog: Program, hints: frozenset):
     masks, rels, W = table_arrays(t)
     maps = _slot_maps(prog, t.set_index, t.rel_index, hints)
     obs = pe.observables
-    if obs:
-        obs_ka = np.array([(1 if k == "event" else 0, a) for _, (k, a) in obs], np.int64).T.copy()
-    else:
-        obs_ka = np.zeros((2, 0), np.int64)
-    return t.attrs, masks, rels, W, maps, obs_ka[0], obs_ka[1]
+    nobs = len(obs)
+    obs_kind = np.fromiter([k == "event" for _, (k, _) in obs], np.int64, nobs)
+    obs_arg = np.fromiter([a for _, (_, a) in obs], np.int64, nobs)
+    return t.attrs, masks, rels, W, maps, obs_kind, obs_arg
 
 
 def pack(pe: PreExecution, prog: Program, hints: frozenset) -> Packed:

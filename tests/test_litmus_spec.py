@@ -142,3 +142,23 @@ def test_unknown_dialect_is_reported_at_the_header():
     with pytest.raises(litmus.ParseError) as e:
         parse("\n  ARMv9 foo\n{}\n", "h.litmus")
     assert "unknown dialect 'ARMv9'" in e.value.reason and (e.value.line, e.value.col) == (2, 3)
+
+
+def test_registers_sorted_by_number_with_initialised_ones_and_a_fresh_list_each_time():
+    # P0 writes r10 then r2; P1 writes nothing but r7 has an initial value; y is LDS (no
+    # observable): by hand, P0's registers are r2, r10 (by number, not by first write or by
+    # text), P1's r7, and the observables those keys then the global x
+    t = parse("""AMDGPU regs
+{ x; lds y; P1:r7 = 3; }
+ P0          | P1 ;
+ ld r10, x   | st x, 1 ;
+ ld r2, x    | ;
+exists (P0:r10 == 0)
+""")
+    assert t.registers(0) == ["r2", "r10"] and t.registers(1) == ["r7"]
+    assert t.observables() == ["P0:r2", "P0:r10", "P1:r7", "x"]
+    # a caller may change the list it is given: the test's answer does not change with it
+    t.registers(0).append("r99")
+    t.registers(1).clear()
+    assert t.registers(0) == ["r2", "r10"] and t.registers(1) == ["r7"]
+    assert t.observables() == ["P0:r2", "P0:r10", "P1:r7", "x"]

@@ -17,6 +17,8 @@ Everything stays in Python ints until the one conversion into the table's arrays
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from litmus.cfg import Path, unsequenced
@@ -241,7 +243,9 @@ class Layout:
         for b in self.blocks:
             rows.extend(b.attrs)
         rows.extend(prog.final_attrs)
-        return np.array(rows, np.int64).reshape(self.n, NCOLS)
+        # one flat pass over the values (np.array of a list of tuples walks them twice)
+        return np.fromiter(chain.from_iterable(rows), np.int64,
+                           self.n * NCOLS).reshape(self.n, NCOLS)
 
     def observables(self) -> list:
         """Outcome keys: each register is the value an event read (or a constant the path
@@ -284,8 +288,8 @@ class Layout:
         order of ``set_index`` / ``rel_index``), the observables and the labels."""
         n = self.n
         if n <= WORD:
-            m = np.array(masks, np.uint64)
-            r = np.array(rels, np.uint64).reshape(len(rels), n)
+            m = np.fromiter(masks, np.uint64, len(masks))
+            r = np.fromiter(chain.from_iterable(rels), np.uint64, len(rels) * n).reshape(len(rels), n)
         else:                   # several words per row (oracle.events: split_words)
             w = words(n)
             m = np.array([split_words(x, w) for x in masks], np.uint64)
