@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import re
 
-from litmus.ir import UNDEF, Test
+from litmus.ir import Test
 from litmus.outcome import outcome_condition_text
 
 from .check import _CACHE, _cache_key, default_model, pre_executions
 from .errors import BudgetExhausted, OracleError
-from .explore import DEFINED, WILD
+from .explore import WILD
 from .lang import load_model
 from .registry import get as get_unit
 from .search import explore_pe
 from .states import States
+from .states import matches_free as _matches
 
 #: (program, model) key -> (outcomes known allowed, outcomes known forbidden), as sorted tuples
 _ANSWERS: dict = {}
@@ -82,13 +83,6 @@ def parse_outcome(test: Test, text: str) -> dict[str, int]:
             raise OracleError(f"--outcome {text!r}: {k} given two values")
         out[k] = v
     return out
-
-
-def _matches(state: dict, outcome: dict) -> bool:
-    """Whether an allowed state matches an asked outcome: undef matches any value, but not
-    ``DEFINED`` (any value but undef)."""
-    return all(state[k] != UNDEF if v == DEFINED else state[k] == UNDEF or state[k] == v
-               for k, v in outcome.items())
 
 
 def allowed_in(states, outcomes: list) -> list[bool]:

@@ -341,7 +341,7 @@ class States(Sequence):
     def allows(self, outcome: dict, absent: str = "free") -> bool:
         """Does some state match ``outcome`` (observable -> int; undef in a state matches any
         value)? An observable ``outcome`` leaves out is any value (``absent="free"``, as an outcome
-        query reads it: :func:`oracle.query._matches`) or matches only undef (``absent="undef"``:
+        query reads it: :func:`matches_free`) or matches only undef (``absent="undef"``:
         :func:`litmus.outcome.matches`, what ``Result.allows`` has always used)."""
         if self._dicts is not None:
             return any(self._dict_match(s, outcome, absent) for s in self._dicts)
@@ -384,13 +384,8 @@ class States(Sequence):
 
     @staticmethod
     def _dict_match(state: dict, outcome: dict, absent: str) -> bool:
-        """One state against ``outcome`` (see :meth:`allows`); an asked ``DEFINED`` (any value
-        but undef, :data:`oracle.explore.DEFINED`, outcome queries only) matches a defined
-        value only."""
-        if absent == "undef":
-            return matches(state, outcome)
-        return all(state[k] != UNDEF if v == DEFINED else state[k] == UNDEF or state[k] == v
-                   for k, v in outcome.items())
+        """One state against ``outcome`` (see :meth:`allows`)."""
+        return matches(state, outcome) if absent == "undef" else matches_free(state, outcome)
 
     def _where(self, outcome: dict, absent: str):
         """Per state, whether it matches ``outcome`` (see :meth:`allows`); None: none does."""
@@ -406,12 +401,9 @@ class States(Sequence):
                 v = None                          # only undef matches an absent observable
             if v is not None and v == DEFINED:    # any value but undef
                 if self._packed is not None:
-                    lay = self._layout
-                    if lay.undef[c] < 0:              # no state is undef there
+                    if self._layout.undef[c] < 0:     # no state is undef there
                         continue
-                    field = (self._packed >> np.uint64(lay.shift[c])) & \
-                        np.uint64((1 << lay.bits[c]) - 1)
-                    ok = field != np.uint64(lay.undef[c])
+                    ok = self._field(c) != np.uint64(self._layout.undef[c])
                 else:
                     ok = self._rows[:, c] != UNDEF_VAL
                 mask = ok if mask is None else mask & ok
@@ -425,8 +417,7 @@ class States(Sequence):
                     return None                   # no state has the value (nor undef) there
                 if lay.bits[c] == 0:              # one code, every state has it: undef or code
                     continue
-                field = (self._packed >> np.uint64(lay.shift[c])) & \
-                    np.uint64((1 << lay.bits[c]) - 1)
+                field = self._field(c)
                 ok = None if lay.undef[c] < 0 else field == np.uint64(lay.undef[c])
                 if code is not None:
                     eq = field == np.uint64(code)
@@ -440,6 +431,11 @@ class States(Sequence):
             if not mask.any():
                 return None
         return np.ones(len(self), np.bool_) if mask is None else mask
+
+    def _field(self, c: int) -> np.ndarray:
+        """Column ``c``'s codes (unshifted) in every packed key."""
+        lay = self._layout
+        return (self._packed >> np.uint64(lay.shift[c])) & np.uint64((1 << lay.bits[c]) - 1)
 
     def _where_slow(self, outcome: dict, absent: str):
         hits = [self._dict_match(s, outcome, absent) for s in self]
@@ -458,6 +454,14 @@ class States(Sequence):
             values[block == UNDEF_VAL] = json.dumps(UNDEF)
             out.append(", ".join([template % tuple(r) for r in values.tolist()]))
         return "[" + ", ".join(out) + "]"
+
+
+def matches_free(state: dict, outcome: dict) -> bool:
+    """Whether an allowed state matches an asked outcome (an outcome query's reading: an
+    observable the outcome leaves out is free): undef in the state matches any value, but not
+    ``DEFINED`` (any value but undef, :data:`oracle.explore.DEFINED`)."""
+    return all(state[k] != UNDEF if v == DEFINED else state[k] == UNDEF or state[k] == v
+               for k, v in outcome.items())
 
 
 def _int(v) -> int:
