@@ -150,7 +150,17 @@ def thin_air_values(test: Test) -> set[int]:
 
 def expr_registers(e) -> set[str]:
     """The register names of an expression tree."""
-    return {x for x in _leaves(e) if isinstance(x, str)}
+    out: set[str] = set()
+    _registers_into(e, out)
+    return out
+
+
+def _registers_into(e, out: set) -> None:
+    if isinstance(e, tuple):
+        for a in e[1:]:
+            _registers_into(a, out)
+    elif isinstance(e, str):
+        out.add(e)
 
 
 def attr(ins: Instr, key: str) -> str | None:
@@ -324,7 +334,9 @@ CTRL = "#ctrl"
 
 class ThreadCode:
     """One thread's code decoded once for the path enumerations: label targets, spin loops,
-    loop bodies, the registers expressions read, and each instruction's expressions parsed.
+    loop bodies, the registers expressions read, each instruction's expressions parsed, and
+    ``unseq``: whether some instruction carries an ``unseq=`` attribute (unsequenced C
+    operands, :func:`unsequenced`).
 
     A path is run by :meth:`advance` (straight on until the next *value read*: an ``rmw``, a
     ``cas`` or a ``ld`` whose register some expression reads) and :meth:`read` (that read
@@ -337,7 +349,7 @@ class ThreadCode:
     passed so far.
     """
 
-    __slots__ = ("code", "labels", "spins", "looped", "used", "rows", "reg_names")
+    __slots__ = ("code", "labels", "spins", "looped", "used", "rows", "reg_names", "unseq")
 
     def __init__(self, code: tuple[Instr, ...]):
         self.code = code
@@ -346,6 +358,8 @@ class ThreadCode:
         labels = {}
         jumps = []
         regs = set()
+        lds = []
+        unseq = False
         for i, ins in enumerate(code):
             b = ins.base
             exprs = _NO_EXPRS
@@ -357,8 +371,10 @@ class ThreadCode:
                     k, _, v = a.partition("=")
                     if k in _EXPR_KEYS:
                         e = exprs[k] = parse_expr_text(v)
-                        if type(e) is not int:
-                            used |= expr_registers(e)
+                        if type(e) is str:
+                            used.add(e)
+                        elif type(e) is not int:
+                            _registers_into(e, used)
                     elif k == "label" and b == "label":
                         labels[v] = i
                     elif k == "target":
@@ -366,18 +382,26 @@ class ThreadCode:
                     elif k == "arr" and arr is None:
                         name, _, size = v.rpartition(":")
                         arr = (name, int(size))
-            if ins.reg:
-                regs.add(ins.reg)
+                    elif k == "unseq":
+                        unseq = True
+            reg = ins.reg
+            if reg:
+                regs.add(reg)
             if b == "goto" or b == "branch":
                 jumps.append(i)
-            rows.append([b, ins, exprs, target,
-                         ins.replace(order=ins.fail_order) if b == "cas" else None, arr])
+            elif b == "ld":
+                lds.append(i)
+            rows.append((b, ins, exprs, target,
+                         ins.replace(order=ins.fail_order) if b == "cas" else None, arr))
         for i in jumps:
-            rows[i][3] = labels[rows[i][3]]
-        for row in rows:
-            if row[0] == "ld" and row[1].reg not in used:
-                row[0] = "ld.free"
-        self.rows = [tuple(row) for row in rows]
+            b, ins, exprs, target, fail, arr = rows[i]
+            rows[i] = (b, ins, exprs, labels[target], fail, arr)
+        for i in lds:
+            row = rows[i]
+            if row[1].reg not in used:
+                rows[i] = ("ld.free",) + row[1:]
+        self.rows = rows
+        self.unseq = unseq
         self.labels = labels
         # only a backward jump closes a loop (most programs' jumps go forward: an if)
         loops = any(rows[i][3] <= i for i in jumps)
@@ -666,6 +690,9 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     return {loc: set(vals) for loc, vals in prov.items()}
 
 
+#: what a memo of :func:`justified_paths` gives for a state not visited yet (None is a value)
+_UNSEEN = object()
+
 #: Most combinations of thread paths a test may have (beyond: ValueError, never a hang).
 MAX_COMBINATIONS = 200_000
 
@@ -704,8 +731,8 @@ def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
     return out
 
 
-def justified_paths(test: Test, unroll: int = UNROLL,
-                    limit: int = MAX_COMBINATIONS) -> list[tuple[Path, ...]]:
+def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATIONS,
+                    decoded: list[ThreadCode] | None = None) -> list[tuple[Path, ...]]:
     """The combinations of one path per thread (values included) that some execution whose
     ``po | rf`` is acyclic can produce: those of models with a no-thin-air axiom (rc11).
 
@@ -720,11 +747,12 @@ def justified_paths(test: Test, unroll: int = UNROLL,
     than the product of growing value domains. The result is in the order of
     :func:`paths_per_thread`'s product (per thread, by the values its reads returned).
 
+    ``decoded``: the threads' code already decoded (:class:`ThreadCode`, one per thread).
     Raises ValueError beyond ``limit`` explored states.
     """
-    decoded = [ThreadCode(th.code) for th in test.threads]
+    if decoded is None:
+        decoded = [ThreadCode(th.code) for th in test.threads]
     nthreads = len(decoded)
-    init = {loc.name: loc.init for loc in test.locations}
     memo: list[dict] = [{} for _ in range(nthreads)]
     done, block = 0, 1
 
@@ -732,8 +760,9 @@ def justified_paths(test: Test, unroll: int = UNROLL,
         """Thread ``tid`` run with its value reads returning ``prefix``: None (path dropped),
         (done, path, writes) or (block, pc, location, writes, regs, ops, counts)."""
         m = memo[tid]
-        if prefix in m:
-            return m[prefix]
+        out = m.get(prefix, _UNSEEN)
+        if out is not _UNSEEN:
+            return out
         tc = decoded[tid]
         if prefix:
             parent = node(tid, prefix[:-1])
@@ -755,10 +784,11 @@ def justified_paths(test: Test, unroll: int = UNROLL,
         m[prefix] = out
         return out
 
-    start = ((),) * nthreads
     first = [node(tid, ()) for tid in range(nthreads)]
     if None not in first and all(nd[0] == done for nd in first):
         return [tuple([nd[1] for nd in first])]      # no thread reads a value it uses
+    init = {loc.name: loc.init for loc in test.locations}
+    start = ((),) * nthreads
     seen = {start}
     stack = [start]
     finished = []

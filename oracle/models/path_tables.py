@@ -45,11 +45,13 @@ class Block:
     pairs of unsequenced C operands, :func:`litmus.cfg.unsequenced`), ``rmw``,
     ``nrf`` (rows of writes: the reads po-before them) are relative bit rows; ``reads`` and
     ``writes`` relative masks; ``attrs`` the events' rows of the table (``loc_ids``: location
-    name -> index). ``memo`` holds what a unit derives from the block once.
+    name -> index); ``locs`` each event's location (None for a fence ...) and ``loc_bits`` the
+    events at each location accessed, as (location, relative mask) pairs. ``memo`` holds what a
+    unit derives from the block once.
     """
 
     __slots__ = ("tid", "k", "events", "op_event", "po", "rmw", "nrf", "reads", "writes",
-                 "regs", "attrs", "memo")
+                 "regs", "attrs", "locs", "loc_bits", "memo")
 
     def __init__(self, tid: int, path: Path, loc_ids: dict):
         # one pass over the operations makes the events, their table rows, the rmw pairs and
@@ -60,6 +62,8 @@ class Block:
         rows = []
         rmw = []
         nrf = []
+        locs = []
+        bits: dict = {}
         reads = writes = 0
         unseq = False
         for op in path.ops:
@@ -70,9 +74,15 @@ class Block:
             if ins.attrs and not unseq:
                 unseq = any(a.startswith("unseq=") for a in ins.attrs)
             loc = op.loc
-            lid = loc_ids[loc] if loc is not None else -1
+            if loc is not None:
+                lid = loc_ids[loc]
+                bits[loc] = bits.get(loc, 0) | (3 << j if kind == "U" else 1 << j)
+            else:
+                lid = -1
+            locs.append(loc)
             index = op.index
             if kind == "U":
+                locs.append(loc)
                 order = ins.order
                 rval = op.rval
                 events.append(("R", loc, rval, RMW_READ_ORDER.get(order, order), True, True,
@@ -129,6 +139,8 @@ class Block:
         self.reads, self.writes, self.nrf = reads, writes, nrf
         self.regs = dict(path.regs)
         self.attrs = rows
+        self.locs = locs
+        self.loc_bits = list(bits.items())
         self.memo = {}
 
 
@@ -206,6 +218,34 @@ class Layout:
             rows.extend([r << off for r in getattr(b, attr)])
         rows.extend([0] * (self.n - self.n0))
         return rows
+
+    def rows(self) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+        """``po``, ``rmw``, ``nrf`` (:meth:`shifted`), :meth:`ext` and ``loc`` (:meth:`loc_rows`)
+        in one pass over the blocks (what the C builders take of the layout)."""
+        nl = self.nlocs
+        po = [0] * nl
+        rmw = [0] * nl
+        nrf = [0] * nl
+        ext = [0] * nl
+        every = ((1 << self.n0) - 1) & ~self.iw
+        names = self.prog.loc_names
+        masks = {name: 1 << i for i, name in enumerate(names)}
+        for b, off, m in zip(self.blocks, self.offsets, self.thread_masks):
+            po += [r << off for r in b.po]
+            rmw += [r << off for r in b.rmw]
+            nrf += [r << off for r in b.nrf]
+            ext += [every & ~m] * b.k
+            for loc, bits in b.loc_bits:
+                masks[loc] |= bits << off
+        final = self.final
+        for name, i in final.items():
+            masks[name] |= 1 << i
+        loc = [masks[name] for name in names]
+        for b in self.blocks:
+            loc += [masks[x] if x is not None else 0 for x in b.locs]
+        loc += [masks[name] for name in final]
+        tail = [0] * len(final)
+        return po + tail, rmw + tail, nrf + tail, ext + tail, loc
 
     def ext(self) -> list[int]:
         """Pairs of events of different threads (initial writes and final reads in none)."""

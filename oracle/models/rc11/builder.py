@@ -18,7 +18,7 @@ write of its own thread).
 
 from __future__ import annotations
 
-from litmus.cfg import justified_paths, paths_per_thread
+from litmus.cfg import ThreadCode, justified_paths, paths_per_thread
 from litmus.ir import Test
 
 from oracle.errors import OracleError
@@ -95,12 +95,10 @@ def c_tables(layout: Layout) -> tuple[list[int], list[list[int]]]:
     masks[_R] |= finals
     masks[_FR] = finals
     masks[_COLAST] = finals     # the final reads read the co-last write (engine hint CoLast)
-    po = layout.shifted("po")
-    threads = ((1 << n0) - 1) & ~iw
-    sb = [threads] * layout.nlocs + po[layout.nlocs:]
-    rels = [sb, po, layout.loc_rows(layout.loc_masks()), layout.ext(), layout.shifted("rmw"),
-            po, layout.shifted("nrf")]
-    return masks, rels
+    po, rmw, nrf, ext, loc = layout.rows()
+    nl = layout.nlocs
+    sb = [((1 << n0) - 1) & ~iw] * nl + po[nl:]
+    return masks, [sb, po, loc, ext, rmw, po, nrf]
 
 
 def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
@@ -119,21 +117,15 @@ def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
     justified_paths' thread-order exploration would miss."""
     thin = "thin-air" in allow
     try:
-        if not thin and not _has_unsequenced(test):
-            return justified_paths(test)
+        if not thin:
+            decoded = [ThreadCode(th.code) for th in test.threads]
+            if not any(tc.unseq for tc in decoded):
+                return justified_paths(test, decoded=decoded)
         paths = paths_per_thread(test, seed=thin, thin_air=thin)
     except ValueError as e:
         raise OracleError(str(e)) from None
     from oracle.models.path_executions import justifiable_combinations
     return list(justifiable_combinations(test, paths))
-
-
-def _has_unsequenced(test: Test) -> bool:
-    for th in test.threads:
-        for ins in th.code:
-            if ins.attrs and any(a.startswith("unseq=") for a in ins.attrs):
-                return True
-    return False
 
 
 def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
