@@ -29,7 +29,6 @@ value that lets it exit within the bound).
 
 from __future__ import annotations
 
-import functools
 from typing import Callable, Iterable, NamedTuple
 
 from .ir import Instr, Test, prop_atoms
@@ -62,15 +61,12 @@ def expr_text(e) -> str:
     return str(e)
 
 
-@functools.lru_cache(maxsize=4096)
 def parse_expr_text(text: str):
-    """Inverse of :func:`expr_text` (memoized: the result is an immutable tree, and every path
-    enumeration decodes the same few expressions of a test again)."""
+    """Inverse of :func:`expr_text`. (Not memoized: a check decodes each thread's expressions
+    once, :class:`ThreadCode`, and a campaign checks each program once, so a memo keyed by the
+    text would only make a repeated check cheaper than a first one.)"""
     if "(" not in text:                 # a literal or a register name
-        try:
-            return int(text)
-        except ValueError:
-            return text
+        return _leaf(text)
     toks = text.replace("(", " ( ").replace(")", " ) ").split()
     pos = 0
 
@@ -86,12 +82,21 @@ def parse_expr_text(text: str):
                 args.append(rd())
             pos += 1
             return (op, *args)
+        return _leaf(t)
+
+    return rd()
+
+
+def _leaf(t: str):
+    """An integer literal as an int, anything else (a register name) as it is. Only a text
+    starting with a sign, a digit or white space can be an int (what ``int`` accepts): a
+    register name is told apart without raising (and catching) a ValueError."""
+    if t and (t[0].isdigit() or t[0] in "+-" or t[0].isspace()):
         try:
             return int(t)
         except ValueError:
-            return t
-
-    return rd()
+            pass
+    return t
 
 
 def evaluate(e, regs: dict[str, int]) -> int:
@@ -204,6 +209,9 @@ class Op(NamedTuple):
     prov: frozenset = frozenset()     # write instructions the written value derives from
     bar_id: int | None = None
     deps: frozenset = frozenset()     # reads (positions in the path's ops) it depends on
+
+
+_new_op = tuple.__new__
 
 
 class Path(NamedTuple):
@@ -349,7 +357,8 @@ class ThreadCode:
     passed so far.
     """
 
-    __slots__ = ("code", "labels", "spins", "looped", "used", "rows", "reg_names", "unseq")
+    __slots__ = ("code", "labels", "spins", "looped", "used", "rows", "reg_names", "unseq",
+                 "loops")
 
     def __init__(self, code: tuple[Instr, ...]):
         self.code = code
@@ -404,7 +413,7 @@ class ThreadCode:
         self.unseq = unseq
         self.labels = labels
         # only a backward jump closes a loop (most programs' jumps go forward: an if)
-        loops = any(rows[i][3] <= i for i in jumps)
+        loops = self.loops = bool(jumps) and any(rows[i][3] <= i for i in jumps)
         self.spins = spin_loops(code, labels) if loops else _EMPTY
         self.looped = loop_body(code, labels) if loops else _EMPTY
         self.used = used
@@ -458,11 +467,14 @@ class ThreadCode:
         a spin loop going round, an address outside its array)."""
         rows = self.rows
         n = len(rows)
+        # without a backward jump no instruction runs twice on a path: nothing to count
+        count = self.loops or unroll < 1
         while pc < n:
-            c = counts.get(pc, 0) + 1
-            if c > unroll:
-                return DEAD
-            counts[pc] = c
+            if count:
+                c = counts.get(pc, 0) + 1
+                if c > unroll:
+                    return DEAD
+                counts[pc] = c
             row = rows[pc]
             b = row[0]
             if b == "label":
@@ -494,10 +506,16 @@ class ThreadCode:
                 loc = ins.loc if row[5] is None else self.location(pc, regs)
                 if loc is None:
                     return DEAD
-                v = self._operand(row, "val", 0, regs)
+                e = row[2].get("val")
+                if e is None:
+                    v = ins.args[0] if ins.args else 0
+                else:
+                    v = evaluate(e, regs)
                 wp = (self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
-                ops.append(Op("W", pc, ins, loc, None, v, wp, None,
-                              self._rdeps(row, rd, "val", "off")))
+                # (ops made with tuple.__new__: an Op's own __new__ is Python code)
+                ops.append(_new_op(Op, ("W", pc, ins, loc, None, v, wp, None,
+                                        _EMPTY if rd is None
+                                        else self._rdeps(row, rd, "val", "off"))))
                 pc += 1
             elif b == "ld.free":
                 # a free read: nothing depends on its value, so rf alone decides it later
@@ -505,8 +523,8 @@ class ThreadCode:
                 loc = ins.loc if row[5] is None else self.location(pc, regs)
                 if loc is None:
                     return DEAD
-                ops.append(Op("R", pc, ins, loc, None, None, _EMPTY, None,
-                              self._rdeps(row, rd, "off")))
+                ops.append(_new_op(Op, ("R", pc, ins, loc, None, None, _EMPTY, None,
+                                        _EMPTY if rd is None else self._rdeps(row, rd, "off"))))
                 regs[ins.reg] = ("read", len(ops) - 1)
                 pc += 1
             elif b in ("ld", "rmw", "cas"):
@@ -521,8 +539,8 @@ class ThreadCode:
                               self._rdeps(row, rd, "id")))
                 pc += 1
             elif b == "fence":
-                ops.append(Op("F", pc, row[1], None, None, None, _EMPTY, None,
-                              self._rdeps(row, rd)))
+                ops.append(_new_op(Op, ("F", pc, row[1], None, None, None, _EMPTY, None,
+                                        _EMPTY if rd is None else self._rdeps(row, rd))))
                 pc += 1
             else:
                 kind = _PLAIN_OPS.get(b)
@@ -573,7 +591,7 @@ class ThreadCode:
         final = dict(regs)
         for r in self.reg_names:
             final.setdefault(r, 0)
-        return Path(tuple(ops), tuple(sorted(final.items())))
+        return _new_op(Path, (tuple(ops), tuple(sorted(final.items()))))
 
 
 def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
@@ -758,7 +776,7 @@ def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATI
 
     def node(tid: int, prefix: tuple):
         """Thread ``tid`` run with its value reads returning ``prefix``: None (path dropped),
-        (done, path, writes) or (block, pc, location, writes, regs, ops, counts)."""
+        (done, path, ops) or (block, pc, location, ops, regs, counts)."""
         m = memo[tid]
         out = m.get(prefix, _UNSEEN)
         if out is not _UNSEEN:
@@ -767,7 +785,7 @@ def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATI
         if prefix:
             parent = node(tid, prefix[:-1])
             pc = parent[1]
-            regs, ops, counts = dict(parent[4]), list(parent[5]), dict(parent[6])
+            regs, ops, counts = dict(parent[4]), list(parent[3]), dict(parent[5])
             tc.read(pc, prefix[-1], regs, ops)
             pc += 1
         else:
@@ -775,12 +793,10 @@ def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATI
         pc = tc.advance(pc, regs, ops, counts, unroll)
         if pc == DEAD:
             out = None
+        elif pc == len(tc.rows):
+            out = (done, tc.path(regs, ops), ops)
         else:
-            writes = [(op.loc, op.wval) for op in ops if op.wval is not None]
-            if pc == len(tc.rows):
-                out = (done, tc.path(regs, ops), writes)
-            else:
-                out = (block, pc, tc.location(pc, regs), writes, regs, ops, counts)
+            out = (block, pc, tc.location(pc, regs), ops, regs, counts)
         m[prefix] = out
         return out
 
@@ -801,10 +817,11 @@ def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATI
         if not blocked:
             finished.append(state)
             continue
-        avail: dict[str, set] = {}
+        avail: dict[str, set] = {}          # the values written so far, per location
         for nd in nodes:
-            for loc, v in nd[2 if nd[0] == done else 3]:
-                avail.setdefault(loc, set()).add(v)
+            for op in nd[2 if nd[0] == done else 3]:
+                if op[5] is not None:           # its wval
+                    avail.setdefault(op[3], set()).add(op[5])
         for tid in blocked:
             loc = nodes[tid][2]
             vals = avail.get(loc, set())

@@ -33,6 +33,7 @@ RMW_READ_ORDER = {"rel": "rlx", "acq_rel": "acq"}
 RMW_WRITE_ORDER = {"acq": "rlx", "acq_rel": "rel"}
 
 _PAD = (0,) * (NCOLS - 9)
+assert NCOLS == 12, "Block spells its attribute rows out to 12 columns"
 
 
 class Block:
@@ -66,59 +67,61 @@ class Block:
         bits: dict = {}
         reads = writes = 0
         unseq = False
-        for op in path.ops:
-            ins = op.instr
-            kind = op.kind
-            j = len(events)
+        j = 0
+        for kind, index, ins, loc, rval, wval, _, _, _ in path.ops:
+            bit = 1 << j
             op_event.append(j)
             if ins.attrs and not unseq:
                 unseq = any(a.startswith("unseq=") for a in ins.attrs)
-            loc = op.loc
             if loc is not None:
                 lid = loc_ids[loc]
-                bits[loc] = bits.get(loc, 0) | (3 << j if kind == "U" else 1 << j)
+                bits[loc] = bits.get(loc, 0) | (3 * bit if kind == "U" else bit)
             else:
                 lid = -1
-            locs.append(loc)
-            index = op.index
             if kind == "U":
-                locs.append(loc)
                 order = ins.order
-                rval = op.rval
                 events.append(("R", loc, rval, RMW_READ_ORDER.get(order, order), True, True,
                                index, ins))
-                events.append(("W", loc, op.wval, RMW_WRITE_ORDER.get(order, order), True,
+                events.append(("W", loc, wval, RMW_WRITE_ORDER.get(order, order), True,
                                True, index, ins))
-                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, rval, index) + _PAD
-                            if rval is not None else (tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
-                rows.append((tid, lid, op.wval, -1, 0, 0, 0, 0, index) + _PAD)
-                reads |= 1 << j
-                writes |= 2 << j
-                rmw.append(2 << j)
+                # (the rows spelled out to NCOLS columns: no tuple concatenation per event)
+                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, rval, index, 0, 0, 0)
+                            if rval is not None else (tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                rows.append((tid, lid, wval, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                locs.append(loc)
+                locs.append(loc)
+                reads |= bit
+                writes |= bit << 1
+                rmw.append(bit << 1)
                 rmw.append(0)
                 nrf.append(0)
                 nrf.append(reads)       # a read po-before a write never reads from it
+                j += 2
                 continue
+            locs.append(loc)
             atomic = ins.access == "atom" or ins.base in ("rmw", "cas")
             if kind == "R":
-                value = op.rval
-                reads |= 1 << j
+                value = rval
+                reads |= bit
                 nrf.append(0)
-                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, value, index) + _PAD
+                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, value, index, 0, 0, 0)
                             if value is not None     # the path's value: required
-                            else (tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
+                            else (tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                order = ins.order if atomic else None
             elif kind == "W":
-                value = op.wval
-                writes |= 1 << j
+                value = wval
+                writes |= bit
                 nrf.append(reads)
-                rows.append((tid, lid, value, -1, 0, 0, 0, 0, index) + _PAD)
+                rows.append((tid, lid, value, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                order = ins.order if atomic else None
             else:
-                value = op.wval
+                value = wval
                 nrf.append(0)
-                rows.append((tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
+                rows.append((tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                order = ins.order if (atomic or kind in ("F", "B")) else None
             rmw.append(0)
-            order = ins.order if (atomic or kind in ("F", "B")) else None
             events.append((kind, loc, value, order, atomic, False, index, ins))
+            j += 1
         k = self.k = len(events)
         self.events = events
         self.op_event = op_event
