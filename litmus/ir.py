@@ -305,7 +305,7 @@ class Test:
         for t, r, _ in self.reg_init:
             if t == tid:
                 regs[r] = None
-        return sorted(regs, key=_reg_number)
+        return sorted(regs, key=_reg_number) if len(regs) > 1 else list(regs)
 
     def observables(self) -> list[str]:
         """Outcome keys: every register of every thread (``P1:r0``), then every global location."""

@@ -32,8 +32,8 @@ from oracle.events import (MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, WORD, PreExecution
 RMW_READ_ORDER = {"rel": "rlx", "acq_rel": "acq"}
 RMW_WRITE_ORDER = {"acq": "rlx", "acq_rel": "rel"}
 
-_PAD = (0,) * (NCOLS - 9)
-assert NCOLS == 12, "Block spells its attribute rows out to 12 columns"
+#: the attribute rows below are spelled out to NCOLS columns (no tuple concatenation per row)
+assert NCOLS == 12, "path_tables spells its attribute rows out to 12 columns"
 
 
 class Block:
@@ -84,7 +84,6 @@ class Block:
                                index, ins))
                 events.append(("W", loc, wval, RMW_WRITE_ORDER.get(order, order), True,
                                True, index, ins))
-                # (the rows spelled out to NCOLS columns: no tuple concatenation per event)
                 rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, rval, index, 0, 0, 0)
                             if rval is not None else (tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
                 rows.append((tid, lid, wval, -1, 0, 0, 0, 0, index, 0, 0, 0))
@@ -161,15 +160,20 @@ class Program:
         locs = test.locations
         self.loc_ids = {loc.name: i for i, loc in enumerate(locs)}
         self.globals = [loc.name for loc in locs if not loc.lds]
-        self.registers = [[(r, f"P{tid}:{r}", test.register_init(tid, r))
-                           for r in test.registers(tid)] for tid in range(len(test.threads))]
+        inits: list[dict] = [{} for _ in test.threads]
+        for t, r, v in test.reg_init:
+            inits[t].setdefault(r, v)           # (the first, as test.register_init reads it)
+        self.registers = [[(r, f"P{tid}:{r}", init.get(r, 0)) for r in test.registers(tid)]
+                          for tid, init in enumerate(inits)]
         self.loc_names = [loc.name for loc in locs]
         self.inits = [loc.init for loc in locs]
-        self.init_attrs = [(-1, i, loc.init, -1, 0, 0, 0, 0, -1) + _PAD
+        self.init_attrs = [(-1, i, loc.init, -1, 0, 0, 0, 0, -1, 0, 0, 0)
                            for i, loc in enumerate(locs)]
         final_req = final_req or {}
-        self.final_attrs = [(-1, self.loc_ids[name], 0, -1, 0, 0) + final_req.get(name, (0, 0))
-                            + (-1,) + _PAD for name in self.globals]
+        self.final_attrs = []
+        for name in self.globals:
+            mode, val = final_req.get(name, (0, 0))
+            self.final_attrs.append((-1, self.loc_ids[name], 0, -1, 0, 0, mode, val, -1, 0, 0, 0))
 
     def blocks(self, combos):
         """The combinations as blocks (one :class:`Block` per distinct thread path), lazily."""
@@ -331,8 +335,11 @@ class Layout:
         order of ``set_index`` / ``rel_index``), the observables and the labels."""
         n = self.n
         if n <= WORD:
-            m = np.fromiter(masks, np.uint64, len(masks))
-            r = np.fromiter(chain.from_iterable(rels), np.uint64, len(rels) * n).reshape(len(rels), n)
+            # one conversion: the masks, then the relations' rows (two contiguous views of it)
+            k = len(masks)
+            a = np.fromiter(chain(masks, *rels), np.uint64, k + len(rels) * n)
+            m = a[:k]
+            r = a[k:].reshape(len(rels), n)
         else:                   # several words per row (oracle.events: split_words)
             w = words(n)
             m = np.array([split_words(x, w) for x in masks], np.uint64)

@@ -37,6 +37,14 @@ REL = ("rel", "acq_rel", "sc")
 ACQ = ("acq", "acq_rel", "sc")
 
 
+def _block_sets(b: Block) -> list[tuple[int, int]]:
+    """:func:`_block_masks`' non-empty sets as (set, relative mask) pairs, once per block."""
+    got = b.memo.get("rc11-sets")
+    if got is None:
+        got = b.memo["rc11-sets"] = [(k, m) for k, m in enumerate(_block_masks(b)) if m]
+    return got
+
+
 def _block_masks(b: Block) -> list[int]:
     """The block's events per set of :data:`SETS` (relative masks), once per block."""
     got = b.memo.get("rc11")
@@ -88,9 +96,8 @@ def c_tables(layout: Layout) -> tuple[list[int], list[list[int]]]:
     masks = [0] * len(SETS)
     masks[_W] = masks[_IW] = masks[_A] = masks[_CO] = iw
     for b, off in zip(layout.blocks, layout.offsets):
-        for k, rel in enumerate(_block_masks(b)):
-            if rel:
-                masks[k] |= rel << off
+        for k, rel in _block_sets(b):
+            masks[k] |= rel << off
     finals = ((1 << n) - 1) & ~((1 << n0) - 1)
     masks[_R] |= finals
     masks[_FR] = finals
