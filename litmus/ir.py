@@ -301,7 +301,13 @@ class Test:
     def registers(self, tid: int) -> list[str]:
         """Every register of thread ``tid``: written by its code or given an initial value,
         sorted by number."""
-        regs = dict.fromkeys(self.threads[tid].registers())
+        regs: dict = {}
+        for ins in self.threads[tid].code:
+            if type(ins) is Instr:          # (one register at most: no call, no tuple)
+                if ins.reg is not None:
+                    regs[ins.reg] = None
+            else:
+                regs.update(dict.fromkeys(ins.registers()))
         for t, r, _ in self.reg_init:
             if t == tid:
                 regs[r] = None

@@ -238,10 +238,11 @@ class Layout:
         names = self.prog.loc_names
         masks = {name: 1 << i for i, name in enumerate(names)}
         for b, off, m in zip(self.blocks, self.offsets, self.thread_masks):
+            k = b.k
             po += [r << off for r in b.po]
-            rmw += [r << off for r in b.rmw]
-            nrf += [r << off for r in b.nrf]
-            ext += [every & ~m] * b.k
+            rmw += [r << off for r in b.rmw] if b.writes & b.reads << 1 else [0] * k
+            nrf += [r << off for r in b.nrf] if b.reads else [0] * k
+            ext += [every & ~m] * k
             for loc, bits in b.loc_bits:
                 masks[loc] |= bits << off
         final = self.final
@@ -252,7 +253,11 @@ class Layout:
             loc += [masks[x] if x is not None else 0 for x in b.locs]
         loc += [masks[name] for name in final]
         tail = [0] * len(final)
-        return po + tail, rmw + tail, nrf + tail, ext + tail, loc
+        po += tail
+        rmw += tail
+        nrf += tail
+        ext += tail
+        return po, rmw, nrf, ext, loc
 
     def ext(self) -> list[int]:
         """Pairs of events of different threads (initial writes and final reads in none)."""
