@@ -67,6 +67,10 @@ def parse_expr_text(text: str):
     text would only make a repeated check cheaper than a first one.)"""
     if "(" not in text:                 # a literal or a register name
         return _leaf(text)
+    if text[0] == "(" and text[-1] == ")" and text.count("(") == 1 and text.count(")") == 1:
+        toks = text[1:-1].split()       # one operator over literals and registers: (op a b)
+        if toks:
+            return (toks[0], *[_leaf(t) for t in toks[1:]])
     toks = text.replace("(", " ( ").replace(")", " ) ").split()
     pos = 0
 
@@ -563,7 +567,8 @@ class ThreadCode:
         loc = ins.loc if arr is None else self.location(pc, regs)
         here = len(ops)
         if b == "ld":
-            ops.append(Op("R", pc, ins, loc, v, None, _EMPTY, None, self._rdeps(row, rd, "off")))
+            ops.append(_new_op(Op, ("R", pc, ins, loc, v, None, _EMPTY, None,
+                                    _EMPTY if rd is None else self._rdeps(row, rd, "off"))))
         elif b == "rmw":
             operand = self._operand(row, "val", 0, regs)
             wp = (vp | self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
