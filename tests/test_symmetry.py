@@ -105,22 +105,22 @@ def _c_op(op, thread, m):
     return f"atomic_thread_fence({o});"
 
 
-def _amd_op(op, m):
-    kind, loc, (order, scope) = op
-    if kind == "st":
-        return f"st.atom{'.rel' if order == 'rel' else ''}.{scope} {loc}, VAL"
-    if kind == "ld":
-        return f"ld.atom{'.acq' if order == 'acq' else ''}.{scope} r{m}, {loc}"
-    return f"fence.{order if order != 'rlx' else 'acq_rel'}.{scope}"
+#: per GPU dialect, the spelling of a store, a load (plain, release / acquire) and a fence
+#: (the relaxed order stands for acq_rel, or sc in PTX)
+_GPU = {"AMDGPU": (("st.atom", "st.atom.rel"), ("ld.atom", "ld.atom.acq"),
+                   ("fence.acq_rel", "fence.rel", "fence.acq")),
+        "PTX": (("st.relaxed", "st.release"), ("ld.relaxed", "ld.acquire"),
+                ("fence.sc", "fence.acq_rel", "fence.acq_rel"))}
 
 
-def _ptx_op(op, m):
+def _gpu_op(dialect, op, m):
     kind, loc, (order, scope) = op
+    st_, ld_, fence = _GPU[dialect]
     if kind == "st":
-        return f"st.{'release' if order == 'rel' else 'relaxed'}.{scope} {loc}, VAL"
+        return f"{st_[order == 'rel']}.{scope} {loc}, VAL"
     if kind == "ld":
-        return f"ld.{'acquire' if order == 'acq' else 'relaxed'}.{scope} r{m}, {loc}"
-    return f"fence.{'sc' if order == 'rlx' else 'acq_rel'}.{scope}"
+        return f"{ld_[order == 'acq']}.{scope} r{m}, {loc}"
+    return f"{fence[('rlx', 'rel', 'acq').index(order)]}.{scope}"
 
 
 @st.composite
@@ -167,12 +167,9 @@ def symmetric_programs(draw):
         return dialect, model, text
     cols = []
     for t, ops in enumerate(threads):
-        if dialect == "AMDGPU":
-            head = f"P{t}@wg {groups[t]}"
-            code = [_amd_op(o, m).replace("VAL", str(value(t, m))) for m, o in enumerate(ops)]
-        else:
-            head = f"P{t}@cta {groups[t]},gpu 0"
-            code = [_ptx_op(o, m).replace("VAL", str(value(t, m))) for m, o in enumerate(ops)]
+        head = f"P{t}@wg {groups[t]}" if dialect == "AMDGPU" else f"P{t}@cta {groups[t]},gpu 0"
+        code = [_gpu_op(dialect, o, m).replace("VAL", str(value(t, m)))
+                for m, o in enumerate(ops)]
         cols.append([head] + code)
     depth = max(len(c) for c in cols)
     rows = [" | ".join(c[i] if i < len(c) else "" for c in cols) + " ;" for i in range(depth)]
@@ -194,28 +191,22 @@ def test_symmetric_search_is_the_plain_search(monkeypatch, prog):
     assert _summary(got) == _summary(want), text
 
 
+def _three_copies(p3_value: int) -> str:
+    """P0-P2 store 1, 2, 3 to x (release) and load y (acquire); P3 stores ``p3_value`` to y."""
+    params = "(atomic_int* x, atomic_int* y)"
+    copies = [f"P{t} {params} {{ atomic_store_explicit(x, {t + 1}, memory_order_release); "
+              "int r0 = atomic_load_explicit(y, memory_order_acquire); }" for t in range(3)]
+    return ("C c3\n{ [x] = 0; [y] = 0; }\n" + "\n".join(copies) + "\n"
+            f"P3 {params} {{ atomic_store_explicit(y, {p3_value}, memory_order_relaxed); }}\n"
+            "exists (0:r0=0)\n")
+
+
 @pytest.mark.parametrize("model, text, classes", [
     # three copies, distinct values: one class of three
-    ("rc11", "C c3\n{ [x] = 0; [y] = 0; }\n"
-     "P0 (atomic_int* x, atomic_int* y) { atomic_store_explicit(x, 1, memory_order_release); "
-     "int r0 = atomic_load_explicit(y, memory_order_acquire); }\n"
-     "P1 (atomic_int* x, atomic_int* y) { atomic_store_explicit(x, 2, memory_order_release); "
-     "int r0 = atomic_load_explicit(y, memory_order_acquire); }\n"
-     "P2 (atomic_int* x, atomic_int* y) { atomic_store_explicit(x, 3, memory_order_release); "
-     "int r0 = atomic_load_explicit(y, memory_order_acquire); }\n"
-     "P3 (atomic_int* x, atomic_int* y) { atomic_store_explicit(y, 5, memory_order_relaxed); }\n"
-     "exists (0:r0=0)\n", [[0, 1, 2]]),
+    ("rc11", _three_copies(5), [[0, 1, 2]]),
     # the same, but P3 writes 1 (to y), as P0 does (to x): renaming 1 would move P3's value
     # too, so P0 is swapped with no one; P1 and P2 still are
-    ("rc11", "C c3\n{ [x] = 0; [y] = 0; }\n"
-     "P0 (atomic_int* x, atomic_int* y) { atomic_store_explicit(x, 1, memory_order_release); "
-     "int r0 = atomic_load_explicit(y, memory_order_acquire); }\n"
-     "P1 (atomic_int* x, atomic_int* y) { atomic_store_explicit(x, 2, memory_order_release); "
-     "int r0 = atomic_load_explicit(y, memory_order_acquire); }\n"
-     "P2 (atomic_int* x, atomic_int* y) { atomic_store_explicit(x, 3, memory_order_release); "
-     "int r0 = atomic_load_explicit(y, memory_order_acquire); }\n"
-     "P3 (atomic_int* x, atomic_int* y) { atomic_store_explicit(y, 1, memory_order_relaxed); }\n"
-     "exists (0:r0=0)\n", [[1, 2]]),
+    ("rc11", _three_copies(1), [[1, 2]]),
     # a copy writing the initial value 0 cannot be swapped with one writing 2
     ("rc11", "C c0\n{ [x] = 0; }\n"
      "P0 (atomic_int* x) { atomic_store_explicit(x, 0, memory_order_relaxed); "
