@@ -19,8 +19,8 @@ from litmus.jitcache import load_lightly as _load_lightly
 #: any of them drops the on-disk numba cache (see litmus/jitcache.py; a model unit with compiled
 #: code guards its own folder)
 _guard(_os.path.dirname(_os.path.abspath(__file__)),
-       ["engine.py", "events.py", "explore.py", "lang.py", "pack.py", "symmetry.py",
-        "../litmus/rmw.py", "../litmus/rmw_jit.py"])
+       ["engine.py", "events.py", "explore.py", "lang.py", "pack.py", "../litmus/rmw.py",
+        "../litmus/rmw_jit.py"])
 _announce("oracle", "the oracle")
 _load_lightly("oracle")
 

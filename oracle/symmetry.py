@@ -42,6 +42,11 @@ from .explore import CANON_CLASS, _find, _insert
 #: the largest group used: a class of more threads keeps its first ones (any subset of a class is
 #: a class), so that the images of each orbit stay cheap to list
 MAX_GROUP = 40_320
+#: the largest class kept (8! = MAX_GROUP) and the most swaps :func:`find` checks (each costs
+#: a pass over the table's relations: a program of many threads of one shape must not pay for
+#: every pair)
+MAX_CLASS = 8
+MAX_SWAP_CHECKS = 256
 #: the attribute columns the search reads and a swap must preserve (the value column is renamed;
 #: C_INSTR and C_THREAD only order the search's decisions)
 _KEPT = (C_LOC, C_WSRC, C_WOP, C_WOPND, C_REQ_MODE, C_REQ_VAL)
@@ -184,12 +189,16 @@ def find(pe: PreExecution) -> Symmetry | None:
     obs_col = {a: c for c, (_, (kind, a)) in enumerate(pe.observables) if kind == "event"}
     consts = {a for _, (kind, a) in pe.observables if kind == "const"}
     classes = []
+    tries = MAX_SWAP_CHECKS
     for ths in shape.values():
         # each thread joins the first class it can be swapped with (with the class's last
         # thread: the swaps of consecutive members generate every permutation of a class)
         found: list[list[int]] = []
         for th in ths:
             for cls in found:
+                if len(cls) >= MAX_CLASS or tries <= 0:
+                    continue
+                tries -= 1
                 if _swaps(threads[cls[-1]], threads[th], n, masks, rels, values, is_read,
                           obs_col, consts):
                     cls.append(th)
