@@ -391,9 +391,11 @@ def every_event(n: int) -> np.ndarray:
 
 def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
             bound: bool = True, raisable: int = -1, forward: bool = True, hints: bool = True,
-            targets=None, found=None, want_state: bool = True, upper: bool = True) -> Options:
+            targets=None, found=None, want_state: bool = True, upper: bool = True,
+            canon=None) -> Options:
     """The search's :class:`~oracle.explore.Options`; by default the whole program (every event,
-    every observable), every outcome, bounding on with every flag assumed raisable."""
+    every observable), every outcome, bounding on with every flag assumed raisable, no canonical
+    co constraint (``canon``: :mod:`oracle.symmetry`)."""
     if emask is None or omask is None or targets is None or found is None:
         every, all_obs, none = _defaults(n, nobs)
         emask = every if emask is None else emask
@@ -401,7 +403,10 @@ def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
         targets = none if targets is None else targets
         found = none if found is None else found
     return Options(want_state, max_steps, emask, omask, bound, np.int64(raisable), forward,
-                   hints, targets, found, upper)
+                   hints, targets, found, upper, _NO_CANON if canon is None else canon)
+
+
+_NO_CANON = np.zeros(0, np.int64)
 
 
 #: (events, observables) -> the default arrays of :func:`options` (the search only reads them)
