@@ -233,3 +233,24 @@ def test_classes_by_hand(forced, monkeypatch, model, text, classes):
     got = [s.classes if s else None for s in syms]
     assert got == [classes] * len(syms)
     assert _summary(oracle.check(test, model)) == _summary(_plain(monkeypatch, test, model))
+
+
+def test_wide_program(forced, monkeypatch):
+    """Over 64 events (two words per relation row): three copies of a thread storing to x then
+    loading x and, twenty times, y."""
+    params = "(atomic_int* x, atomic_int* y)"
+    loads = " ".join(f"int r{i} = atomic_load_explicit(y, memory_order_relaxed);"
+                     for i in range(1, 21))
+    text = "C wide\n{ [x] = 0; [y] = 0; }\n" + "\n".join(
+        f"P{t} {params} {{ atomic_store_explicit(x, {t + 1}, memory_order_relaxed); "
+        f"int r0 = atomic_load_explicit(x, memory_order_relaxed); {loads} }}"
+        for t in range(3)) + "\nexists (0:r0=1)\n"
+    test = litmus.parse(text)
+    pe = pre_executions(get_unit("rc11"), test)[0]
+    assert pe.n > 64
+    assert symmetry.find(pe).classes == [[0, 1, 2]]
+    got = oracle.check(test, "rc11")
+    assert forced
+    assert _summary(got) == _summary(_plain(monkeypatch, test, "rc11"))
+    # the x reads: as for one location with three threads (test_one_location_by_hand)
+    assert {(s["P0:r0"], s["P1:r0"], s["P2:r0"], s["x"]) for s in got.states} == by_hand(3)
