@@ -21,6 +21,10 @@ when
   write co-before the co-latest placed write ``cohord``-before it (:func:`_cowr_bar`,
   :func:`_cowr_fails`: reading one would close the cycle ``cohord ; fr``), and bounding leaves
   those writes out of the read's possible values;
+- a write's co place breaks the canonical co constraint of a symmetric program (option
+  ``canon``, :func:`_canon_ok`: the ranked writes of a class of interchangeable threads follow
+  their ranks in co; :mod:`oracle.symmetry` maps the canonical executions' outcomes onto the
+  rest);
 - a check of the model that can already fail on a prefix fails (``Program.prefix_ops``: the
   checks whose relation only grows as rf, co, Rdef and Rundef grow, :func:`oracle.lang.
   monotonicity`), evaluated incrementally (:func:`oracle.engine.eval_inc_rows`);
@@ -90,9 +94,13 @@ Observables = namedtuple("Observables", ["kind", "arg"])
 #: what to do: keep states; the step budget (-1: none); the block's event mask (W words) and
 #: observables; bounding allowed; the flags the block can raise; forward checking; hint pruning;
 #: asked outcomes (``targets``, none: every outcome) and outcomes found before (``found``);
-#: whether to run the upper checks (``upper``)
+#: whether to run the upper checks (``upper``); the canonical co constraint of a symmetric
+#: program (``canon``, empty: none; :func:`_canon_ok`, :mod:`oracle.symmetry`)
 Options = namedtuple("Options", ["want_state", "max_steps", "emask", "omask", "bound",
-                                 "raisable", "forward", "hints", "targets", "found", "upper"])
+                                 "raisable", "forward", "hints", "targets", "found", "upper",
+                                 "canon"])
+#: ``canon[e]`` of a ranked write: its class times CANON_CLASS plus its rank in the class
+CANON_CLASS = 1 << 20
 
 BOUND_LIMIT = 64        # largest product of possible values that bounding enumerates
 #: an asked outcome's value for an observable it does not constrain
@@ -356,6 +364,26 @@ def _cowr_fails(e, l, w, corder, cn, co_init, co_placed, coh_mask, coh_pred, inc
 
 
 @njit(cache=True, inline='always')
+def _canon_ok(e, l, dig, corder, cn, canon):
+    """Whether write ``e`` may take place ``dig`` in location ``l``'s co order under the canonical
+    constraint of a symmetric program (:mod:`oracle.symmetry`): the ranked writes of one class
+    (``canon[w] >= 0``, same ``canon[w] // CANON_CLASS``) follow their ranks in co. Every
+    execution is the image of exactly one execution meeting it under the program's symmetries,
+    so the search explores those and the symmetries give the rest."""
+    ce = canon[e]
+    if ce < 0:
+        return True
+    cls = ce // CANON_CLASS
+    for i in range(cn[l]):
+        cw = canon[corder[l, i]]
+        if cw < 0 or cw // CANON_CLASS != cls:
+            continue
+        if (cw < ce) != (i < dig):
+            return False
+    return True
+
+
+@njit(cache=True, inline='always')
 def _possible(o, pv, val, src, obs_kind, obs_arg, is_read, ridx, rkind, rloc, cand, ncand,
               co_init, co_writes, co_n, corder, cn, co_placed, hints, coh_mask, coh_pred, incl):
     """The values observable ``o`` can still take, into ``pv`` (deduplicated): its count, or -1
@@ -587,6 +615,8 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     for d in range(D - 2, -1, -1):
         rem[d] = rem[d + 1] or radix[d + 1] > 1
     use_upper = opt.upper and upper.shape[0] > 0
+    canon = opt.canon
+    use_canon = canon.shape[0] > 0
     trail = np.zeros(4 * mn + 4, np.int64)
     work = np.zeros(4 * mn + 4, np.int64)
     pos = np.zeros(mn, np.int64)
@@ -701,6 +731,10 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                                                          coh_pred, ev.incl):
                 fail_counts[nchecks] += 1         # what _coherence_ok would prune, cheaper
                 digit[d] += 1
+                continue
+            if use_canon and lv_kind[d] == 1 and not _canon_ok(order[d], lv_arg[d], digit[d],
+                                                                corder, cn, canon):
+                digit[d] += 1                      # not canonical: a symmetric image's
                 continue
             ok, ttop = _apply_choice(d, lv_kind[d], lv_arg[d], order[d], digit[d], slots, W,
                                      src, val, rd, lc, ev, corder, cn, co_placed, trail,

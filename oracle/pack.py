@@ -338,18 +338,24 @@ def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, specia
                    rmw_w, dep_w, lidx, vattrs[7], vattrs[8], cohord, incl, coha, cohrmw))
 
 
+# _search_impl rebuilds these named tuples field by field: a field added to either must be added
+# there too (numba would refuse the call; this says where)
+assert len(Options._fields) == 12 and len(Model._fields) == 5, \
+    "oracle/pack.py _search_impl: update the Options/Model fields it rebuilds"
+
+
 @njit(cache=True)
 def _search_impl(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special, nslots,
                  model, obs_kind, obs_arg, opt):
     # ``model`` and ``opt`` come as plain tuples (:func:`search_pe`): numba types a plain tuple
-    # of arrays in its C dispatcher, a named tuple in Python (about 1.5 us a call); the named
+    # of arrays in its C dispatcher, a named tuple in Python (1.5-3 us a call); the named
     # tuples explore() reads are made here
     slots, rd, lc, ev = _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src,
                                  special, nslots)
     return explore(slots, Model(model[0], model[1], model[2], model[3], model[4]),
                    attrs.shape[0], W, rd, lc, ev, Observables(obs_kind, obs_arg),
                    Options(opt[0], opt[1], opt[2], opt[3], opt[4], opt[5], opt[6], opt[7],
-                           opt[8], opt[9], opt[10]))
+                           opt[8], opt[9], opt[10], opt[11]))
 
 
 @njit(cache=True)
@@ -402,9 +408,11 @@ def every_event(n: int) -> np.ndarray:
 
 def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
             bound: bool = True, raisable: int = -1, forward: bool = True, hints: bool = True,
-            targets=None, found=None, want_state: bool = True, upper: bool = True) -> Options:
+            targets=None, found=None, want_state: bool = True, upper: bool = True,
+            canon=None) -> Options:
     """The search's :class:`~oracle.explore.Options`; by default the whole program (every event,
-    every observable), every outcome, bounding on with every flag assumed raisable."""
+    every observable), every outcome, bounding on with every flag assumed raisable, no canonical
+    co constraint (``canon``: :mod:`oracle.symmetry`)."""
     if emask is None or omask is None or targets is None or found is None:
         every, all_obs, none = _defaults(n, nobs)
         emask = every if emask is None else emask
@@ -412,7 +420,10 @@ def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
         targets = none if targets is None else targets
         found = none if found is None else found
     return Options(want_state, max_steps, emask, omask, bound, np.int64(raisable), forward,
-                   hints, targets, found, upper)
+                   hints, targets, found, upper, _NO_CANON if canon is None else canon)
+
+
+_NO_CANON = np.zeros(0, np.int64)
 
 
 #: (events, observables) -> the default arrays of :func:`options` (the search only reads them)

@@ -24,6 +24,7 @@ from .hints import COHERENCE_HINTS
 from .lang import Program
 from .pack import options, pack, search_pe, words_of
 from .registry import ModelUnit
+from .symmetry import find as find_symmetry
 
 #: explore whole any pre-execution whose candidates (product of the reads' candidate counts and
 #: the locations' co orders, estimated from its events) are at most this many; split larger ones
@@ -138,24 +139,35 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
     split = _split(pe, prog, unit.hints)
     W = words_of(pe.n)
     owner = _observable_blocks(pe, split.groups)
+    # the full set of a large search: interchangeable threads, if any, are explored one
+    # execution per orbit (oracle/symmetry.py)
+    sym = find_symmetry(pe) if tgt is None else None
     parts = []
     out = Found(nobs=nobs, hits=[True] * (0 if tgt is None else tgt.shape[0]))
     for b, (group, raisable) in enumerate(zip(split.groups, split.raisable)):
         emask = np.array([(group >> (64 * k)) & ((1 << 64) - 1) for k in range(W)], np.uint64)
         omask = np.array([owner[o] == b for o in range(nobs)], np.bool_)
+        cols = [o for o in range(nobs) if omask[o]]
+        act = None if sym is None else sym.on_block(group)
         found = None
-        if known is not None and len(split.groups) == 1:
+        if known is not None and len(split.groups) == 1 and act is None:
+            # (outcomes known from elsewhere need not be closed under the symmetry: bounding
+            # by them could skip a canonical execution whose images are not known)
             found = _rows(known, nobs)
         st, ns, cands, cons, fl, _, hit = search_pe(
             pe, prog, unit.hints,
             options(pe.n, nobs, max_steps=steps, emask=emask, omask=omask,
-                    raisable=raisable & ~flags, hints=hints, targets=tgt, found=found), attrs)
+                    raisable=raisable & ~flags, hints=hints, targets=tgt, found=found,
+                    canon=None if act is None else act.canon), attrs)
         out.candidates += int(cands)
         if ns < 0:
             out.exhausted = True
             return out
-        cols = [o for o in range(nobs) if omask[o]]
-        parts.append((cols, st[:ns, :nobs][:, cols], int(cons), int(fl)))
+        rows = st[:ns, :nobs][:, cols]
+        if act is not None:             # the canonical executions' outcomes and their images
+            rows = act.close(rows, cols)
+            cons *= act.order
+        parts.append((cols, rows, int(cons), int(fl)))
         out.hits = [h and bool(x) for h, x in zip(out.hits, hit)]
     if any(cons == 0 for _, _, cons, _ in parts):
         out.hits = [False] * len(out.hits)

@@ -125,7 +125,8 @@ def ready(unit: ModelUnit) -> None:
 def warm(models: list[str] | None = None) -> list[str]:
     """Compile or load everything the oracle runs for ``models`` (default: every registered
     model): the check and an explanation of the sample's condition, and (with rc11) the search
-    over several words per row (:data:`WIDE_SAMPLE`). Returns the models warmed (those with a
+    over several words per row (:data:`WIDE_SAMPLE`) and the closure of a symmetric program's
+    outcomes (:mod:`oracle.symmetry`). Returns the models warmed (those with a
     sample of their dialect)."""
     from .explanation import explain
     done = []
@@ -140,5 +141,7 @@ def warm(models: list[str] | None = None) -> list[str]:
         done.append(name)
         if name == "rc11":
             from .check import check
+            from .symmetry import warm as warm_symmetry
             check(parse(WIDE_SAMPLE, "<warm-up wide>"), name)
+            warm_symmetry()             # the images of a symmetric program's outcomes
     return done
