@@ -29,7 +29,6 @@ value that lets it exit within the bound).
 
 from __future__ import annotations
 
-import functools
 from typing import Callable, Iterable, NamedTuple
 
 from .ir import Instr, Test, prop_atoms
@@ -62,15 +61,16 @@ def expr_text(e) -> str:
     return str(e)
 
 
-@functools.lru_cache(maxsize=4096)
 def parse_expr_text(text: str):
-    """Inverse of :func:`expr_text` (memoized: the result is an immutable tree, and every path
-    enumeration decodes the same few expressions of a test again)."""
+    """Inverse of :func:`expr_text`. (Not memoized: a check decodes each thread's expressions
+    once, :class:`ThreadCode`, and a campaign checks each program once, so a memo keyed by the
+    text would only make a repeated check cheaper than a first one.)"""
     if "(" not in text:                 # a literal or a register name
-        try:
-            return int(text)
-        except ValueError:
-            return text
+        return _leaf(text)
+    if text[0] == "(" and text[-1] == ")" and text.count("(") == 1 and text.count(")") == 1:
+        toks = text[1:-1].split()       # one operator over literals and registers: (op a b)
+        if toks:
+            return (toks[0], *[_leaf(t) for t in toks[1:]])
     toks = text.replace("(", " ( ").replace(")", " ) ").split()
     pos = 0
 
@@ -86,12 +86,21 @@ def parse_expr_text(text: str):
                 args.append(rd())
             pos += 1
             return (op, *args)
+        return _leaf(t)
+
+    return rd()
+
+
+def _leaf(t: str):
+    """An integer literal as an int, anything else (a register name) as it is. Only a text
+    starting with a sign, a digit or white space can be an int (what ``int`` accepts): a
+    register name is told apart without raising (and catching) a ValueError."""
+    if t and (t[0].isdigit() or t[0] in "+-" or t[0].isspace()):
         try:
             return int(t)
         except ValueError:
-            return t
-
-    return rd()
+            pass
+    return t
 
 
 def evaluate(e, regs: dict[str, int]) -> int:
@@ -150,7 +159,17 @@ def thin_air_values(test: Test) -> set[int]:
 
 def expr_registers(e) -> set[str]:
     """The register names of an expression tree."""
-    return {x for x in _leaves(e) if isinstance(x, str)}
+    out: set[str] = set()
+    _registers_into(e, out)
+    return out
+
+
+def _registers_into(e, out: set) -> None:
+    if isinstance(e, tuple):
+        for a in e[1:]:
+            _registers_into(a, out)
+    elif isinstance(e, str):
+        out.add(e)
 
 
 def attr(ins: Instr, key: str) -> str | None:
@@ -194,6 +213,9 @@ class Op(NamedTuple):
     prov: frozenset = frozenset()     # write instructions the written value derives from
     bar_id: int | None = None
     deps: frozenset = frozenset()     # reads (positions in the path's ops) it depends on
+
+
+_new_op = tuple.__new__
 
 
 class Path(NamedTuple):
@@ -324,7 +346,9 @@ CTRL = "#ctrl"
 
 class ThreadCode:
     """One thread's code decoded once for the path enumerations: label targets, spin loops,
-    loop bodies, the registers expressions read, and each instruction's expressions parsed.
+    loop bodies, the registers expressions read, each instruction's expressions parsed, and
+    ``unseq``: whether some instruction carries an ``unseq=`` attribute (unsequenced C
+    operands, :func:`unsequenced`).
 
     A path is run by :meth:`advance` (straight on until the next *value read*: an ``rmw``, a
     ``cas`` or a ``ld`` whose register some expression reads) and :meth:`read` (that read
@@ -337,7 +361,8 @@ class ThreadCode:
     passed so far.
     """
 
-    __slots__ = ("code", "labels", "spins", "looped", "used", "rows", "reg_names")
+    __slots__ = ("code", "labels", "spins", "looped", "used", "rows", "reg_names", "unseq",
+                 "loops")
 
     def __init__(self, code: tuple[Instr, ...]):
         self.code = code
@@ -346,6 +371,8 @@ class ThreadCode:
         labels = {}
         jumps = []
         regs = set()
+        lds = []
+        unseq = False
         for i, ins in enumerate(code):
             b = ins.base
             exprs = _NO_EXPRS
@@ -357,8 +384,10 @@ class ThreadCode:
                     k, _, v = a.partition("=")
                     if k in _EXPR_KEYS:
                         e = exprs[k] = parse_expr_text(v)
-                        if type(e) is not int:
-                            used |= expr_registers(e)
+                        if type(e) is str:
+                            used.add(e)
+                        elif type(e) is not int:
+                            _registers_into(e, used)
                     elif k == "label" and b == "label":
                         labels[v] = i
                     elif k == "target":
@@ -366,21 +395,29 @@ class ThreadCode:
                     elif k == "arr" and arr is None:
                         name, _, size = v.rpartition(":")
                         arr = (name, int(size))
-            if ins.reg:
-                regs.add(ins.reg)
+                    elif k == "unseq":
+                        unseq = True
+            reg = ins.reg
+            if reg:
+                regs.add(reg)
             if b == "goto" or b == "branch":
                 jumps.append(i)
-            rows.append([b, ins, exprs, target,
-                         ins.replace(order=ins.fail_order) if b == "cas" else None, arr])
+            elif b == "ld":
+                lds.append(i)
+            rows.append((b, ins, exprs, target,
+                         ins.replace(order=ins.fail_order) if b == "cas" else None, arr))
         for i in jumps:
-            rows[i][3] = labels[rows[i][3]]
-        for row in rows:
-            if row[0] == "ld" and row[1].reg not in used:
-                row[0] = "ld.free"
-        self.rows = [tuple(row) for row in rows]
+            b, ins, exprs, target, fail, arr = rows[i]
+            rows[i] = (b, ins, exprs, labels[target], fail, arr)
+        for i in lds:
+            row = rows[i]
+            if row[1].reg not in used:
+                rows[i] = ("ld.free",) + row[1:]
+        self.rows = rows
+        self.unseq = unseq
         self.labels = labels
         # only a backward jump closes a loop (most programs' jumps go forward: an if)
-        loops = any(rows[i][3] <= i for i in jumps)
+        loops = self.loops = bool(jumps) and any(rows[i][3] <= i for i in jumps)
         self.spins = spin_loops(code, labels) if loops else _EMPTY
         self.looped = loop_body(code, labels) if loops else _EMPTY
         self.used = used
@@ -434,11 +471,14 @@ class ThreadCode:
         a spin loop going round, an address outside its array)."""
         rows = self.rows
         n = len(rows)
+        # without a backward jump no instruction runs twice on a path: nothing to count
+        count = self.loops or unroll < 1
         while pc < n:
-            c = counts.get(pc, 0) + 1
-            if c > unroll:
-                return DEAD
-            counts[pc] = c
+            if count:
+                c = counts.get(pc, 0) + 1
+                if c > unroll:
+                    return DEAD
+                counts[pc] = c
             row = rows[pc]
             b = row[0]
             if b == "label":
@@ -470,10 +510,16 @@ class ThreadCode:
                 loc = ins.loc if row[5] is None else self.location(pc, regs)
                 if loc is None:
                     return DEAD
-                v = self._operand(row, "val", 0, regs)
+                e = row[2].get("val")
+                if e is None:
+                    v = ins.args[0] if ins.args else 0
+                else:
+                    v = evaluate(e, regs)
                 wp = (self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
-                ops.append(Op("W", pc, ins, loc, None, v, wp, None,
-                              self._rdeps(row, rd, "val", "off")))
+                # (ops made with tuple.__new__: an Op's own __new__ is Python code)
+                ops.append(_new_op(Op, ("W", pc, ins, loc, None, v, wp, None,
+                                        _EMPTY if rd is None
+                                        else self._rdeps(row, rd, "val", "off"))))
                 pc += 1
             elif b == "ld.free":
                 # a free read: nothing depends on its value, so rf alone decides it later
@@ -481,8 +527,8 @@ class ThreadCode:
                 loc = ins.loc if row[5] is None else self.location(pc, regs)
                 if loc is None:
                     return DEAD
-                ops.append(Op("R", pc, ins, loc, None, None, _EMPTY, None,
-                              self._rdeps(row, rd, "off")))
+                ops.append(_new_op(Op, ("R", pc, ins, loc, None, None, _EMPTY, None,
+                                        _EMPTY if rd is None else self._rdeps(row, rd, "off"))))
                 regs[ins.reg] = ("read", len(ops) - 1)
                 pc += 1
             elif b in ("ld", "rmw", "cas"):
@@ -497,8 +543,8 @@ class ThreadCode:
                               self._rdeps(row, rd, "id")))
                 pc += 1
             elif b == "fence":
-                ops.append(Op("F", pc, row[1], None, None, None, _EMPTY, None,
-                              self._rdeps(row, rd)))
+                ops.append(_new_op(Op, ("F", pc, row[1], None, None, None, _EMPTY, None,
+                                        _EMPTY if rd is None else self._rdeps(row, rd))))
                 pc += 1
             else:
                 kind = _PLAIN_OPS.get(b)
@@ -521,7 +567,8 @@ class ThreadCode:
         loc = ins.loc if arr is None else self.location(pc, regs)
         here = len(ops)
         if b == "ld":
-            ops.append(Op("R", pc, ins, loc, v, None, _EMPTY, None, self._rdeps(row, rd, "off")))
+            ops.append(_new_op(Op, ("R", pc, ins, loc, v, None, _EMPTY, None,
+                                    _EMPTY if rd is None else self._rdeps(row, rd, "off"))))
         elif b == "rmw":
             operand = self._operand(row, "val", 0, regs)
             wp = (vp | self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
@@ -549,7 +596,7 @@ class ThreadCode:
         final = dict(regs)
         for r in self.reg_names:
             final.setdefault(r, 0)
-        return Path(tuple(ops), tuple(sorted(final.items())))
+        return _new_op(Path, (tuple(ops), tuple(sorted(final.items()))))
 
 
 def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
@@ -666,6 +713,9 @@ def value_domains(test: Test, unroll: int = UNROLL, rounds: int = 12,
     return {loc: set(vals) for loc, vals in prov.items()}
 
 
+#: what a memo of :func:`justified_paths` gives for a state not visited yet (None is a value)
+_UNSEEN = object()
+
 #: Most combinations of thread paths a test may have (beyond: ValueError, never a hang).
 MAX_COMBINATIONS = 200_000
 
@@ -704,8 +754,8 @@ def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
     return out
 
 
-def justified_paths(test: Test, unroll: int = UNROLL,
-                    limit: int = MAX_COMBINATIONS) -> list[tuple[Path, ...]]:
+def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATIONS,
+                    decoded: list[ThreadCode] | None = None) -> list[tuple[Path, ...]]:
     """The combinations of one path per thread (values included) that some execution whose
     ``po | rf`` is acyclic can produce: those of models with a no-thin-air axiom (rc11).
 
@@ -720,25 +770,27 @@ def justified_paths(test: Test, unroll: int = UNROLL,
     than the product of growing value domains. The result is in the order of
     :func:`paths_per_thread`'s product (per thread, by the values its reads returned).
 
+    ``decoded``: the threads' code already decoded (:class:`ThreadCode`, one per thread).
     Raises ValueError beyond ``limit`` explored states.
     """
-    decoded = [ThreadCode(th.code) for th in test.threads]
+    if decoded is None:
+        decoded = [ThreadCode(th.code) for th in test.threads]
     nthreads = len(decoded)
-    init = {loc.name: loc.init for loc in test.locations}
     memo: list[dict] = [{} for _ in range(nthreads)]
     done, block = 0, 1
 
     def node(tid: int, prefix: tuple):
         """Thread ``tid`` run with its value reads returning ``prefix``: None (path dropped),
-        (done, path, writes) or (block, pc, location, writes, regs, ops, counts)."""
+        (done, path, ops) or (block, pc, location, ops, regs, counts)."""
         m = memo[tid]
-        if prefix in m:
-            return m[prefix]
+        out = m.get(prefix, _UNSEEN)
+        if out is not _UNSEEN:
+            return out
         tc = decoded[tid]
         if prefix:
             parent = node(tid, prefix[:-1])
             pc = parent[1]
-            regs, ops, counts = dict(parent[4]), list(parent[5]), dict(parent[6])
+            regs, ops, counts = dict(parent[4]), list(parent[3]), dict(parent[5])
             tc.read(pc, prefix[-1], regs, ops)
             pc += 1
         else:
@@ -746,19 +798,18 @@ def justified_paths(test: Test, unroll: int = UNROLL,
         pc = tc.advance(pc, regs, ops, counts, unroll)
         if pc == DEAD:
             out = None
+        elif pc == len(tc.rows):
+            out = (done, tc.path(regs, ops), ops)
         else:
-            writes = [(op.loc, op.wval) for op in ops if op.wval is not None]
-            if pc == len(tc.rows):
-                out = (done, tc.path(regs, ops), writes)
-            else:
-                out = (block, pc, tc.location(pc, regs), writes, regs, ops, counts)
+            out = (block, pc, tc.location(pc, regs), ops, regs, counts)
         m[prefix] = out
         return out
 
-    start = ((),) * nthreads
     first = [node(tid, ()) for tid in range(nthreads)]
     if None not in first and all(nd[0] == done for nd in first):
         return [tuple([nd[1] for nd in first])]      # no thread reads a value it uses
+    init = {loc.name: loc.init for loc in test.locations}
+    start = ((),) * nthreads
     seen = {start}
     stack = [start]
     finished = []
@@ -771,10 +822,11 @@ def justified_paths(test: Test, unroll: int = UNROLL,
         if not blocked:
             finished.append(state)
             continue
-        avail: dict[str, set] = {}
+        avail: dict[str, set] = {}          # the values written so far, per location
         for nd in nodes:
-            for loc, v in nd[2 if nd[0] == done else 3]:
-                avail.setdefault(loc, set()).add(v)
+            for op in nd[2 if nd[0] == done else 3]:
+                if op[5] is not None:           # its wval
+                    avail.setdefault(op[3], set()).add(op[5])
         for tid in blocked:
             loc = nodes[tid][2]
             vals = avail.get(loc, set())

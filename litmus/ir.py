@@ -9,7 +9,6 @@ that mean the same thing compare equal whatever spelling the file used.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Iterator
 
 from .scopes import Placement, instance
@@ -202,10 +201,9 @@ class Atom:
     op: str
     value: int
 
-    @cached_property
+    @property
     def key(self) -> str:
-        """The observable this atom talks about, as an outcome key (made once per atom: a
-        verdict looks it up in every allowed state)."""
+        """The observable this atom talks about, as an outcome key."""
         return self.name if self.thread is None else f"P{self.thread}:{self.name}"
 
 
@@ -301,26 +299,24 @@ class Test:
         return 0
 
     def registers(self, tid: int) -> list[str]:
-        """Every register of thread ``tid``: written by its code or given an initial value."""
-        return list(self._registers[tid])
-
-    @cached_property
-    def _registers(self) -> tuple[tuple[str, ...], ...]:
-        """Each thread's registers, sorted (worked out once per test: a check asks for them
-        twice, for its observables and in its builder)."""
-        out = []
-        for tid, th in enumerate(self.threads):
-            regs = list(th.registers())
-            for t, r, _ in self.reg_init:
-                if t == tid and r not in regs:
-                    regs.append(r)
-            out.append(tuple(sorted(regs, key=_reg_number)))
-        return tuple(out)
+        """Every register of thread ``tid``: written by its code or given an initial value,
+        sorted by number."""
+        regs: dict = {}
+        for ins in self.threads[tid].code:
+            if type(ins) is Instr:          # (one register at most: no call, no tuple)
+                if ins.reg is not None:
+                    regs[ins.reg] = None
+            else:
+                regs.update(dict.fromkeys(ins.registers()))
+        for t, r, _ in self.reg_init:
+            if t == tid:
+                regs[r] = None
+        return sorted(regs, key=_reg_number) if len(regs) > 1 else list(regs)
 
     def observables(self) -> list[str]:
         """Outcome keys: every register of every thread (``P1:r0``), then every global location."""
-        keys = [f"P{tid}:{r}" for tid, regs in enumerate(self._registers) for r in regs]
-        keys += [loc.name for loc in self.globals]
+        keys = [f"P{tid}:{r}" for tid in range(len(self.threads)) for r in self.registers(tid)]
+        keys += [loc.name for loc in self.locations if not loc.lds]
         return keys
 
     # -- scopes ----------------------------------------------------------------------------------

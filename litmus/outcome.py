@@ -83,7 +83,7 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
     if hits is not None:                            # an array-backed set: column-wise
         found = bool(hits.any()) if q != "forall" else not bool(hits.all())
         return ("Ok" if found else "No") if q == "exists" else ("No" if found else "Ok")
-    keys = conj = None
+    keys = conj = facts = None
     for s in states:
         if UNDEF in s.values():
             if keys is None:
@@ -102,9 +102,11 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
             if conj is None:
                 conj = _conjunction(p)
             if conj:                                # a conjunction of atoms: each must hold
+                if facts is None:
+                    facts = [(a.key, a.value, a.op == "==") for a in conj]
                 hit = True
-                for a in conj:
-                    if (s[a.key] == a.value) != (a.op == "=="):
+                for k, v, eq in facts:
+                    if (s[k] == v) != eq:
                         hit = False
                         break
             else:

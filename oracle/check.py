@@ -162,7 +162,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
         budget = FALLBACK_AFTER if budget is None else min(budget, FALLBACK_AFTER)
     keys = test.observables()
     searched: list = []          # per pre-execution searched: (its outcome parts, columns)
-    seen = np.zeros((0, len(keys)), np.int64)     # their outcomes as rows, in keys order
+    seen = None                 # their outcomes as rows, in keys order (an int64 array)
     candidates = consistent = 0
     flags = 0
     ub: list[str] = []
@@ -176,8 +176,8 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
         back = None if order == keys else [keys.index(k) for k in order]
         if searched:         # the outcomes found so far let bounding skip subtrees: expand them
             last = product_rows(*searched[-1])
-            seen = last if not seen.shape[0] else np.concatenate([seen, last])
-        known = seen if back is None else seen[:, back]
+            seen = last if seen is None or not seen.shape[0] else np.concatenate([seen, last])
+        known = seen if back is None or seen is None else seen[:, back]
         found = explore_pe(pe, prog, unit, budget=budget, flags=flags, known=known)
         if found.exhausted and wide:
             res = _fallback_result(test, unit, t0)

@@ -338,13 +338,24 @@ def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, specia
                    rmw_w, dep_w, lidx, vattrs[7], vattrs[8], cohord, incl, coha, cohrmw))
 
 
+# _search_impl rebuilds these named tuples field by field: a field added to either must be added
+# there too (numba would refuse the call; this says where)
+assert len(Options._fields) == 12 and len(Model._fields) == 5, \
+    "oracle/pack.py _search_impl: update the Options/Model fields it rebuilds"
+
+
 @njit(cache=True)
 def _search_impl(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special, nslots,
                  model, obs_kind, obs_arg, opt):
+    # ``model`` and ``opt`` come as plain tuples (:func:`search_pe`): numba types a plain tuple
+    # of arrays in its C dispatcher, a named tuple in Python (1.5-3 us a call); the named
+    # tuples explore() reads are made here
     slots, rd, lc, ev = _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src,
                                  special, nslots)
-    return explore(slots, model, attrs.shape[0], W, rd, lc, ev, Observables(obs_kind, obs_arg),
-                   opt)
+    return explore(slots, Model(model[0], model[1], model[2], model[3], model[4]),
+                   attrs.shape[0], W, rd, lc, ev, Observables(obs_kind, obs_arg),
+                   Options(opt[0], opt[1], opt[2], opt[3], opt[4], opt[5], opt[6], opt[7],
+                           opt[8], opt[9], opt[10], opt[11]))
 
 
 @njit(cache=True)
@@ -363,19 +374,25 @@ def _search_words(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, s
                         nslots, model, obs_kind, obs_arg, opt)
 
 
-#: id(program) -> (program, its Model): made once per loaded model, not once per search
+#: id(program) -> (program, its Model, the Model as a plain tuple): made once per loaded model,
+#: not once per search
 _MODELS: dict = {}
 
 
 def model_arrays(prog: Program) -> Model:
+    """The compiled model's arrays (:class:`oracle.explore.Model`)."""
+    return _model_entry(prog)[1]
+
+
+def _model_entry(prog: Program):
     hit = _MODELS.get(id(prog))
     if hit is not None and hit[0] is prog:
-        return hit[1]
+        return hit
     model = Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks), prog.upper_ops)
     if len(_MODELS) > 64:
         _MODELS.clear()
-    _MODELS[id(prog)] = (prog, model)
-    return model
+    hit = _MODELS[id(prog)] = (prog, model, tuple(model))
+    return hit
 
 
 _NO_ROWS = np.zeros((0, 0), np.int64)
@@ -437,8 +454,9 @@ def search_pe(pe: PreExecution, prog: Program, hints: frozenset, opt: Options | 
         attrs = t_attrs
     if opt is None:
         opt = options(pe.n, obs_kind.shape[0])
+    # (plain tuples: see _search_impl)
     if W == 1:
         return _search_one_word(attrs, masks, rels, set_slot, set_src, rel_slot, rel_src, special,
-                                prog.nslots, model_arrays(prog), obs_kind, obs_arg, opt)
+                                prog.nslots, _model_entry(prog)[2], obs_kind, obs_arg, tuple(opt))
     return _search_words(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special,
-                         prog.nslots, model_arrays(prog), obs_kind, obs_arg, opt)
+                         prog.nslots, _model_entry(prog)[2], obs_kind, obs_arg, tuple(opt))

@@ -106,7 +106,7 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
     if known is not None and len(known) == 0:
         known = None
     nflags = (1 << len(prog.flags)) - 1
-    hints = bool(unit.hints & COHERENCE_HINTS)
+    hints = not unit.hints.isdisjoint(COHERENCE_HINTS)
     steps = -1 if budget is None else budget
     tgt = None if targets is None else np.array(targets, np.int64).reshape(len(targets), nobs)
     attrs = None
@@ -121,7 +121,7 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
     # the estimate: a small pre-execution (at most SPLIT_ABOVE candidates) is then searched
     # whole within the budget, a larger one split into blocks.
     cap = QUERY_WHOLE_STEPS if steps < 0 else min(steps, QUERY_WHOLE_STEPS)
-    found = None if known is None else np.asarray(known, np.int64).reshape(len(known), nobs)
+    found = None if known is None else _rows(known, nobs)
     opt = options(pe.n, nobs, max_steps=cap, raisable=nflags & ~flags, hints=hints,
                   targets=tgt, found=found)
     st, ns, cands, cons, fl, _, hit = search_pe(pe, prog, unit.hints, opt, attrs)
@@ -133,8 +133,9 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         if ns < 0:
             return Found(candidates=int(cands), exhausted=True)
     if ns >= 0:
-        return Found([(list(range(nobs)), np.ascontiguousarray(st[:ns, :nobs]))], nobs,
-                     int(cands), int(cons), int(fl), [bool(h) for h in hit])
+        # (a copy: the search's row buffer is larger than its rows)
+        return Found([(list(range(nobs)), st[:ns, :nobs].copy())], nobs, cands, cons, fl,
+                     hit.tolist())
     split = _split(pe, prog, unit.hints)
     W = words_of(pe.n)
     owner = _observable_blocks(pe, split.groups)
@@ -152,7 +153,7 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
         if known is not None and len(split.groups) == 1 and act is None:
             # (outcomes known from elsewhere need not be closed under the symmetry: bounding
             # by them could skip a canonical execution whose images are not known)
-            found = np.asarray(known, np.int64).reshape(len(known), nobs)
+            found = _rows(known, nobs)
         st, ns, cands, cons, fl, _, hit = search_pe(
             pe, prog, unit.hints,
             options(pe.n, nobs, max_steps=steps, emask=emask, omask=omask,
@@ -180,6 +181,14 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
     # the outcomes: the product of the blocks' (kept as parts: see Found)
     out.parts = [(cols, rows) for cols, rows, _, _ in parts]
     return out
+
+
+def _rows(known, nobs: int) -> np.ndarray:
+    """Known outcomes (tuples, or rows of an array) as an int64 array of ``nobs`` columns."""
+    if type(known) is np.ndarray and known.dtype == np.int64 and known.ndim == 2 \
+            and known.flags.c_contiguous:
+        return known
+    return np.asarray(known, np.int64).reshape(len(known), nobs)
 
 
 #: steps a search (an outcome query or the full set) of a pre-execution above SPLIT_ABOVE may take

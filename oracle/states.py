@@ -147,10 +147,21 @@ class States(Sequence):
         :class:`oracle.search.Found` gives them (columns already in ``keys`` order): the union of
         the products of their parts."""
         ncols = len(keys)
-        if len(found) == 1 and found[0][0] is not None and len(found[0][0]) == 1:
-            cols, rows = found[0][0][0]
-            if rows.shape[0] <= SMALL_SET and cols == list(range(ncols)):
-                return cls(keys, dicts=_small_dicts(rows, keys))   # the common case, at once
+        # the common case: each search one part with every column, a few rows in all
+        every = list(range(ncols))
+        tups: set = set()
+        total = 0                  # rows, duplicates counted
+        for parts, _ in found:
+            if parts is None:
+                continue
+            if len(parts) != 1 or parts[0][0] != every:
+                break
+            total += parts[0][1].shape[0]
+            if total > SMALL_SET:
+                break
+            tups.update(map(tuple, parts[0][1].tolist()))
+        else:
+            return cls(keys, dicts=_dicts_of(tups, keys))
         total = 0                  # rows of the products, duplicates counted
         for parts, _ in found:
             if parts is not None:
@@ -470,7 +481,11 @@ def _int(v) -> int:
 
 def _small_dicts(rows: np.ndarray, keys: list[str]) -> list[dict]:
     """The distinct ``rows`` in the contract's order as dicts, sorted as Python tuples."""
-    tups = set(map(tuple, rows.tolist()))
+    return _dicts_of(set(map(tuple, rows.tolist())), keys)
+
+
+def _dicts_of(tups: set, keys: list[str]) -> list[dict]:
+    """Distinct rows (tuples) in the contract's order as dicts, sorted as Python tuples."""
     if not any(UNDEF_VAL in t for t in tups):
         return [dict(zip(keys, t)) for t in sorted(tups)]
     return [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, t)}

@@ -32,7 +32,8 @@ from oracle.events import (MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, WORD, PreExecution
 RMW_READ_ORDER = {"rel": "rlx", "acq_rel": "acq"}
 RMW_WRITE_ORDER = {"acq": "rlx", "acq_rel": "rel"}
 
-_PAD = (0,) * (NCOLS - 9)
+#: the attribute rows below are spelled out to NCOLS columns (no tuple concatenation per row)
+assert NCOLS == 12, "path_tables spells its attribute rows out to 12 columns"
 
 
 class Block:
@@ -45,11 +46,13 @@ class Block:
     pairs of unsequenced C operands, :func:`litmus.cfg.unsequenced`), ``rmw``,
     ``nrf`` (rows of writes: the reads po-before them) are relative bit rows; ``reads`` and
     ``writes`` relative masks; ``attrs`` the events' rows of the table (``loc_ids``: location
-    name -> index). ``memo`` holds what a unit derives from the block once.
+    name -> index); ``locs`` each event's location (None for a fence ...) and ``loc_bits`` the
+    events at each location accessed, as (location, relative mask) pairs. ``memo`` holds what a
+    unit derives from the block once.
     """
 
     __slots__ = ("tid", "k", "events", "op_event", "po", "rmw", "nrf", "reads", "writes",
-                 "regs", "attrs", "memo")
+                 "regs", "attrs", "locs", "loc_bits", "memo")
 
     def __init__(self, tid: int, path: Path, loc_ids: dict):
         # one pass over the operations makes the events, their table rows, the rmw pairs and
@@ -60,55 +63,64 @@ class Block:
         rows = []
         rmw = []
         nrf = []
+        locs = []
+        bits: dict = {}
         reads = writes = 0
         unseq = False
-        for op in path.ops:
-            ins = op.instr
-            kind = op.kind
-            j = len(events)
+        j = 0
+        for kind, index, ins, loc, rval, wval, _, _, _ in path.ops:
+            bit = 1 << j
             op_event.append(j)
             if ins.attrs and not unseq:
                 unseq = any(a.startswith("unseq=") for a in ins.attrs)
-            loc = op.loc
-            lid = loc_ids[loc] if loc is not None else -1
-            index = op.index
+            if loc is not None:
+                lid = loc_ids[loc]
+                bits[loc] = bits.get(loc, 0) | (3 * bit if kind == "U" else bit)
+            else:
+                lid = -1
             if kind == "U":
                 order = ins.order
-                rval = op.rval
                 events.append(("R", loc, rval, RMW_READ_ORDER.get(order, order), True, True,
                                index, ins))
-                events.append(("W", loc, op.wval, RMW_WRITE_ORDER.get(order, order), True,
+                events.append(("W", loc, wval, RMW_WRITE_ORDER.get(order, order), True,
                                True, index, ins))
-                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, rval, index) + _PAD
-                            if rval is not None else (tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
-                rows.append((tid, lid, op.wval, -1, 0, 0, 0, 0, index) + _PAD)
-                reads |= 1 << j
-                writes |= 2 << j
-                rmw.append(2 << j)
+                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, rval, index, 0, 0, 0)
+                            if rval is not None else (tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                rows.append((tid, lid, wval, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                locs.append(loc)
+                locs.append(loc)
+                reads |= bit
+                writes |= bit << 1
+                rmw.append(bit << 1)
                 rmw.append(0)
                 nrf.append(0)
                 nrf.append(reads)       # a read po-before a write never reads from it
+                j += 2
                 continue
+            locs.append(loc)
             atomic = ins.access == "atom" or ins.base in ("rmw", "cas")
             if kind == "R":
-                value = op.rval
-                reads |= 1 << j
+                value = rval
+                reads |= bit
                 nrf.append(0)
-                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, value, index) + _PAD
+                rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, value, index, 0, 0, 0)
                             if value is not None     # the path's value: required
-                            else (tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
+                            else (tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                order = ins.order if atomic else None
             elif kind == "W":
-                value = op.wval
-                writes |= 1 << j
+                value = wval
+                writes |= bit
                 nrf.append(reads)
-                rows.append((tid, lid, value, -1, 0, 0, 0, 0, index) + _PAD)
+                rows.append((tid, lid, value, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                order = ins.order if atomic else None
             else:
-                value = op.wval
+                value = wval
                 nrf.append(0)
-                rows.append((tid, lid, 0, -1, 0, 0, 0, 0, index) + _PAD)
+                rows.append((tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                order = ins.order if (atomic or kind in ("F", "B")) else None
             rmw.append(0)
-            order = ins.order if (atomic or kind in ("F", "B")) else None
             events.append((kind, loc, value, order, atomic, False, index, ins))
+            j += 1
         k = self.k = len(events)
         self.events = events
         self.op_event = op_event
@@ -129,6 +141,8 @@ class Block:
         self.reads, self.writes, self.nrf = reads, writes, nrf
         self.regs = dict(path.regs)
         self.attrs = rows
+        self.locs = locs
+        self.loc_bits = list(bits.items())
         self.memo = {}
 
 
@@ -146,15 +160,20 @@ class Program:
         locs = test.locations
         self.loc_ids = {loc.name: i for i, loc in enumerate(locs)}
         self.globals = [loc.name for loc in locs if not loc.lds]
-        self.registers = [[(r, f"P{tid}:{r}", test.register_init(tid, r))
-                           for r in test.registers(tid)] for tid in range(len(test.threads))]
+        inits: list[dict] = [{} for _ in test.threads]
+        for t, r, v in test.reg_init:
+            inits[t].setdefault(r, v)           # (the first, as test.register_init reads it)
+        self.registers = [[(r, f"P{tid}:{r}", init.get(r, 0)) for r in test.registers(tid)]
+                          for tid, init in enumerate(inits)]
         self.loc_names = [loc.name for loc in locs]
         self.inits = [loc.init for loc in locs]
-        self.init_attrs = [(-1, i, loc.init, -1, 0, 0, 0, 0, -1) + _PAD
+        self.init_attrs = [(-1, i, loc.init, -1, 0, 0, 0, 0, -1, 0, 0, 0)
                            for i, loc in enumerate(locs)]
         final_req = final_req or {}
-        self.final_attrs = [(-1, self.loc_ids[name], 0, -1, 0, 0) + final_req.get(name, (0, 0))
-                            + (-1,) + _PAD for name in self.globals]
+        self.final_attrs = []
+        for name in self.globals:
+            mode, val = final_req.get(name, (0, 0))
+            self.final_attrs.append((-1, self.loc_ids[name], 0, -1, 0, 0, mode, val, -1, 0, 0, 0))
 
     def blocks(self, combos):
         """The combinations as blocks (one :class:`Block` per distinct thread path), lazily."""
@@ -206,6 +225,39 @@ class Layout:
             rows.extend([r << off for r in getattr(b, attr)])
         rows.extend([0] * (self.n - self.n0))
         return rows
+
+    def rows(self) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+        """``po``, ``rmw``, ``nrf`` (:meth:`shifted`), :meth:`ext` and ``loc`` (:meth:`loc_rows`)
+        in one pass over the blocks (what the C builders take of the layout)."""
+        nl = self.nlocs
+        po = [0] * nl
+        rmw = [0] * nl
+        nrf = [0] * nl
+        ext = [0] * nl
+        every = ((1 << self.n0) - 1) & ~self.iw
+        names = self.prog.loc_names
+        masks = {name: 1 << i for i, name in enumerate(names)}
+        for b, off, m in zip(self.blocks, self.offsets, self.thread_masks):
+            k = b.k
+            po += [r << off for r in b.po]
+            rmw += [r << off for r in b.rmw] if b.writes & b.reads << 1 else [0] * k
+            nrf += [r << off for r in b.nrf] if b.reads else [0] * k
+            ext += [every & ~m] * k
+            for loc, bits in b.loc_bits:
+                masks[loc] |= bits << off
+        final = self.final
+        for name, i in final.items():
+            masks[name] |= 1 << i
+        loc = [masks[name] for name in names]
+        for b in self.blocks:
+            loc += [masks[x] if x is not None else 0 for x in b.locs]
+        loc += [masks[name] for name in final]
+        tail = [0] * len(final)
+        po += tail
+        rmw += tail
+        nrf += tail
+        ext += tail
+        return po, rmw, nrf, ext, loc
 
     def ext(self) -> list[int]:
         """Pairs of events of different threads (initial writes and final reads in none)."""
@@ -288,8 +340,11 @@ class Layout:
         order of ``set_index`` / ``rel_index``), the observables and the labels."""
         n = self.n
         if n <= WORD:
-            m = np.fromiter(masks, np.uint64, len(masks))
-            r = np.fromiter(chain.from_iterable(rels), np.uint64, len(rels) * n).reshape(len(rels), n)
+            # one conversion: the masks, then the relations' rows (two contiguous views of it)
+            k = len(masks)
+            a = np.fromiter(chain(masks, *rels), np.uint64, k + len(rels) * n)
+            m = a[:k]
+            r = a[k:].reshape(len(rels), n)
         else:                   # several words per row (oracle.events: split_words)
             w = words(n)
             m = np.array([split_words(x, w) for x in masks], np.uint64)

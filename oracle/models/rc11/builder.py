@@ -18,7 +18,7 @@ write of its own thread).
 
 from __future__ import annotations
 
-from litmus.cfg import justified_paths, paths_per_thread
+from litmus.cfg import ThreadCode, justified_paths, paths_per_thread
 from litmus.ir import Test
 
 from oracle.errors import OracleError
@@ -35,6 +35,14 @@ REL_INDEX = {name: k for k, name in enumerate(RELS)}
 
 REL = ("rel", "acq_rel", "sc")
 ACQ = ("acq", "acq_rel", "sc")
+
+
+def _block_sets(b: Block) -> list[tuple[int, int]]:
+    """:func:`_block_masks`' non-empty sets as (set, relative mask) pairs, once per block."""
+    got = b.memo.get("rc11-sets")
+    if got is None:
+        got = b.memo["rc11-sets"] = [(k, m) for k, m in enumerate(_block_masks(b)) if m]
+    return got
 
 
 def _block_masks(b: Block) -> list[int]:
@@ -88,19 +96,16 @@ def c_tables(layout: Layout) -> tuple[list[int], list[list[int]]]:
     masks = [0] * len(SETS)
     masks[_W] = masks[_IW] = masks[_A] = masks[_CO] = iw
     for b, off in zip(layout.blocks, layout.offsets):
-        for k, rel in enumerate(_block_masks(b)):
-            if rel:
-                masks[k] |= rel << off
+        for k, rel in _block_sets(b):
+            masks[k] |= rel << off
     finals = ((1 << n) - 1) & ~((1 << n0) - 1)
     masks[_R] |= finals
     masks[_FR] = finals
     masks[_COLAST] = finals     # the final reads read the co-last write (engine hint CoLast)
-    po = layout.shifted("po")
-    threads = ((1 << n0) - 1) & ~iw
-    sb = [threads] * layout.nlocs + po[layout.nlocs:]
-    rels = [sb, po, layout.loc_rows(layout.loc_masks()), layout.ext(), layout.shifted("rmw"),
-            po, layout.shifted("nrf")]
-    return masks, rels
+    po, rmw, nrf, ext, loc = layout.rows()
+    nl = layout.nlocs
+    sb = [((1 << n0) - 1) & ~iw] * nl + po[nl:]
+    return masks, [sb, po, loc, ext, rmw, po, nrf]
 
 
 def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
@@ -119,21 +124,15 @@ def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
     justified_paths' thread-order exploration would miss."""
     thin = "thin-air" in allow
     try:
-        if not thin and not _has_unsequenced(test):
-            return justified_paths(test)
+        if not thin:
+            decoded = [ThreadCode(th.code) for th in test.threads]
+            if not any(tc.unseq for tc in decoded):
+                return justified_paths(test, decoded=decoded)
         paths = paths_per_thread(test, seed=thin, thin_air=thin)
     except ValueError as e:
         raise OracleError(str(e)) from None
     from oracle.models.path_executions import justifiable_combinations
     return list(justifiable_combinations(test, paths))
-
-
-def _has_unsequenced(test: Test) -> bool:
-    for th in test.threads:
-        for ins in th.code:
-            if ins.attrs and any(a.startswith("unseq=") for a in ins.attrs):
-                return True
-    return False
 
 
 def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
