@@ -157,7 +157,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     # a unit with a Python reference gives the engine a bounded try on programs over 64 events
     # (the Vulkan suite's barrier programs: 36 observables, one coupled block), then decides
     # their verdict and flags with the reference
-    wide = unit.fallback is not None and any(pe.n > WORD for pe in pes)
+    wide = unit.fallback is not None and any([pe.n > WORD for pe in pes])
     if wide:
         budget = FALLBACK_AFTER if budget is None else min(budget, FALLBACK_AFTER)
     keys = test.observables()
@@ -171,9 +171,12 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
             if reason not in ub:
                 ub.append(reason)
         order = [k for k, _ in pe.observables]
-        if order != keys and sorted(order) != sorted(keys):
+        if order == keys:
+            back = None
+        elif sorted(order) != sorted(keys):
             raise OracleError(f"internal: builder observables {order} differ from {keys}")
-        back = None if order == keys else [keys.index(k) for k in order]
+        else:
+            back = [keys.index(k) for k in order]
         if searched:         # the outcomes found so far let bounding skip subtrees: expand them
             last = product_rows(*searched[-1])
             seen = last if seen is None or not seen.shape[0] else np.concatenate([seen, last])
@@ -194,7 +197,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
             parts = [([back[o] for o in cols], rows) for cols, rows in parts]
         searched.append((parts, len(keys)))
     states = States.from_parts(keys, searched)
-    raised = [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1]
+    raised = [prog.flags[i] for i in range(len(prog.flags)) if flags >> i & 1] if flags else []
     for flag in raised:
         if flag in unit.ub_flags:       # a flag meaning undefined behaviour: name the pair
             ub.append(witness(pes, prog, unit.hints, flag) if name_ub else flag)

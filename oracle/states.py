@@ -147,6 +147,11 @@ class States(Sequence):
         :class:`oracle.search.Found` gives them (columns already in ``keys`` order): the union of
         the products of their parts."""
         ncols = len(keys)
+        if len(found) == 1 and found[0][0] is not None and len(found[0][0]) == 1:
+            # the commonest case: one search, one part (the whole pre-execution's rows)
+            cols, rows = found[0][0][0]
+            if rows.shape[0] <= SMALL_SET and len(cols) == ncols and cols == list(range(ncols)):
+                return cls(keys, dicts=_dicts_of(set(map(tuple, rows.tolist())), keys))
         # the common case: each search one part with every column, a few rows in all
         every = list(range(ncols))
         tups: set = set()
@@ -486,7 +491,7 @@ def _small_dicts(rows: np.ndarray, keys: list[str]) -> list[dict]:
 
 def _dicts_of(tups: set, keys: list[str]) -> list[dict]:
     """Distinct rows (tuples) in the contract's order as dicts, sorted as Python tuples."""
-    if not any(UNDEF_VAL in t for t in tups):
+    if UNDEF_VAL not in set().union(*tups):
         return [dict(zip(keys, t)) for t in sorted(tups)]
     return [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(keys, t)}
             for t in sorted(tups, key=lambda t: [(v == UNDEF_VAL, v) for v in t])]

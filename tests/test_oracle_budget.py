@@ -57,8 +57,16 @@ def test_a_small_pre_execution_past_the_whole_try_is_searched_whole_again(monkey
         calls.append(opt.max_steps)
         return real(pe, prog, hints, opt, attrs)
 
+    real_whole = search._search_whole
+
+    def counted_whole(pe, prog, unit_hints, hints, cap, *rest):
+        # (the first, whole try of a one-word program: search_pe's search, made inline)
+        calls.append(cap)
+        return real_whole(pe, prog, unit_hints, hints, cap, *rest)
+
     monkeypatch.setattr(search, "QUERY_WHOLE_STEPS", 1)
     monkeypatch.setattr(search, "search_pe", counted)
+    monkeypatch.setattr(search, "_search_whole", counted_whole)
     monkeypatch.setattr(search, "_split", lambda *a: pytest.fail("a small pre-execution split"))
     for t, want in zip(tests, free):
         oracle.clear_cache()

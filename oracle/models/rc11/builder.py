@@ -38,44 +38,63 @@ ACQ = ("acq", "acq_rel", "sc")
 
 
 def _block_sets(b: Block) -> list[tuple[int, int]]:
-    """:func:`_block_masks`' non-empty sets as (set, relative mask) pairs, once per block."""
+    """The block's non-empty sets of :data:`SETS` as (set, relative mask) pairs, once per
+    block."""
     got = b.memo.get("rc11-sets")
-    if got is None:
-        got = b.memo["rc11-sets"] = [(k, m) for k, m in enumerate(_block_masks(b)) if m]
+    if got is not None:
+        return got
+    m: dict = {}
+    table = _EVENT_SETS
+    bit = 1
+    for kind, _, _, order, atomic, _, _, _ in b.events:
+        sets = table.get((kind, order, atomic))
+        if sets is None:
+            sets = _event_sets(kind, order, atomic)
+        for k in sets:
+            m[k] = m.get(k, 0) | bit
+        bit <<= 1
+    got = b.memo["rc11-sets"] = list(m.items())
     return got
 
 
+def _event_sets(kind: str, order, atomic: bool) -> tuple[int, ...]:
+    """The sets of :data:`SETS` an event of a C-dialect path is in (besides those of the initial
+    writes and final reads)."""
+    out = []
+    if kind == "R":
+        out += [_R, _A if atomic else _NA, _COHR]
+        if order in ACQ:
+            out.append(_ACQ)
+    elif kind == "W":
+        out += [_W, _A if atomic else _NA, _CO]
+        if order in REL:
+            out.append(_REL)
+    elif kind == "F":
+        out.append(_F)
+        if order in REL:
+            out.append(_REL)
+        if order in ACQ:
+            out.append(_ACQ)
+    elif kind != "B":       # an OpenCL barrier's fences: in no C set (opencl adds theirs)
+        raise OracleError(f"internal: a C-dialect path has a {kind} event")
+    if order == "sc":
+        out.append(_SC)
+    return tuple(out)
+
+
+#: (kind, order, atomic) -> :func:`_event_sets`, for every kind and C order (a constant table:
+#: another order is computed each time)
+_EVENT_SETS = {(kind, order, atomic): _event_sets(kind, order, atomic)
+               for kind in ("R", "W", "F", "B")
+               for order in (None, "na", "rlx", "con", "acq", "rel", "acq_rel", "sc")
+               for atomic in (False, True)}
+
+
 def _block_masks(b: Block) -> list[int]:
-    """The block's events per set of :data:`SETS` (relative masks), once per block."""
-    got = b.memo.get("rc11")
-    if got is not None:
-        return got
+    """The block's events per set of :data:`SETS` (relative masks)."""
     m = [0] * len(SETS)
-    for j, (kind, _, _, order, atomic, _, _, _) in enumerate(b.events):
-        bit = 1 << j
-        if kind == "R":
-            m[_R] |= bit
-            m[_A if atomic else _NA] |= bit
-            m[_COHR] |= bit
-            if order in ACQ:
-                m[_ACQ] |= bit
-        elif kind == "W":
-            m[_W] |= bit
-            m[_A if atomic else _NA] |= bit
-            m[_CO] |= bit
-            if order in REL:
-                m[_REL] |= bit
-        elif kind == "F":
-            m[_F] |= bit
-            if order in REL:
-                m[_REL] |= bit
-            if order in ACQ:
-                m[_ACQ] |= bit
-        elif kind != "B":       # an OpenCL barrier's fences: in no C set (opencl adds theirs)
-            raise OracleError(f"internal: a C-dialect path has a {kind} event")
-        if order == "sc":
-            m[_SC] |= bit
-    b.memo["rc11"] = m
+    for k, rel in _block_sets(b):
+        m[k] = rel
     return m
 
 
@@ -91,21 +110,43 @@ def to_pre_execution(layout: Layout) -> PreExecution:
 
 def c_tables(layout: Layout) -> tuple[list[int], list[list[int]]]:
     """One combination's set masks (:data:`SETS` order) and relation rows (:data:`RELS`
-    order), for this builder and the OpenCL one, which adds its own."""
-    n0, n, iw = layout.n0, layout.n, layout.iw
+    order), for this builder and the OpenCL one, which adds its own. (The rows of
+    :meth:`Layout.rows`, made here in the same pass over the blocks as the masks.)"""
+    n0, n, iw, nl = layout.n0, layout.n, layout.iw, layout.nlocs
     masks = [0] * len(SETS)
     masks[_W] = masks[_IW] = masks[_A] = masks[_CO] = iw
-    for b, off in zip(layout.blocks, layout.offsets):
+    every = ((1 << n0) - 1) & ~iw
+    names = layout.prog.loc_names
+    at = {name: 1 << i for i, name in enumerate(names)}      # location -> its events
+    po = []                     # the thread events' rows (the initial writes' are 0)
+    rmw = [0] * nl
+    nrf = [0] * nl
+    ext = [0] * nl
+    for b, off, m in zip(layout.blocks, layout.offsets, layout.thread_masks):
         for k, rel in _block_sets(b):
             masks[k] |= rel << off
+        k = b.k
+        po += [r << off for r in b.po]
+        rmw += [r << off for r in b.rmw] if b.writes & b.reads << 1 else [0] * k
+        nrf += [r << off for r in b.nrf] if b.reads else [0] * k
+        ext += [every & ~m] * k
+        for loc, bits in b.loc_bits:
+            at[loc] |= bits << off
+    final = layout.final
+    for name, i in final.items():
+        at[name] |= 1 << i
+    loc = [at[name] for name in names]
+    for b in layout.blocks:
+        loc += [at[x] if x is not None else 0 for x in b.locs]
+    loc += [at[name] for name in final]
     finals = ((1 << n) - 1) & ~((1 << n0) - 1)
     masks[_R] |= finals
     masks[_FR] = finals
     masks[_COLAST] = finals     # the final reads read the co-last write (engine hint CoLast)
-    po, rmw, nrf, ext, loc = layout.rows()
-    nl = layout.nlocs
-    sb = [((1 << n0) - 1) & ~iw] * nl + po[nl:]
-    return masks, [sb, po, loc, ext, rmw, po, nrf]
+    tail = [0] * (n - n0)
+    sb = [every] * nl + po + tail       # po plus the initial writes before everything
+    po = [0] * nl + po + tail
+    return masks, [sb, po, loc, ext + tail, rmw + tail, po, nrf + tail]
 
 
 def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
