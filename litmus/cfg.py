@@ -344,6 +344,18 @@ _EXPR_KEYS = frozenset({"val", "exp", "cond", "id", "off"})
 CTRL = "#ctrl"
 
 
+def _fail_instr(ins: Instr) -> Instr:
+    """``ins.replace(order=ins.fail_order)`` (a cas read by its failure order), an Instr copied
+    without dataclasses.replace's walk over the fields and keyword call."""
+    if type(ins) is not Instr:
+        return ins.replace(order=ins.fail_order)
+    new = object.__new__(Instr)
+    d = new.__dict__
+    d.update(ins.__dict__)
+    d["order"] = ins.fail_order
+    return new
+
+
 class ThreadCode:
     """One thread's code decoded once for the path enumerations: label targets, spin loops,
     loop bodies, the registers expressions read, each instruction's expressions parsed, and
@@ -404,8 +416,7 @@ class ThreadCode:
                 jumps.append(i)
             elif b == "ld":
                 lds.append(i)
-            rows.append((b, ins, exprs, target,
-                         ins.replace(order=ins.fail_order) if b == "cas" else None, arr))
+            rows.append((b, ins, exprs, target, _fail_instr(ins) if b == "cas" else None, arr))
         for i in jumps:
             b, ins, exprs, target, fail, arr = rows[i]
             rows[i] = (b, ins, exprs, labels[target], fail, arr)
@@ -781,7 +792,8 @@ def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATI
 
     def node(tid: int, prefix: tuple):
         """Thread ``tid`` run with its value reads returning ``prefix``: None (path dropped),
-        (done, path, ops) or (block, pc, location, ops, regs, counts)."""
+        (done, path, writes) or (block, pc, location, writes, ops, regs, counts); ``writes``:
+        the (location, value) pairs its operations wrote so far."""
         m = memo[tid]
         out = m.get(prefix, _UNSEEN)
         if out is not _UNSEEN:
@@ -790,7 +802,7 @@ def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATI
         if prefix:
             parent = node(tid, prefix[:-1])
             pc = parent[1]
-            regs, ops, counts = dict(parent[4]), list(parent[3]), dict(parent[5])
+            regs, ops, counts = dict(parent[5]), list(parent[4]), dict(parent[6])
             tc.read(pc, prefix[-1], regs, ops)
             pc += 1
         else:
@@ -798,10 +810,12 @@ def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATI
         pc = tc.advance(pc, regs, ops, counts, unroll)
         if pc == DEAD:
             out = None
-        elif pc == len(tc.rows):
-            out = (done, tc.path(regs, ops), ops)
         else:
-            out = (block, pc, tc.location(pc, regs), ops, regs, counts)
+            writes = [(op[3], op[5]) for op in ops if op[5] is not None]       # (loc, wval)
+            if pc == len(tc.rows):
+                out = (done, tc.path(regs, ops), writes)
+            else:
+                out = (block, pc, tc.location(pc, regs), writes, ops, regs, counts)
         m[prefix] = out
         return out
 
@@ -815,29 +829,34 @@ def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATI
     finished = []
     while stack:
         state = stack.pop()
-        nodes = [node(tid, prefix) for tid, prefix in enumerate(state)]
-        if None in nodes:
-            continue
-        blocked = [tid for tid, nd in enumerate(nodes) if nd[0] == block]
-        if not blocked:
-            finished.append(state)
-            continue
-        avail: dict[str, set] = {}          # the values written so far, per location
-        for nd in nodes:
-            for op in nd[2 if nd[0] == done else 3]:
-                if op[5] is not None:           # its wval
-                    avail.setdefault(op[3], set()).add(op[5])
-        for tid in blocked:
-            loc = nodes[tid][2]
-            vals = avail.get(loc, set())
-            vals.add(init[loc])
-            for v in vals:
-                nxt = state[:tid] + (state[tid] + (v,),) + state[tid + 1:]
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        if len(seen) > limit:
-            raise ValueError(f"{test.name}: more than {limit} partial executions of its thread "
-                             f"paths; bound the loops or the values")
+        nodes = []
+        for tid, prefix in enumerate(state):
+            nd = memo[tid].get(prefix, _UNSEEN)
+            if nd is _UNSEEN:
+                nd = node(tid, prefix)
+            if nd is None:
+                break
+            nodes.append(nd)
+        else:
+            blocked = [tid for tid, nd in enumerate(nodes) if nd[0] == block]
+            if not blocked:
+                finished.append(state)
+                continue
+            avail: dict[str, set] = {}          # the values written so far, per location
+            for nd in nodes:
+                for loc, v in nd[3 if nd[0] == block else 2]:
+                    avail.setdefault(loc, set()).add(v)
+            for tid in blocked:
+                loc = nodes[tid][2]
+                vals = avail.get(loc, set())
+                vals.add(init[loc])
+                for v in vals:
+                    nxt = state[:tid] + (state[tid] + (v,),) + state[tid + 1:]
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        stack.append(nxt)
+            if len(seen) > limit:
+                raise ValueError(f"{test.name}: more than {limit} partial executions of its thread "
+                                 f"paths; bound the loops or the values")
     finished.sort()
     return [tuple([m[prefix][1] for m, prefix in zip(memo, state)]) for state in finished]
