@@ -77,17 +77,17 @@ def pre_executions(unit: ModelUnit, test: Test) -> list:
         raise OracleError(f"{test.name}: model {unit.name} reads {'/'.join(unit.dialects)} tests, "
                           f"not {test.dialect}")
     pes = unit.build(test)
+    ok = _VOCABULARY_OK.get(unit.name)
     for pe in pes:
         t = table_of(pe)
         # builders give every table the same vocabulary objects: check each pair once
-        ok = _VOCABULARY_OK.get(unit.name)
         if ok is not None and ok[0] is t.set_index and ok[1] is t.rel_index:
             continue
         if not (t.set_index.keys() >= unit.sets and t.rel_index.keys() >= unit.relations):
             missing = sorted((unit.sets - t.set_index.keys()) | (unit.relations - t.rel_index.keys()))
             raise OracleError(f"model {unit.name}: its builder does not provide declared "
                               f"{', '.join(missing)} (oracle/models/{unit.name}/__init__.py)")
-        _VOCABULARY_OK[unit.name] = (t.set_index, t.rel_index)
+        ok = _VOCABULARY_OK[unit.name] = (t.set_index, t.rel_index)
     return pes
 
 
