@@ -492,31 +492,8 @@ class ThreadCode:
                 counts[pc] = c
             row = rows[pc]
             b = row[0]
-            if b == "label":
-                pc += 1
-            elif b == "goto":
-                if pc in self.spins:
-                    return DEAD
-                pc = row[3]
-            elif b == "branch":
-                if rd is not None:
-                    rd[CTRL] = self._rdeps(row, rd, "cond")
-                cond = row[2].get("cond")
-                if cond is not None and evaluate(cond, regs):
-                    if pc in self.spins:
-                        return DEAD
-                    pc = row[3]
-                else:
-                    pc += 1
-            elif b == "assign":
-                ins = row[1]
-                regs[ins.reg] = self._operand(row, "val", 0, regs)
-                if key is not None:
-                    prov[ins.reg] = self._dep(row, "val", prov)
-                if rd is not None:
-                    rd[ins.reg] = self._dep(row, "val", rd)
-                pc += 1
-            elif b == "st":
+            # (the commonest instructions of C programs first)
+            if b == "st":
                 ins = row[1]
                 loc = ins.loc if row[5] is None else self.location(pc, regs)
                 if loc is None:
@@ -546,6 +523,30 @@ class ThreadCode:
                 if row[5] is not None and self.location(pc, regs) is None:
                     return DEAD
                 return pc
+            elif b == "label":
+                pc += 1
+            elif b == "branch":
+                if rd is not None:
+                    rd[CTRL] = self._rdeps(row, rd, "cond")
+                cond = row[2].get("cond")
+                if cond is not None and evaluate(cond, regs):
+                    if pc in self.spins:
+                        return DEAD
+                    pc = row[3]
+                else:
+                    pc += 1
+            elif b == "goto":
+                if pc in self.spins:
+                    return DEAD
+                pc = row[3]
+            elif b == "assign":
+                ins = row[1]
+                regs[ins.reg] = self._operand(row, "val", 0, regs)
+                if key is not None:
+                    prov[ins.reg] = self._dep(row, "val", prov)
+                if rd is not None:
+                    rd[ins.reg] = self._dep(row, "val", rd)
+                pc += 1
             elif b == "cbar":
                 ins = row[1]
                 e = row[2].get("id")

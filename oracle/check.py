@@ -97,13 +97,14 @@ _VOCABULARY_OK: dict = {}
 
 
 class _Key:
-    """A cache key that hashes its (deep) value once: the test's fields but its name and doc."""
+    """A cache key that hashes once: the test's fields but its name and doc (``k``), hashed by
+    part of them (``h``: equal keys have equal hashes)."""
 
     __slots__ = ("k", "h")
 
-    def __init__(self, k):
+    def __init__(self, k, h):
         self.k = k
-        self.h = hash(k)
+        self.h = h
 
     def __hash__(self):
         return self.h
@@ -113,8 +114,11 @@ class _Key:
 
 
 def _cache_key(test: Test, model: str):
+    # the hash leaves out the locations, the condition and meta (compared, not hashed: most
+    # programs differ in their threads, and each of those objects hashes through Python code)
     return _Key((model, test.locations, test.threads, test.condition, test.reg_init,
-                 test.dialect, test.meta))
+                 test.dialect, test.meta),
+                hash((model, test.threads, test.reg_init, test.dialect)))
 
 
 _CACHE: dict = {}
