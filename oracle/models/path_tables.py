@@ -226,9 +226,12 @@ class Layout:
         rows.extend([0] * (self.n - self.n0))
         return rows
 
-    def rows(self) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+    def rows(self, block_sets=None, set_masks=None) -> tuple[list[int], list[int], list[int],
+                                                         list[int], list[int]]:
         """``po``, ``rmw``, ``nrf`` (:meth:`shifted`), :meth:`ext` and ``loc`` (:meth:`loc_rows`)
-        in one pass over the blocks (what the C builders take of the layout)."""
+        in one pass over the blocks (what the C builders take of the layout). With
+        ``block_sets`` (a block -> its (set, relative mask) pairs) the same pass ors each
+        block's sets, shifted into place, into ``set_masks`` (a list of set masks)."""
         nl = self.nlocs
         po = [0] * nl
         rmw = [0] * nl
@@ -238,6 +241,9 @@ class Layout:
         names = self.prog.loc_names
         masks = {name: 1 << i for i, name in enumerate(names)}
         for b, off, m in zip(self.blocks, self.offsets, self.thread_masks):
+            if block_sets is not None:
+                for s, rel in block_sets(b):
+                    set_masks[s] |= rel << off
             k = b.k
             po += [r << off for r in b.po]
             rmw += [r << off for r in b.rmw] if b.writes & b.reads << 1 else [0] * k

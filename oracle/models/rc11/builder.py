@@ -110,43 +110,19 @@ def to_pre_execution(layout: Layout) -> PreExecution:
 
 def c_tables(layout: Layout) -> tuple[list[int], list[list[int]]]:
     """One combination's set masks (:data:`SETS` order) and relation rows (:data:`RELS`
-    order), for this builder and the OpenCL one, which adds its own. (The rows of
-    :meth:`Layout.rows`, made here in the same pass over the blocks as the masks.)"""
-    n0, n, iw, nl = layout.n0, layout.n, layout.iw, layout.nlocs
+    order), for this builder and the OpenCL one, which adds its own. (The masks are made in
+    :meth:`Layout.rows`' pass over the blocks.)"""
+    n0, n, iw = layout.n0, layout.n, layout.iw
     masks = [0] * len(SETS)
     masks[_W] = masks[_IW] = masks[_A] = masks[_CO] = iw
-    every = ((1 << n0) - 1) & ~iw
-    names = layout.prog.loc_names
-    at = {name: 1 << i for i, name in enumerate(names)}      # location -> its events
-    po = []                     # the thread events' rows (the initial writes' are 0)
-    rmw = [0] * nl
-    nrf = [0] * nl
-    ext = [0] * nl
-    for b, off, m in zip(layout.blocks, layout.offsets, layout.thread_masks):
-        for k, rel in _block_sets(b):
-            masks[k] |= rel << off
-        k = b.k
-        po += [r << off for r in b.po]
-        rmw += [r << off for r in b.rmw] if b.writes & b.reads << 1 else [0] * k
-        nrf += [r << off for r in b.nrf] if b.reads else [0] * k
-        ext += [every & ~m] * k
-        for loc, bits in b.loc_bits:
-            at[loc] |= bits << off
-    final = layout.final
-    for name, i in final.items():
-        at[name] |= 1 << i
-    loc = [at[name] for name in names]
-    for b in layout.blocks:
-        loc += [at[x] if x is not None else 0 for x in b.locs]
-    loc += [at[name] for name in final]
+    po, rmw, nrf, ext, loc = layout.rows(_block_sets, masks)
     finals = ((1 << n) - 1) & ~((1 << n0) - 1)
     masks[_R] |= finals
     masks[_FR] = finals
     masks[_COLAST] = finals     # the final reads read the co-last write (engine hint CoLast)
-    tail = [0] * (n - n0)
-    sb = [every] * nl + po + tail       # po plus the initial writes before everything
-    po = [0] * nl + po + tail
-    return masks, [sb, po, loc, ext + tail, rmw + tail, po, nrf + tail]
+    nl = layout.nlocs
+    sb = [((1 << n0) - 1) & ~iw] * nl + po[nl:]     # po plus the initial writes before everything
+    return masks, [sb, po, loc, ext, rmw, po, nrf]
 
 
 def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
