@@ -153,11 +153,14 @@ def _inputs(pe: PreExecution, prog: Program, hints: frozenset):
     t = table_of(pe)
     masks, rels, W = table_arrays(t)
     maps = _slot_maps(prog, t.set_index, t.rel_index, hints)
-    obs = pe.observables
-    nobs = len(obs)
-    obs_kind = np.fromiter([k == "event" for _, (k, _) in obs], np.int64, nobs)
-    obs_arg = np.fromiter([a for _, (_, a) in obs], np.int64, nobs)
-    return t.attrs, masks, rels, W, maps, obs_kind, obs_arg
+    kinds = []
+    args = []
+    for _, (k, a) in pe.observables:
+        kinds.append(k == "event")
+        args.append(a)
+    obs = np.array(kinds + args, np.int64)          # (one conversion, two views)
+    nobs = len(args)
+    return t.attrs, masks, rels, W, maps, obs[:nobs], obs[nobs:]
 
 
 def pack(pe: PreExecution, prog: Program, hints: frozenset) -> Packed:
@@ -442,12 +445,12 @@ def _defaults(n: int, nobs: int):
     return hit
 
 
-def search_pe(pe: PreExecution, prog: Program, hints: frozenset, opt: Options | None = None,
-              attrs: np.ndarray | None = None):
+def search_pe(pe: PreExecution, prog: Program, hints: frozenset,
+              opt: Options | tuple | None = None, attrs: np.ndarray | None = None):
     """Pack and explore one pre-execution (one block of it, per ``opt``) in one compiled call:
     (states, nstates, candidates, consistent, flags, fail_counts, hit), see
-    :func:`oracle.explore.explore`. ``attrs``: the table's event rows with other required
-    values (an outcome query)."""
+    :func:`oracle.explore.explore`. ``opt``: :func:`options`, or the same fields as a plain
+    tuple; ``attrs``: the table's event rows with other required values (an outcome query)."""
     t_attrs, masks, rels, W, (set_slot, set_src, rel_slot, rel_src, special), obs_kind, obs_arg = \
         _inputs(pe, prog, hints)
     if attrs is None:

@@ -17,14 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .couple import blocks
-from .errors import OracleError
 from .events import (C_LOC, C_REQ_MODE, C_REQ_VAL, REQ_EQ, REQ_NE, UNDEF_VAL, WORD,
                      PreExecution, table_of)
 from .explore import DEFINED, WILD
 from .hints import COHERENCE_HINTS
 from .lang import Program
-from .pack import (_NO_CANON, _defaults, _model_entry, _search_one_word, _slot_maps, options,
-                   pack, search_pe, words_of)
+from .pack import _NO_CANON, _defaults, options, pack, search_pe, words_of
 from .registry import ModelUnit
 from .symmetry import find as find_symmetry
 
@@ -192,46 +190,17 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
     return out
 
 
-#: the last (program, set vocabulary, relation vocabulary, hints) _search_whole saw, with their
-#: slot maps (oracle.pack._slot_maps; they depend on the model and the builder's vocabulary only)
-_LAST_MAPS: list = [None, None, None, None, None]
-
-
 def _search_whole(pe: PreExecution, prog: Program, unit_hints: frozenset, hints: bool, cap: int,
                   raisable: int, found, nobs: int):
     """``search_pe(pe, prog, unit_hints, options(pe.n, nobs, max_steps=cap, raisable=raisable,
-    hints=hints, found=found))`` of a program of at most 64 events (one word per row), its
-    inputs made inline (the compiled call's arguments are the same arrays and types): (states,
-    nstates, candidates, consistent, flags, hit)."""
-    t = pe.table
-    if t is None:
-        t = table_of(pe)
-    attrs = t.attrs
-    n = attrs.shape[0]
-    m, r = t.masks, t.rels
-    masks = np.ascontiguousarray(m.reshape(m.shape[0], -1) if m.ndim == 1 else m)
-    rels = np.ascontiguousarray(r.reshape(r.shape[0], -1))
-    if masks.shape[1] != 1 or rels.shape[1] != n:
-        raise OracleError(f"internal: a table of {n} events has {masks.shape[1]}-word masks")
-    last = _LAST_MAPS
-    if last[0] is prog and last[1] is t.set_index and last[2] is t.rel_index and \
-            last[3] == unit_hints:
-        maps = last[4]
-    else:
-        maps = _slot_maps(prog, t.set_index, t.rel_index, unit_hints)
-        last[:] = [prog, t.set_index, t.rel_index, unit_hints, maps]
-    kinds = []
-    args = []
-    for _, (k, a) in pe.observables:
-        kinds.append(k == "event")
-        args.append(a)
-    obs = np.array(kinds + args, np.int64)
-    every, all_obs, none = _defaults(n, nobs)
-    st, ns, cands, cons, fl, _, hit = _search_one_word(
-        attrs, masks, rels, maps[0], maps[1], maps[2], maps[3], maps[4], prog.nslots,
-        _model_entry(prog)[2], obs[:nobs], obs[nobs:],
-        (True, cap, every, all_obs, True, np.int64(raisable), True, hints, none,
-         none if found is None else found, True, _NO_CANON))
+    hints=hints, found=found))`` of a program of at most 64 events (one word per row), the
+    options made as the plain tuple the compiled search takes (no :class:`Options` to make and
+    convert): (states, nstates, candidates, consistent, flags, hit)."""
+    every, all_obs, none = _defaults(pe.n, nobs)
+    # (the fields of oracle.explore.Options, in order)
+    opt = (True, cap, every, all_obs, True, np.int64(raisable), True, hints, none,
+           none if found is None else found, True, _NO_CANON)
+    st, ns, cands, cons, fl, _, hit = search_pe(pe, prog, unit_hints, opt)
     return st, ns, cands, cons, fl, hit
 
 

@@ -147,11 +147,6 @@ class States(Sequence):
         :class:`oracle.search.Found` gives them (columns already in ``keys`` order): the union of
         the products of their parts."""
         ncols = len(keys)
-        if len(found) == 1 and found[0][0] is not None and len(found[0][0]) == 1:
-            # the commonest case: one search, one part (the whole pre-execution's rows)
-            cols, rows = found[0][0][0]
-            if rows.shape[0] <= SMALL_SET and len(cols) == ncols and cols == list(range(ncols)):
-                return cls(keys, dicts=_dicts_of(set(map(tuple, rows.tolist())), keys))
         # the common case: each search one part with every column, a few rows in all
         every = list(range(ncols))
         tups: set = set()

@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from .events import (C_LOC, C_REQ_MODE, C_REQ_VAL, C_THREAD, C_VALUE, C_WOP, C_WOPND, C_WSRC,
-                     PreExecution, table_of)
+                     PreExecution, table_of, words)
 from .explore import CANON_CLASS, _find, _insert
 
 #: the largest group used: a class of more threads keeps its first ones (any subset of a class is
@@ -171,7 +171,7 @@ def find(pe: PreExecution) -> Symmetry | None:
     if n == 0 or (attrs[:, C_REQ_MODE] != 0).any() or (attrs[:, C_WSRC] >= 0).any() or \
             (attrs[:, C_WOP] != 0).any():
         return None
-    W = max(1, (n + 63) // 64)
+    W = words(n)
     masks = _bits(t.masks.reshape(t.masks.shape[0], W), n)           # [sets, n]
     rels = _bits(t.rels.reshape(t.rels.shape[0], n, W), n)           # [rels, n, n]
     is_read = masks[t.set_index["R"]] if "R" in t.set_index else np.zeros(n, bool)

@@ -54,19 +54,11 @@ def test_a_small_pre_execution_past_the_whole_try_is_searched_whole_again(monkey
     real = search.search_pe
 
     def counted(pe, prog, hints, opt=None, attrs=None):
-        calls.append(opt.max_steps)
+        calls.append(opt[1])        # max_steps (opt: an Options or its plain tuple)
         return real(pe, prog, hints, opt, attrs)
-
-    real_whole = search._search_whole
-
-    def counted_whole(pe, prog, unit_hints, hints, cap, *rest):
-        # (the first, whole try of a one-word program: search_pe's search, made inline)
-        calls.append(cap)
-        return real_whole(pe, prog, unit_hints, hints, cap, *rest)
 
     monkeypatch.setattr(search, "QUERY_WHOLE_STEPS", 1)
     monkeypatch.setattr(search, "search_pe", counted)
-    monkeypatch.setattr(search, "_search_whole", counted_whole)
     monkeypatch.setattr(search, "_split", lambda *a: pytest.fail("a small pre-execution split"))
     for t, want in zip(tests, free):
         oracle.clear_cache()

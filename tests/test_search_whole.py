@@ -1,5 +1,6 @@
-"""oracle.search._search_whole (the first, whole search of a one-word pre-execution, its inputs
-made inline) against oracle.pack.search_pe with the same options, on every corpus program."""
+"""oracle.search._search_whole (the first, whole search of a one-word pre-execution, its options
+made as a plain tuple) against oracle.pack.search_pe with the same options made by
+oracle.pack.options, on every corpus program."""
 
 import numpy as np
 

@@ -90,14 +90,6 @@ _EVENT_SETS = {(kind, order, atomic): _event_sets(kind, order, atomic)
                for atomic in (False, True)}
 
 
-def _block_masks(b: Block) -> list[int]:
-    """The block's events per set of :data:`SETS` (relative masks)."""
-    m = [0] * len(SETS)
-    for k, rel in _block_sets(b):
-        m[k] = rel
-    return m
-
-
 def other_label(kind: str, order, ins) -> str:
     return f"F {order}" if kind == "F" else kind
 
