@@ -21,6 +21,7 @@ from litmus.outcome import matches, verdict
 
 from .errors import BudgetExhausted, OracleError, TooManyEvents
 from .events import WORD, table_of
+from .gcpause import paused
 from .lang import load_model
 from .search import explore_pe, product_rows
 from .states import States
@@ -156,6 +157,13 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     # the clock starts after what a process does once: reading the model file, loading (or
     # compiling) the engine's machine code (oracle/warmup.py)
     ready(unit)
+    with paused():                  # (the check's objects die by reference counting)
+        return _compute(test, model, unit, prog, key, budget, name_ub)
+
+
+def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | None,
+             name_ub: bool) -> Result:
+    """:func:`check` past its cache: build, search, combine, cache under ``key``."""
     t0 = time.perf_counter()
     pes = pre_executions(unit, test)
     # a unit with a Python reference gives the engine a bounded try on programs over 64 events

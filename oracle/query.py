@@ -28,6 +28,7 @@ from litmus.outcome import outcome_condition_text
 from .check import _CACHE, _cache_key, default_model, pre_executions
 from .errors import BudgetExhausted, OracleError
 from .explore import WILD
+from .gcpause import paused
 from .lang import load_model
 from .registry import get as get_unit
 from .search import explore_pe
@@ -126,7 +127,8 @@ def allows_many(test: Test, outcomes, model: str | None = None,
     yes, no = _ANSWERS.get(ckey, (set(), set()))
     todo = sorted({r for r in rows if r not in yes and r not in no})
     if todo:
-        found = _search(test, model, keys, todo, budget, pes)
+        with paused():              # (the search's objects die by reference counting)
+            found = _search(test, model, keys, todo, budget, pes)
         for r, f in zip(todo, found):
             (yes if f else no).add(r)
         if len(_ANSWERS) >= ANSWER_LIMIT:
