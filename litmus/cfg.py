@@ -72,23 +72,23 @@ def parse_expr_text(text: str):
         if toks:
             return (toks[0], *[_leaf(t) for t in toks[1:]])
     toks = text.replace("(", " ( ").replace(")", " ) ").split()
-    pos = 0
+    return _read_expr(toks, 0)[0]
 
-    def rd():
-        nonlocal pos
-        t = toks[pos]
-        pos += 1
-        if t == "(":
-            op = toks[pos]
-            pos += 1
-            args = []
-            while toks[pos] != ")":
-                args.append(rd())
-            pos += 1
-            return (op, *args)
-        return _leaf(t)
 
-    return rd()
+def _read_expr(toks: list[str], pos: int):
+    """The expression starting at token ``pos`` and the position after it (a module function,
+    not a closure calling itself: that would be a reference cycle left to the cyclic collector)."""
+    t = toks[pos]
+    pos += 1
+    if t != "(":
+        return _leaf(t), pos
+    op = toks[pos]
+    pos += 1
+    args = []
+    while toks[pos] != ")":
+        a, pos = _read_expr(toks, pos)
+        args.append(a)
+    return (op, *args), pos + 1
 
 
 def _leaf(t: str):
@@ -655,7 +655,12 @@ def thread_paths(code: tuple[Instr, ...], init_regs: dict[str, int],
             if len(out) > limit:
                 raise ValueError(f"more than {limit} paths in one thread")
 
-    run(0, dict(init_regs), {}, [], {}, {} if deps else None)
+    try:
+        run(0, dict(init_regs), {}, [], {}, {} if deps else None)
+    finally:
+        # run calls itself through its closure: a reference cycle holding every path until
+        # the cyclic collector runs, unless the cell is emptied here
+        run = None
     return out
 
 
@@ -801,7 +806,10 @@ def justified_paths(test: Test, unroll: int = UNROLL, limit: int = MAX_COMBINATI
             return out
         tc = decoded[tid]
         if prefix:
-            parent = node(tid, prefix[:-1])
+            # (made before: a state only extends a prefix it has reached. node never calls
+            # itself: a recursive closure would be a reference cycle, freed only by the cyclic
+            # collector, holding every run of the check until then)
+            parent = m[prefix[:-1]]
             pc = parent[1]
             regs, ops, counts = dict(parent[5]), list(parent[4]), dict(parent[6])
             tc.read(pc, prefix[-1], regs, ops)
