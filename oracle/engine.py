@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from litmus.rmw_jit import apply_rmw
@@ -407,10 +408,81 @@ def _readers(ops, loop_end, writer, cptr, cidx, mark, fill):
                 cptr[s + 1] += 1
 
 
+#: the header of an op-array table buffer (:func:`inc_tables`): filled flag, longest loop
+_TAB_HEAD = 2
+
+
+@register_jitable
+def _tables_len(nops, nslots):
+    """int64 words of the static tables of an op array of ``nops`` ops over ``nslots`` slots:
+    the header, ``loop_end``, ``writer``, ``cptr``, ``cidx`` (two readings per op) and the first
+    memo's ``mark`` row (whole words)."""
+    m = max(nops, 1)
+    return _TAB_HEAD + 3 * m + 2 * nslots + 1 + (m + 8) // 8 * 8
+
+
+def inc_tables(op_arrays, nslots: int) -> np.ndarray:
+    """One int64 buffer for the static tables of several op arrays (a model's ``ops``,
+    ``prefix`` and ``upper``), to be filled by the first :func:`inc_memo` that reads them: what
+    :func:`inc_state` computes from the op array alone (which unit reads which slot, the fixpoint
+    loops), so that each search builds only its mutable memo. Word ``k`` of the header is where
+    op array ``k``'s tables start (the last word: where they end). Plain Python, for the side
+    that loads a model: nothing compiled is called (a start-up cost of its own)."""
+    k = len(op_arrays)
+    offs = [k + 1]
+    for ops in op_arrays:
+        offs.append(offs[-1] + _tables_len(len(ops), nslots))
+    buf = np.zeros(offs[-1], np.int64)
+    buf[:k + 1] = offs
+    return buf
+
+
 @njit(cache=True)
-def inc_state(ops, nslots, width):
+def _fill_tables(ops, nslots, tab):
+    """Fill op array ``ops``'s static tables into ``tab`` (:func:`_tables_len` words): the
+    fixpoint loops' ends, the writer of each slot, the units reading each slot (``cidx[cptr[s]:
+    cptr[s + 1]]``), the first memo's marks (every unit to run, nothing evaluated yet) and the
+    longest loop; word 0 says they are filled."""
+    nops = ops.shape[0]
+    m = max(nops, 1)
+    loop_end = tab[_TAB_HEAD:_TAB_HEAD + m]
+    writer = tab[_TAB_HEAD + m:_TAB_HEAD + m + nslots]               # slot -> op writing it
+    cptr = tab[_TAB_HEAD + m + nslots:_TAB_HEAD + m + 2 * nslots + 1]
+    cidx = tab[_TAB_HEAD + m + 2 * nslots + 1:_TAB_HEAD + 3 * m + 2 * nslots + 1]
+    mark0 = tab[_TAB_HEAD + 3 * m + 2 * nslots + 1:]
+    loop_end[:] = -1
+    writer[:] = -1
+    cptr[:] = 0
+    mark0[:] = 0
+    longest = 1
+    for pc in range(nops):
+        code = ops[pc, 0]
+        if code == FIXEND:
+            loop_end[ops[pc, 3]] = pc
+            longest = max(longest, pc - ops[pc, 3] + 1)
+        if not _is_sink(code):
+            writer[ops[pc, 1]] = pc
+    mark = np.zeros(mark0.shape[0], np.uint8)
+    mark[m] = 1                                 # nothing evaluated yet
+    _readers(ops, loop_end, writer, cptr, cidx, mark, False)
+    for s in range(nslots):
+        cptr[s + 1] += cptr[s]
+    _readers(ops, loop_end, writer, cptr, cidx, mark, True)
+    for s in range(nslots, 0, -1):              # listing moved every start one list on
+        cptr[s] = cptr[s - 1]
+    cptr[0] = 0
+    for i in range(mark.shape[0]):
+        mark0[i] = mark[i]
+    tab[1] = longest
+    tab[0] = 1
+
+
+@njit(cache=True)
+def inc_memo(ops, nslots, width, tables, k):
     """A fresh memo for :func:`eval_inc_rows` over ``ops`` (``nslots`` slots of ``width`` words:
-    ``n * W``).
+    ``n * W``), op array ``k`` of the table buffer ``tables`` (:func:`inc_tables`), whose static
+    part it fills on first use (later memos share it: :func:`eval_inc_rows` only reads it). Only
+    the mutable part is made per memo: the marks and the work rows.
 
     Units are the ops outside fixpoint loops and the loops themselves (named by their FIXSTART
     index). The readers of slot ``s`` are the units ``cidx[cptr[s]:cptr[s + 1]]`` (a loop reads
@@ -420,34 +492,31 @@ def inc_state(ops, nslots, width):
     Build one per pre-execution, after its prelude ran."""
     nops = ops.shape[0]
     m = max(nops, 1)
-    ints = np.empty(3 * m + 2 * nslots + 1, np.int64)     # one allocation, sliced
-    loop_end = ints[:m]
-    writer = ints[m:m + nslots]                 # slot -> op writing it
-    cptr = ints[m + nslots:m + 2 * nslots + 1]
-    cidx = ints[m + 2 * nslots + 1:]            # at most two readings per op
-    loop_end[:] = -1
-    writer[:] = -1
-    cptr[:] = 0
-    longest = 1
-    for pc in range(nops):
-        code = ops[pc, 0]
-        if code == FIXEND:
-            loop_end[ops[pc, 3]] = pc
-            longest = max(longest, pc - ops[pc, 3] + 1)
-        if not _is_sink(code):
-            writer[ops[pc, 1]] = pc
-    mark = np.zeros((m + 8) // 8 * 8, np.uint8)    # whole words (skipped 8 at a time)
-    mark[m] = 1                                 # nothing evaluated yet
-    _readers(ops, loop_end, writer, cptr, cidx, mark, False)
-    for s in range(nslots):
-        cptr[s + 1] += cptr[s]
-    _readers(ops, loop_end, writer, cptr, cidx, mark, True)
-    for s in range(nslots, 0, -1):              # listing moved every start one list on
-        cptr[s] = cptr[s - 1]
-    cptr[0] = 0
+    tab = tables[tables[k]:tables[k + 1]]
+    if tab.shape[0] != _tables_len(nops, nslots):
+        raise ValueError("inc_memo: the table buffer was made for another op array")
+    if tab[0] == 0:
+        _fill_tables(ops, nslots, tab)
+    loop_end = tab[_TAB_HEAD:_TAB_HEAD + m]
+    cptr = tab[_TAB_HEAD + m + nslots:_TAB_HEAD + m + 2 * nslots + 1]
+    cidx = tab[_TAB_HEAD + m + 2 * nslots + 1:_TAB_HEAD + 3 * m + 2 * nslots + 1]
+    mark0 = tab[_TAB_HEAD + 3 * m + 2 * nslots + 1:]
+    mark = np.empty(mark0.shape[0], np.uint8)  # whole words (skipped 8 at a time)
+    for i in range(mark0.shape[0]):
+        mark[i] = mark0[i]
     w = max(width, 1)
-    buf = np.zeros((longest + 5, w), np.uint64)  # tmp row, snapshot rows, previous dynamic slots
+    buf = np.zeros((tab[1] + 5, w), np.uint64)  # tmp row, snapshot rows, previous dynamic slots
     return loop_end, cptr, cidx, mark, buf
+
+
+@njit(cache=True)
+def inc_state(ops, nslots, width):
+    """A fresh memo for :func:`eval_inc_rows` over ``ops`` with tables of its own
+    (:func:`inc_memo`; the search shares one table buffer per model instead)."""
+    tables = np.zeros(2 + _tables_len(ops.shape[0], nslots), np.int64)
+    tables[0] = 2
+    tables[1] = tables.shape[0]
+    return inc_memo(ops, nslots, width, tables, 0)
 
 
 @njit(cache=True, inline='always')

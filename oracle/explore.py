@@ -68,7 +68,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .engine import (ONE, PENDING, S_CO, S_RDEF, S_RF, S_RUNDEF, ZERO64, _wbit, eval_inc_rows,
-                     eval_rows, full_word, inc_state, rmw_value)
+                     eval_rows, full_word, inc_memo, rmw_value)
 from .events import UNDEF_VAL
 
 # --- the packed pre-execution, as the search reads it (made by oracle.pack) -----------------------
@@ -87,8 +87,10 @@ Events = namedtuple("Events", ["is_read", "val_const", "wsrc", "wop", "wopnd", "
                                "req_val", "rmw_w", "dep_w", "loc", "instr", "thread", "cohord",
                                "incl", "coha", "cohrmw"])
 #: the compiled model: static prelude, per-candidate ops, prefix ops, number of checks, upper
-#: ops (``Program.upper_ops``: checks evaluated on the upper graph of a partial execution)
-Model = namedtuple("Model", ["prelude", "ops", "prefix", "nchecks", "upper"])
+#: ops (``Program.upper_ops``: checks evaluated on the upper graph of a partial execution), and
+#: the static tables of the incremental evaluation of ops, prefix and upper
+#: (:func:`oracle.engine.inc_tables`: one buffer per model, filled by the first search)
+Model = namedtuple("Model", ["prelude", "ops", "prefix", "nchecks", "upper", "tables"])
 #: the outcome: per observable, kind (1 = an event's value, 0 = a constant) and argument
 Observables = namedtuple("Observables", ["kind", "arg"])
 #: what to do: keep states; the step budget (-1: none); the block's event mask (W words) and
@@ -113,21 +115,35 @@ FORWARD_MIN = 4096      # forward checking once the product of the radices excee
 
 
 @njit(cache=True)
-def decision_order(is_read, rkind, loc, co_isw, instr, thread, emask, n):
+def decision_order(is_read, rkind, loc, co_isw, instr, thread, emask, n, out):
     """The events the search decides, in a po-compatible order: instruction index, then thread,
-    then event (an rmw's read before its write). ``co_isw``: a non-initial co-ordered write."""
-    keys = np.empty(n, np.int64)
-    ev = np.empty(n, np.int64)
+    then event (an rmw's read before its write), into ``out``; returns their count. ``co_isw``:
+    a non-initial co-ordered write. The keys are distinct (the event is one), so any sort gives
+    this order: insertion sort, in place (no allocation; a level per decided event)."""
     k = 0
     for e in range(n):
         if not (emask[e >> 6] & _wbit(e)):
             continue
         if (is_read[e] and rkind[e] == DECIDE) or co_isw[e]:
-            ev[k] = e
-            keys[k] = (instr[e] + 2) * (1 << 40) + (thread[e] + 2) * (1 << 20) + e
+            key = _order_key(e, instr, thread)
+            j = k
+            while j > 0 and _order_key(out[j - 1], instr, thread) > key:
+                out[j] = out[j - 1]
+                j -= 1
+            out[j] = e
             k += 1
-    idx = np.argsort(keys[:k])
-    return ev[:k][idx]
+    return k
+
+
+@njit(cache=True, inline='always')
+def _order_key(e, instr, thread):
+    return (instr[e] + 2) * (1 << 40) + (thread[e] + 2) * (1 << 20) + e
+
+
+@njit(cache=True, inline='always')
+def _carve(buf, at, k):
+    """The next ``k`` entries of work buffer ``buf`` from ``at`` (a view) and the entry after."""
+    return buf[at:at + k], at + k
 
 
 # --- outcome sets: rows of an int64 matrix with an open-addressing hash -----------------------------
@@ -517,13 +533,17 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     budget ran out. ``fail_counts[c]`` counts failures of check ``c`` (on complete or partial
     executions), ``fail_counts[nchecks]`` the partial executions pruned by values and hints,
     ``fail_counts[nchecks + 1]`` those pruned by bounding. ``hit[t]``: asked outcome ``t`` was
-    found. ``consistent`` counts the consistent executions visited (bounding skips some)."""
+    found. ``consistent`` counts the consistent executions visited (bounding skips some).
+
+    It writes ``slots`` (the dynamic slots and the ops' slots) and ``rd.cand``/``rd.ncand``
+    (forward checking drops candidates in place): the caller hands it arrays of its own
+    (:func:`oracle.pack._search_impl`: :func:`oracle.pack._prepare`'s, made per call). Its work
+    arrays are slices of three buffers sized by the program: a call's fixed cost follows the
+    program's size, not the engine's limits."""
     prelude, ops, prefix, nchecks, upper = model.prelude, model.ops, model.prefix, \
         model.nchecks, model.upper
     reads, rkind, rloc, ridx = rd.reads, rd.rkind, rd.rloc, rd.ridx
-    cand = rd.cand.copy()                      # forward checking drops candidates
-    ncand = rd.ncand.copy()
-    rd = Reads(reads, cand, ncand, rkind, rloc, ridx)
+    cand, ncand = rd.cand, rd.ncand            # forward checking drops candidates in place
     co_init, co_writes, co_n = lc.co_init, lc.co_writes, lc.co_n
     is_read, req_mode, req_val = ev.is_read, ev.req_mode, ev.req_val
     emask, omask, targets = opt.emask, opt.omask, opt.targets
@@ -535,14 +555,19 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     nl = co_init.shape[0]
     nw = n * W
     eval_rows(slots, prelude, n, W, emask)
-    memo = inc_state(ops, slots.shape[0], slots.shape[1])
+    # memos of the incremental evaluations (their static tables: once per model, model.tables);
+    # the prefix and upper checks run on their own copies of the slots, since each memo assumes
+    # that only its own op array writes the slots it computes. A program without prefix (or
+    # upper) checks needs neither copy nor memo: those names then stand for unused stand-ins
+    memo = inc_memo(ops, slots.shape[0], slots.shape[1], model.tables, 0)
     use_prefix = prefix.shape[0] > 0
-    # the prefix checks run on their own copy of the slots: both memos assume that only their own
-    # op array writes the slots it computes
-    pslots = slots.copy()
-    memo_p = inc_state(prefix, slots.shape[0], slots.shape[1])
-    uslots = slots.copy()                      # the upper graph's (upper checks)
-    memo_u = inc_state(upper, slots.shape[0], slots.shape[1])
+    use_upper = opt.upper and upper.shape[0] > 0
+    pslots = slots.copy() if use_prefix else slots[:0]
+    memo_p = inc_memo(prefix, slots.shape[0], slots.shape[1], model.tables, 1) if use_prefix \
+        else memo
+    uslots = slots.copy() if use_upper else slots[:0]       # the upper graph's (upper checks)
+    memo_u = inc_memo(upper, slots.shape[0], slots.shape[1], model.tables, 2) if use_upper \
+        else memo
     fail_counts = np.zeros(nchecks + 2, np.int64)
     hit = np.zeros(nt, np.bool_)
     # -- outcome sets
@@ -554,49 +579,79 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
     for s in range(opt.found.shape[0]):
         states, table, nfound, _ = _insert(states, table, nfound, opt.found[s], nobs)
     nbase = nfound
-    # -- per-event search state
+    # -- the search's work arrays: slices of three zeroed buffers (int64, uint64, bool), sized by
+    # the program (events, reads, locations, observables), made in three allocations; per level
+    # arrays have one entry per event (a level decides one event)
     mn = max(n, 1)
-    src = np.full(mn, -2, np.int64)
-    val = np.empty(mn, np.int64)
+    ml = max(nl, 1)
+    mr = max(nr, 1)
+    wmax = 1
+    for l in range(nl):
+        wmax = max(wmax, co_n[l])
+    cmax = max(cand.shape[1], wmax + 1, 1)
+    ccol = max(cand.shape[1], 1)
+    ints = np.zeros(19 * mn + 9 + ml * (wmax + 2) + mo * (4 + cmax) + mr * (3 + ccol), np.int64)
+    at = 0
+    src, at = _carve(ints, at, mn)
+    val, at = _carve(ints, at, mn)
+    co_placed, at = _carve(ints, at, mn)       # 1 + a placed write's co position, 0: not placed
+    rk_ev, at = _carve(ints, at, mn)
+    pos, at = _carve(ints, at, mn)
+    order, at = _carve(ints, at, mn)
+    lv_kind, at = _carve(ints, at, mn)
+    lv_arg, at = _carve(ints, at, mn)
+    radix, at = _carve(ints, at, mn)
+    digit, at = _carve(ints, at, mn)
+    lv_ttop, at = _carve(ints, at, mn + 1)
+    trail, at = _carve(ints, at, 4 * mn + 4)
+    work, at = _carve(ints, at, 4 * mn + 4)
+    rows, at = _carve(ints, at, ml * wmax)
+    corder = rows.reshape((ml, wmax))
+    cn, at = _carve(ints, at, ml)
+    placed_before, at = _carve(ints, at, ml)
+    oidx, at = _carve(ints, at, mo)
+    pcnt, at = _carve(ints, at, mo)
+    prow, at = _carve(ints, at, mo)
+    pick, at = _carve(ints, at, mo)
+    rows, at = _carve(ints, at, mo * cmax)
+    pv = rows.reshape((mo, cmax))
+    ind, at = _carve(ints, at, mr)
+    nvalid, at = _carve(ints, at, mr)
+    ipick, at = _carve(ints, at, mr)
+    valid = ints[at:at + mr * ccol].reshape((mr, ccol))
+    words = np.zeros(2 * mn, np.uint64)
+    ework = words[:mn]
+    coh_pred = words[mn:]                       # cohord's columns (one-word programs)
+    bools = np.zeros(5 * mn, np.bool_)
+    in_block = bools[:mn]
+    co_isw = bools[mn:2 * mn]
+    applied = bools[2 * mn:3 * mn]
+    lv_colast = bools[3 * mn:4 * mn]
+    rem = bools[4 * mn:]
+    # -- per-event search state
+    for e in range(mn):
+        src[e] = -2
+        rk_ev[e] = -1
     for e in range(n):
         val[e] = PENDING if (is_read[e] or ev.wsrc[e] >= 0) else ev.val_const[e]
-    in_block = np.zeros(mn, np.bool_)
-    for e in range(n):
         in_block[e] = (emask[e >> 6] & _wbit(e)) != ZERO64
-    co_isw = np.zeros(mn, np.bool_)
-    co_placed = np.zeros(mn, np.int64)          # 1 + a placed write's co position, 0: not placed
     for l in range(nl):
         for i in range(co_n[l]):
             co_isw[co_writes[l, i]] = True
-    rk_ev = np.full(mn, -1, np.int64)
     for q in range(nr):
         rk_ev[reads[q]] = rkind[q]
-    order = decision_order(is_read, rk_ev, ev.loc, co_isw, ev.instr, ev.thread, emask, n)
-    D = order.shape[0]
+    D = decision_order(is_read, rk_ev, ev.loc, co_isw, ev.instr, ev.thread, emask, n, order)
     # -- co: the initial write before every co-ordered write of its location, from the start
     for i in range(nw):
         slots[S_RF, i] = ZERO64
         slots[S_CO, i] = ZERO64
         slots[S_RDEF, i] = ZERO64
         slots[S_RUNDEF, i] = ZERO64
-    wmax = 1
     for l in range(nl):
-        wmax = max(wmax, co_n[l])
         if co_init[l] >= 0:
             for i in range(co_n[l]):
                 _set_bit(slots, S_CO, co_init[l], co_writes[l, i], W)
-    corder = np.zeros((max(nl, 1), wmax), np.int64)
-    cn = np.zeros(max(nl, 1), np.int64)
     # -- per level: kind (0 read, 1 write), read index or location, radix
-    mD = max(D, 1)
-    lv_kind = np.zeros(mD, np.int64)
-    lv_arg = np.zeros(mD, np.int64)
-    radix = np.ones(mD, np.int64)
-    digit = np.zeros(mD, np.int64)
-    applied = np.zeros(mD, np.bool_)
-    lv_ttop = np.zeros(mD + 1, np.int64)
-    lv_colast = np.zeros(mD, np.bool_)
-    placed_before = np.zeros(max(nl, 1), np.int64)
     for d in range(D):
         e = order[d]
         if is_read[e] and not co_isw[e]:
@@ -611,47 +666,29 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
             placed_before[l] += 1
     # rem[d]: whether a choice is left after level d (no prefix check where none is: the
     # complete execution is checked next)
-    rem = np.zeros(mD, np.bool_)
     for d in range(D - 2, -1, -1):
         rem[d] = rem[d + 1] or radix[d + 1] > 1
-    use_upper = opt.upper and upper.shape[0] > 0
     canon = opt.canon
     use_canon = canon.shape[0] > 0
-    trail = np.zeros(4 * mn + 4, np.int64)
-    work = np.zeros(4 * mn + 4, np.int64)
-    pos = np.zeros(mn, np.int64)
-    ework = np.zeros(mn, np.uint64)
     hints = opt.hints and W == 1
-    # cohord's columns (one-word programs): the events cohord-before each event
-    coh_pred = np.zeros(mn, np.uint64)
     if hints:
         for a in range(n):
             h = ev.cohord[a]
             while h:
                 coh_pred[np.int64(trailing_zeros(h))] |= _wbit(a)
                 h &= h - ONE
-    # -- observables of the block, work arrays of bounding
-    oidx = np.zeros(mo, np.int64)
+    # -- observables of the block
     nob = 0
     for o in range(nobs):
         if omask[o]:
             oidx[nob] = o
             nob += 1
-    cmax = max(cand.shape[1], wmax + 1, 1)
-    pv = np.zeros((mo, cmax), np.int64)
-    pcnt = np.zeros(mo, np.int64)
-    prow = np.zeros(mo, np.int64)
-    pick = np.zeros(mo, np.int64)
     # -- the Indep reads of the block
-    ind = np.zeros(max(nr, 1), np.int64)
     ni = 0
     for q in range(nr):
         if rkind[q] == INDEP and in_block[reads[q]]:
             ind[ni] = q
             ni += 1
-    nvalid = np.zeros(max(ni, 1), np.int64)
-    valid = np.zeros((max(ni, 1), max(cand.shape[1], 1)), np.int64)
-    ipick = np.zeros(max(ni, 1), np.int64)
     # -- the locations whose co is complete from the start take their co-last reads now
     ttop = 0
     for l in range(nl):

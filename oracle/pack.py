@@ -33,7 +33,7 @@ from numba import njit
 from .errors import OracleError
 from .events import (C_INSTR, C_LOC, C_REQ_MODE, C_REQ_VAL, C_THREAD, C_VALUE, C_WOP, C_WOPND,
                      C_WSRC, UNDEF_VAL, PreExecution, table_of)
-from .engine import PENDING, ZERO64, _wbit, full_word, rmw_value
+from .engine import PENDING, ZERO64, _wbit, full_word, inc_tables, rmw_value
 from .explore import (COLAST, DECIDE, INDEP, Events, Locations, Model, Observables, Options, Reads,
                       explore)
 from .lang import DYNAMIC, Program
@@ -184,6 +184,21 @@ def _has(m, k, i):
     return k >= 0 and (m[k, i >> 6] & _wbit(i)) != ZERO64
 
 
+@njit(cache=True, inline='always')
+def _rf_candidate(masks, rels, attrs, k_w, k_nrf, loc, r, w, W):
+    """Whether write ``w`` is a candidate source of read ``r``: a write to its location, not
+    excluded by ``nrf``, not a constant that breaks the read's required value."""
+    if not _has(masks, k_w, w) or loc[w] != loc[r]:
+        return False
+    if k_nrf >= 0 and (rels[k_nrf, w * W + (r >> 6)] & _wbit(r)):
+        return False
+    rm = attrs[r, C_REQ_MODE]
+    if attrs[w, C_WSRC] < 0 and rm != 0 and \
+            ((rm == 1) != (attrs[w, C_VALUE] == attrs[r, C_REQ_VAL])):
+        return False            # a constant write that breaks the read's required value
+    return True
+
+
 @njit(cache=True)
 def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special, nslots):
     n = attrs.shape[0]
@@ -203,17 +218,33 @@ def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, specia
         special[7], special[8], special[9]
     k_nrf, k_rmw, k_cohord, k_incl = special[10], special[11], special[12], special[13]
     loc = attrs[:, C_LOC]
-    # -- per-event arrays (size-1 placeholders for an empty program)
-    cohord = np.zeros(max(nw, 1), np.uint64)
-    incl = np.zeros(max(nw, 1), np.uint64)
-    rmw_w = np.full(nn, -1, np.int64)
-    dep_w = np.full(nn, -1, np.int64)
-    is_read = np.zeros(nn, np.bool_)
-    vattrs = np.zeros((9, nn), np.int64)
-    vattrs[1, :] = -1
-    vattrs[6, :] = -1
-    coha = np.zeros(W, np.uint64)
-    cohrmw = np.zeros(W, np.uint64)
+    # -- the arrays sized by events: slices of one buffer per type (size-1 placeholders for an
+    # empty program; a location's arrays sized by events too, then cut to the locations)
+    words = np.zeros(2 * max(nw, 1) + (2 + nn) * W, np.uint64)
+    cohord = words[:max(nw, 1)]
+    incl = words[max(nw, 1):2 * max(nw, 1)]
+    coha = words[2 * max(nw, 1):2 * max(nw, 1) + W]
+    cohrmw = words[2 * max(nw, 1) + W:2 * max(nw, 1) + 2 * W]
+    coh_rows = words[2 * max(nw, 1) + 2 * W:].reshape((nn, W))
+    ints = np.zeros(17 * nn, np.int64)
+    vattrs = ints[:9 * nn].reshape((9, nn))
+    rmw_w = ints[9 * nn:10 * nn]
+    dep_w = ints[10 * nn:11 * nn]
+    lids = ints[11 * nn:12 * nn]
+    lidx = ints[12 * nn:13 * nn]
+    ridx = ints[13 * nn:14 * nn]
+    loc_nev = ints[14 * nn:15 * nn]
+    co_init_buf = ints[15 * nn:16 * nn]
+    co_n_buf = ints[16 * nn:]
+    for i in range(nn):
+        vattrs[1, i] = -1
+        vattrs[6, i] = -1
+        rmw_w[i] = -1
+        dep_w[i] = -1
+        lidx[i] = -1
+        ridx[i] = -1
+    bools = np.zeros(2 * nn, np.bool_)
+    is_read = bools[:nn]
     for i in range(n):
         for x in range(W):
             if k_cohord >= 0:
@@ -239,22 +270,21 @@ def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, specia
         vattrs[8, i] = attrs[i, C_THREAD]
         if attrs[i, C_WSRC] >= 0:
             dep_w[attrs[i, C_WSRC]] = i
-    # -- location copies in increasing id: events, coherence mask, co-ordered writes
-    lids = np.zeros(nn, np.int64)
+    # -- location copies in increasing id (kept sorted as they are found): events, coherence
+    # mask, co-ordered writes
     nl = 0
     for i in range(n):
-        if loc[i] >= 0:
-            seen = False
-            for x in range(nl):
-                if lids[x] == loc[i]:
-                    seen = True
-                    break
-            if not seen:
-                lids[nl] = loc[i]
-                nl += 1
-    lids = np.sort(lids[:nl])
-    lidx = np.full(nn, -1, np.int64)
-    loc_nev = np.zeros(nl, np.int64)
+        if loc[i] < 0:
+            continue
+        j = nl
+        while j > 0 and lids[j - 1] > loc[i]:
+            j -= 1
+        if j > 0 and lids[j - 1] == loc[i]:
+            continue
+        for x in range(nl, j, -1):
+            lids[x] = lids[x - 1]
+        lids[j] = loc[i]
+        nl += 1
     wmax = 1
     for x in range(nl):
         for i in range(n):
@@ -262,12 +292,39 @@ def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, specia
                 loc_nev[x] += 1
                 lidx[i] = x
         wmax = max(wmax, loc_nev[x])
-    loc_events = np.zeros((max(nl, 1), wmax), np.int64)
-    coh_mask = np.zeros((max(nl, 1), W), np.uint64)
-    co_init = np.full(max(nl, 1), -1, np.int64)
-    co_writes = np.zeros((max(nl, 1), wmax), np.int64)
-    co_n = np.zeros(max(nl, 1), np.int64)
-    all_co = np.ones(max(nl, 1), np.bool_)        # every write of the location is in CO
+    # -- reads and their candidate counts
+    nreads = 0
+    maxc = 1
+    for r in range(n):
+        if not is_read[r]:
+            continue
+        c = 0
+        for w in range(n):
+            if _rf_candidate(masks, rels, attrs, k_w, k_nrf, loc, r, w, W):
+                c += 1
+        if _has(masks, k_undef, r):
+            c += 1
+        maxc = max(maxc, c)
+        nreads += 1
+    ml = max(nl, 1)
+    mr = max(nreads, 1)
+    more = np.zeros(2 * ml * wmax + 4 * mr + mr * maxc, np.int64)
+    loc_events = more[:ml * wmax].reshape((ml, wmax))
+    co_writes = more[ml * wmax:2 * ml * wmax].reshape((ml, wmax))
+    rlen = more[2 * ml * wmax:2 * ml * wmax + mr]
+    rid = more[2 * ml * wmax + mr:2 * ml * wmax + 2 * mr]
+    rkind = more[2 * ml * wmax + 2 * mr:2 * ml * wmax + 3 * mr]
+    rloc = more[2 * ml * wmax + 3 * mr:2 * ml * wmax + 4 * mr]
+    cand = more[2 * ml * wmax + 4 * mr:].reshape((mr, maxc))
+    for x in range(2 * ml * wmax + 4 * mr, more.shape[0]):
+        more[x] = -1                            # (cand: -1 past each read's candidates)
+    coh_mask = coh_rows[:ml]
+    co_init = co_init_buf[:ml]
+    co_n = co_n_buf[:ml]
+    all_co = bools[nn:nn + ml]                  # every write of the location is in CO
+    for x in range(ml):
+        co_init[x] = -1
+        all_co[x] = True
     for x in range(nl):
         c = 0
         for i in range(n):
@@ -285,22 +342,10 @@ def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, specia
                 else:
                     co_writes[x, co_n[x]] = i
                     co_n[x] += 1
-    co_init = co_init[:nl]
-    co_n = co_n[:nl]
     # -- rf candidates per read, in event order
-    nreads = 0
-    for i in range(n):
-        if _has(masks, k_r, i):
-            nreads += 1
-    rc = np.full((max(nreads, 1), n + 1), -1, np.int64)
-    rlen = np.zeros(max(nreads, 1), np.int64)
-    rid = np.zeros(nreads, np.int64)
-    rkind = np.zeros(nreads, np.int64)
-    rloc = np.zeros(nreads, np.int64)
-    ridx = np.full(nn, -1, np.int64)
     q = 0
     for r in range(n):
-        if not _has(masks, k_r, r):
+        if not is_read[r]:
             continue
         rid[q] = r
         ridx[r] = q
@@ -313,37 +358,23 @@ def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, specia
             rkind[q] = DECIDE
         c = 0
         for w in range(n):
-            if not _has(masks, k_w, w) or loc[w] != loc[r]:
-                continue
-            if k_nrf >= 0 and (rels[k_nrf, w * W + (r >> 6)] & _wbit(r)):
-                continue
-            rm = attrs[r, C_REQ_MODE]
-            if attrs[w, C_WSRC] < 0 and rm != 0 and \
-                    ((rm == 1) != (attrs[w, C_VALUE] == attrs[r, C_REQ_VAL])):
-                continue        # a constant write that breaks the read's required value
-            rc[q, c] = w
-            c += 1
+            if _rf_candidate(masks, rels, attrs, k_w, k_nrf, loc, r, w, W):
+                cand[q, c] = w
+                c += 1
         if _has(masks, k_undef, r):
-            rc[q, c] = -1
+            cand[q, c] = -1
             c += 1
         rlen[q] = c
         q += 1
-    maxc = 1
-    for q in range(nreads):
-        maxc = max(maxc, rlen[q])
-    cand = np.full((max(nreads, 1), maxc), -1, np.int64)
-    for q in range(nreads):
-        for c in range(rlen[q]):
-            cand[q, c] = rc[q, c]
-    return (slots, Reads(rid, cand, rlen[:nreads].copy(), rkind, rloc, ridx),
-            Locations(loc_events, loc_nev, co_init, co_writes, co_n, coh_mask),
+    return (slots, Reads(rid[:nreads], cand, rlen[:nreads], rkind[:nreads], rloc[:nreads], ridx),
+            Locations(loc_events, loc_nev[:nl], co_init[:nl], co_writes, co_n[:nl], coh_mask),
             Events(is_read, vattrs[0], vattrs[1], vattrs[2], vattrs[3], vattrs[4], vattrs[5],
                    rmw_w, dep_w, lidx, vattrs[7], vattrs[8], cohord, incl, coha, cohrmw))
 
 
 # _search_impl rebuilds these named tuples field by field: a field added to either must be added
 # there too (numba would refuse the call; this says where)
-assert len(Options._fields) == 12 and len(Model._fields) == 5, \
+assert len(Options._fields) == 12 and len(Model._fields) == 6, \
     "oracle/pack.py _search_impl: update the Options/Model fields it rebuilds"
 
 
@@ -355,7 +386,7 @@ def _search_impl(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, sp
     # tuples explore() reads are made here
     slots, rd, lc, ev = _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src,
                                  special, nslots)
-    return explore(slots, Model(model[0], model[1], model[2], model[3], model[4]),
+    return explore(slots, Model(model[0], model[1], model[2], model[3], model[4], model[5]),
                    attrs.shape[0], W, rd, lc, ev, Observables(obs_kind, obs_arg),
                    Options(opt[0], opt[1], opt[2], opt[3], opt[4], opt[5], opt[6], opt[7],
                            opt[8], opt[9], opt[10], opt[11]))
@@ -391,7 +422,8 @@ def _model_entry(prog: Program):
     hit = _MODELS.get(id(prog))
     if hit is not None and hit[0] is prog:
         return hit
-    model = Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks), prog.upper_ops)
+    model = Model(prog.prelude, prog.ops, prog.prefix_ops, len(prog.checks), prog.upper_ops,
+                  inc_tables((prog.ops, prog.prefix_ops, prog.upper_ops), prog.nslots))
     if len(_MODELS) > 64:
         _MODELS.clear()
     hit = _MODELS[id(prog)] = (prog, model, tuple(model))
