@@ -78,6 +78,12 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
     q, p = condition.quantifier, condition.prop
     if q not in ("exists", "~exists", "forall"):
         raise ValueError(q)
+    rows = getattr(states, "concrete_rows", None)
+    rows = rows() if rows is not None else None
+    if rows is not None:                            # a small set as rows without undef
+        got = _conjunction_rows(p, q, *rows)
+        if got is not None:
+            return got
     hits = None if getattr(states, "outcome_columns", None) is None else \
         state_hits(p, states, valid_=q == "forall")
     if hits is not None:                            # an array-backed set: column-wise
@@ -112,6 +118,26 @@ def verdict(condition: Condition, states: Iterable[Outcome], undefined: bool = F
             else:
                 hit = evaluate(p, s)
         if hit != (q == "forall"):                  # a witness (exists) or counterexample
+            return "No" if q != "exists" else "Ok"
+    return "No" if q == "exists" else "Ok"
+
+
+def _conjunction_rows(prop: Prop, q: str, index: dict, rows) -> str | None:
+    """:func:`verdict` of a conjunction of atoms on states given as rows (tuples, every value
+    concrete; ``index``: observable -> its position in a row), without a dict per state; None
+    for another proposition or one naming a key the rows lack (the dicts decide those)."""
+    conj = _conjunction(prop)
+    if not conj or any(a.key not in index for a in conj):
+        return None
+    facts = [(index[a.key], a.value, a.op == "==") for a in conj]
+    want = q == "forall"
+    for r in rows:
+        hit = True
+        for c, v, eq in facts:
+            if (r[c] == v) != eq:
+                hit = False
+                break
+        if hit != want:                             # a witness (exists) or counterexample
             return "No" if q != "exists" else "Ok"
     return "No" if q == "exists" else "Ok"
 

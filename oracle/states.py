@@ -14,7 +14,9 @@ order, each column's values ascending with undef after every value.
 **Representations** (one per set, chosen when it is built):
 
 - up to :data:`SMALL_SET` outcomes: the list of dicts itself (numpy's per-call cost would
-  dominate: most litmus tests allow a handful of outcomes);
+  dominate: most litmus tests allow a handful of outcomes), made from the distinct rows (tuples)
+  when first read: a verdict reads the rows (:meth:`States.concrete_rows`), and a check that
+  only wants the verdict never builds the dicts;
 - larger sets whose columns fit one 64-bit word: *packed keys*. Each column's value ``v`` is
   coded ``v - lo`` (``lo`` its least value; undef gets the code after its greatest), in as many
   bits as its codes need, the first observable in the most significant bits, so the keys' integer
@@ -130,15 +132,36 @@ class States(Sequence):
     read-only sequence of dicts (observable -> int or :data:`litmus.UNDEF`). Immutable: the result
     cache keeps it and every result of the same program shares it."""
 
-    __slots__ = ("keys", "_dicts", "_packed", "_layout", "_rows")
+    __slots__ = ("keys", "_dl", "_tups", "_packed", "_layout", "_rows")
 
     def __init__(self, keys: list[str], dicts: list[dict] | None = None, packed=None,
-                 layout: Layout | None = None, rows: np.ndarray | None = None):
+                 layout: Layout | None = None, rows: np.ndarray | None = None,
+                 tups: set | None = None):
         self.keys = list(keys)
-        self._dicts = dicts
+        self._dl = dicts
+        # a small set may come as its distinct rows (tuples, undef as UNDEF_VAL, in no order):
+        # the sorted dicts are made when first read (most checks only want the verdict,
+        # :meth:`concrete_rows`)
+        self._tups = tups
         self._packed = packed
         self._layout = layout
         self._rows = rows
+
+    @property
+    def _dicts(self) -> list[dict] | None:
+        """A small set's list of dicts (made from its rows on first use), else None."""
+        if self._dl is None and self._tups is not None:
+            # (the rows stay: a second thread reading this meanwhile makes the same list)
+            self._dl = _dicts_of(self._tups, self.keys)
+        return self._dl
+
+    def concrete_rows(self) -> tuple[dict, set] | None:
+        """For :func:`litmus.outcome.verdict`: a small set kept as rows, with no undef anywhere,
+        as (observable -> its index in a row, the distinct rows as tuples); else None."""
+        tups = self._tups
+        if tups is None or UNDEF_VAL in set().union(*tups):
+            return None
+        return {k: c for c, k in enumerate(self.keys)}, tups
 
     # -- building --------------------------------------------------------------------------------
     @classmethod
@@ -161,7 +184,7 @@ class States(Sequence):
                 break
             tups.update(map(tuple, parts[0][1].tolist()))
         else:
-            return cls(keys, dicts=_dicts_of(tups, keys))
+            return cls(keys, tups=tups)
         total = 0                  # rows of the products, duplicates counted
         for parts, _ in found:
             if parts is not None:
@@ -171,7 +194,7 @@ class States(Sequence):
             rows = [product_rows(parts, ncols) for parts, _ in found if parts is not None]
             all_rows = rows[0] if len(rows) == 1 else np.concatenate(rows) if rows else \
                 np.zeros((0, ncols), np.int64)
-            return cls(keys, dicts=_small_dicts(all_rows, keys))
+            return cls(keys, tups=set(map(tuple, all_rows.tolist())))
         # each search's factors: (columns, rows), a column in no part being the constant 0
         searches = []
         for parts, _ in found:
@@ -225,7 +248,7 @@ class States(Sequence):
     @property
     def small(self) -> bool:
         """Whether the set is kept as its list of dicts (no array paths)."""
-        return self._dicts is not None
+        return self._dl is not None or self._tups is not None
 
     def column(self, c: int, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Values of column ``c`` (int64, undef as ``UNDEF_VAL``) of states ``start:stop``."""
@@ -250,7 +273,7 @@ class States(Sequence):
         """For :func:`litmus.outcome.verdict`: None for a small set (the dicts are there: iterate
         them), else a function of observable names giving (observable -> its column, the undef
         value), or None when a name is not an observable."""
-        return None if self._dicts is not None else self._outcome_columns
+        return None if self.small else self._outcome_columns
 
     def _outcome_columns(self, names) -> tuple[dict, int] | None:
         if any(k not in self.keys for k in names):
@@ -259,8 +282,10 @@ class States(Sequence):
 
     # -- the sequence -------------------------------------------------------------------------------
     def __len__(self) -> int:
-        if self._dicts is not None:
-            return len(self._dicts)
+        if self._dl is not None:
+            return len(self._dl)
+        if self._tups is not None:
+            return len(self._tups)
         return (self._packed if self._packed is not None else self._rows).shape[0]
 
     def _dict(self, row: list) -> dict:
@@ -477,11 +502,6 @@ def matches_free(state: dict, outcome: dict) -> bool:
 
 def _int(v) -> int:
     return UNDEF_VAL if v == UNDEF else int(v)
-
-
-def _small_dicts(rows: np.ndarray, keys: list[str]) -> list[dict]:
-    """The distinct ``rows`` in the contract's order as dicts, sorted as Python tuples."""
-    return _dicts_of(set(map(tuple, rows.tolist())), keys)
 
 
 def _dicts_of(tups: set, keys: list[str]) -> list[dict]:
