@@ -4,7 +4,7 @@ and the two
 evaluations of the model agree with each other, on the suite and on random C programs."""
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
 import oracle
@@ -119,13 +119,29 @@ def c_programs(draw):
 @settings(max_examples=25, deadline=None)
 @given(c_programs())
 def test_engine_and_reference_agree_on_random_programs(text):
-    assert_engine_agrees_with_reference(parse(text))
+    agrees_with_reference_or_reject(parse(text))
 
 
-def assert_engine_agrees_with_reference(t) -> None:
-    """The engine's rc11 states, verdict and race flag are the Python reference's."""
+def agrees_with_reference_or_reject(t) -> None:
+    """:func:`assert_engine_agrees_with_reference` for a drawn program; a draw too big for the
+    reference is rejected (Hypothesis draws another): the reference enumerates its candidates
+    one by one and gives up past its budget (seven writes to x with rmws: over 300,000 co/rf
+    candidates), so such a program has no independent answer to compare with."""
+    try:
+        ref = rc11_ref(t)
+    except ValueError as e:
+        if "candidate executions" not in str(e):
+            raise
+        oracle.check(t, "rc11")         # (the engine still decides it)
+        reject()
+    assert_engine_agrees_with_reference(t, ref)
+
+
+def assert_engine_agrees_with_reference(t, ref=None) -> None:
+    """The engine's rc11 states, verdict and race flag are the Python reference's (``ref``: its
+    result, when already computed)."""
     eng = oracle.check(t, "rc11")
-    ref = rc11_ref(t)
+    ref = rc11_ref(t) if ref is None else ref
     key = lambda s: tuple(sorted(s.items()))  # noqa: E731
     assert sorted(map(key, eng.states)) == sorted(map(key, ref.states))
     assert eng.verdict == ref.verdict

@@ -148,12 +148,13 @@ class Block:
 
 class Program:
     """What every combination of one test shares: location ids, global locations, each
-    thread's registers (name, outcome key, initial value), location names and initial values,
+    thread's registers (name, outcome key, initial value), location names and initial values
+    (and ``init_masks``: name -> its initial write's bit, the start of each location mask),
     the attribute rows of the initial writes and of the final reads (``final_req``: location ->
     (mode, value) required of its final read, a filter on final memory)."""
 
     __slots__ = ("test", "loc_ids", "globals", "registers", "loc_names", "inits", "init_attrs",
-                 "final_attrs")
+                 "final_attrs", "init_masks")
 
     def __init__(self, test: Test, final_req: dict | None = None):
         self.test = test
@@ -166,6 +167,8 @@ class Program:
         self.registers = [[(r, f"P{tid}:{r}", init.get(r, 0)) for r in test.registers(tid)]
                           for tid, init in enumerate(inits)]
         self.loc_names = [loc.name for loc in locs]
+        # location name -> its initial write's bit (the events are numbered from them)
+        self.init_masks = {loc.name: 1 << i for i, loc in enumerate(locs)}
         self.inits = [loc.init for loc in locs]
         self.init_attrs = [(-1, i, loc.init, -1, 0, 0, 0, 0, -1, 0, 0, 0)
                            for i, loc in enumerate(locs)]
@@ -239,7 +242,7 @@ class Layout:
         ext = [0] * nl
         every = ((1 << self.n0) - 1) & ~self.iw
         names = self.prog.loc_names
-        masks = {name: 1 << i for i, name in enumerate(names)}
+        masks = self.prog.init_masks.copy()
         for b, off, m in zip(self.blocks, self.offsets, self.thread_masks):
             if block_sets is not None:
                 for s, rel in block_sets(b):
@@ -276,7 +279,7 @@ class Layout:
 
     def loc_masks(self) -> dict[str, int]:
         """Location name -> the events accessing it (its initial write and final read too)."""
-        masks = {name: 1 << i for i, name in enumerate(self.prog.loc_names)}
+        masks = self.prog.init_masks.copy()
         for b, off in zip(self.blocks, self.offsets):
             for j, ev in enumerate(b.events):
                 if ev[1] is not None:
