@@ -437,6 +437,18 @@ def inc_tables(op_arrays, nslots: int) -> np.ndarray:
     return buf
 
 
+@njit(cache=True, inline='always')
+def _table_views(tab, m, nslots):
+    """The static tables of an op array of ``m`` ops (at least 1) in its part ``tab`` of a table
+    buffer, as views: ``loop_end``, ``writer``, ``cptr``, ``cidx`` and the first memo's marks
+    (the layout :func:`_tables_len` counts)."""
+    a = _TAB_HEAD + m
+    b = a + nslots
+    c = b + nslots + 1
+    d = c + 2 * m
+    return tab[_TAB_HEAD:a], tab[a:b], tab[b:c], tab[c:d], tab[d:]
+
+
 @njit(cache=True)
 def _fill_tables(ops, nslots, tab):
     """Fill op array ``ops``'s static tables into ``tab`` (:func:`_tables_len` words): the
@@ -445,11 +457,7 @@ def _fill_tables(ops, nslots, tab):
     longest loop; word 0 says they are filled."""
     nops = ops.shape[0]
     m = max(nops, 1)
-    loop_end = tab[_TAB_HEAD:_TAB_HEAD + m]
-    writer = tab[_TAB_HEAD + m:_TAB_HEAD + m + nslots]               # slot -> op writing it
-    cptr = tab[_TAB_HEAD + m + nslots:_TAB_HEAD + m + 2 * nslots + 1]
-    cidx = tab[_TAB_HEAD + m + 2 * nslots + 1:_TAB_HEAD + 3 * m + 2 * nslots + 1]
-    mark0 = tab[_TAB_HEAD + 3 * m + 2 * nslots + 1:]
+    loop_end, writer, cptr, cidx, mark0 = _table_views(tab, m, nslots)     # writer: slot -> op
     loop_end[:] = -1
     writer[:] = -1
     cptr[:] = 0
@@ -497,10 +505,7 @@ def inc_memo(ops, nslots, width, tables, k):
         raise ValueError("inc_memo: the table buffer was made for another op array")
     if tab[0] == 0:
         _fill_tables(ops, nslots, tab)
-    loop_end = tab[_TAB_HEAD:_TAB_HEAD + m]
-    cptr = tab[_TAB_HEAD + m + nslots:_TAB_HEAD + m + 2 * nslots + 1]
-    cidx = tab[_TAB_HEAD + m + 2 * nslots + 1:_TAB_HEAD + 3 * m + 2 * nslots + 1]
-    mark0 = tab[_TAB_HEAD + 3 * m + 2 * nslots + 1:]
+    loop_end, _, cptr, cidx, mark0 = _table_views(tab, m, nslots)
     mark = np.empty(mark0.shape[0], np.uint8)  # whole words (skipped 8 at a time)
     for i in range(mark0.shape[0]):
         mark[i] = mark0[i]

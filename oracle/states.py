@@ -247,7 +247,8 @@ class States(Sequence):
     # -- the array view ----------------------------------------------------------------------------
     @property
     def small(self) -> bool:
-        """Whether the set is kept as its list of dicts (no array paths)."""
+        """Whether the set is kept as its list of dicts or the rows it is made from (no array
+        paths)."""
         return self._dl is not None or self._tups is not None
 
     def column(self, c: int, start: int = 0, stop: int | None = None) -> np.ndarray:
