@@ -41,10 +41,29 @@ def pytest_addoption(parser):
                 help="stop the oracle on one litmus file after SECONDS: the item fails as timed "
                      "out, with no verdict (default 60; 0: no limit)")
     g.addoption("--litmus-fuzz", type=float, default=None, metavar="SECONDS",
-                help="add an item running a fuzz campaign of SECONDS against the backend")
+                help="run a fuzz campaign of SECONDS against the backend, as work items that "
+                     "xdist workers share")
+    g.addoption("--litmus-fuzz-items", type=int, default=None, metavar="M",
+                help="split the fuzz campaign into M work items (default: 4 per xdist worker, 1 "
+                     "without xdist); each runs SECONDS x workers / M seconds")
+    g.addoption("--litmus-campaign", default=None, metavar="NAME",
+                help="name of the fuzz campaign's directory .scopefuzz-pytest/NAME (default: "
+                     "BACKEND-seedS-TIME, printed at the end)")
+    g.addoption("--litmus-resume", action="store_true", default=False,
+                help="continue --litmus-campaign NAME: run only its work items not received yet")
+    g.addoption("--litmus-retry-lost", type=int, default=1, metavar="N",
+                help="hand a work item whose worker was lost to another worker up to N times "
+                     "(default 1; then it is listed for --litmus-resume)")
+    g.addoption("--litmus-ssh-keepalive", type=int, default=5, metavar="SECONDS",
+                help="ssh gateways (--tx ssh=...) get -o ServerAliveInterval=SECONDS "
+                     "-o ServerAliveCountMax=3 -o ConnectTimeout=2*SECONDS, so an unreachable "
+                     "host is a lost worker after ~3*SECONDS (default 5; 0: leave ssh as it is)")
     parser.addini("litmus_paths", type="paths", default=[],
                   help="directories whose *.litmus files are collected as scopefuzz litmus tests "
                        "(as if --litmus were given for them)")
+    parser.addini("litmus_devices", type="linelist", default=[],
+                  help="per-host backends, one line per host: HOST = B1,B2 (* = ... for any "
+                       "other host); a host's workers take them round robin")
 
 
 def enabled(config) -> bool:
@@ -86,6 +105,101 @@ def implementation(config):
     impl = importlib.import_module("fuzz.pytest_plugin")
     config.pluginmanager.register(impl, _IMPL)
     return impl
+
+
+def _ssh_keepalive(spec: str, seconds: int) -> str:
+    """``--tx`` spec ``spec`` with ssh keepalive options added to its ``ssh=`` value (unless it
+    names ServerAliveInterval itself)."""
+    parts = spec.split("//")
+    for n, p in enumerate(parts):
+        head, star, rest = p.partition("*")
+        body = rest if star and head.isdigit() else p
+        if body.startswith("ssh=") and "ServerAlive" not in body:
+            opts = (f"-o ServerAliveInterval={seconds} -o ServerAliveCountMax=3 "
+                    f"-o ConnectTimeout={2 * seconds} ")
+            body = "ssh=" + opts + body[4:]
+            parts[n] = f"{head}*{body}" if star and head.isdigit() else body
+    return "//".join(parts)
+
+
+def pytest_cmdline_main(config):
+    """Distributed fuzzing as documented: the xdist settings it needs (runs after xdist's own
+    ``pytest_cmdline_main``, which expands ``-n``)."""
+    opt = config.option
+    if not getattr(opt, "litmus_fuzz", None) or not getattr(opt, "tx", None):
+        return None
+    if getattr(opt, "dist", "no") == "no":
+        opt.dist = "load"              # --tx alone would run one ordinary, undistributed session
+    specs = []
+    for s in opt.tx:
+        head, star, rest = s.partition("*")
+        specs += [rest] * int(head) if star and head.isdigit() else [s]
+    if getattr(opt, "maxworkerrestart", None) is None:
+        opt.maxworkerrestart = str(4 * len(specs))      # crashed workers are replaced, within bounds
+    if opt.litmus_ssh_keepalive > 0:
+        opt.tx = [_ssh_keepalive(s, opt.litmus_ssh_keepalive) for s in opt.tx]
+    remote = [s for s in specs if "popen" not in s.split("//") or "chdir=" in s]
+    try:
+        rsync = getattr(opt, "rsyncdir", None) or config.getini("rsyncdirs")
+    except ValueError:                  # no xdist ini options
+        rsync = None
+    if remote and not rsync:
+        # xdist hands the command line's paths to remote workers relative to an rsync root, and
+        # fails ("arg . not relative to an rsync root") when there is none: fuzz items come from
+        # the plugin, not from files, so the paths are dropped
+        if opt.litmus or config.getini("litmus_paths"):
+            raise pytest.UsageError(
+                "scopefuzz: --litmus files with remote xdist workers (--tx ssh=... or chdir=) need "
+                "the files on each host: add --rsyncdir DIR (or fuzz without --litmus)")
+        import dataclasses
+        args = tuple(a for a in config.invocation_params.args
+                     if a.startswith("-") or not os.path.exists(a.split("::")[0]))
+        config.invocation_params = dataclasses.replace(config.invocation_params, args=args)
+    return None
+
+
+# ------------------------------------------------------------- xdist: each worker's host and place
+
+_PLACES = pytest.StashKey[dict]()
+
+
+def spec_host(spec) -> str:
+    """The host an execnet gateway spec runs on: the ssh target without user and options, the
+    socket's host, or this machine's name for ``popen``."""
+    if getattr(spec, "ssh", None):
+        return spec.ssh.split()[-1].rpartition("@")[2]
+    if getattr(spec, "socket", None):
+        return spec.socket.rpartition(":")[0] or spec.socket
+    return os.uname().nodename
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """Tell each xdist worker its host, its index among that host's workers and their count (for
+    per-host device lists and simulator threads); a restarted worker takes the dead one's index."""
+    places = node.config.stash.get(_PLACES, None)
+    if places is None:
+        import execnet
+        from xdist.workermanage import parse_tx_spec_config
+        count: dict[str, int] = {}
+        for s in parse_tx_spec_config(node.config):
+            h = spec_host(execnet.XSpec(s))
+            count[h] = count.get(h, 0) + 1
+        places = node.config.stash[_PLACES] = {"count": count, "taken": {}}
+    host = spec_host(node.gateway.spec)
+    taken = places["taken"].setdefault(host, {})
+    k = min(set(range(len(taken) + 1)) - set(taken.values()))
+    taken[node.gateway.id] = k
+    node.workerinput["scopefuzz_host"] = host
+    node.workerinput["scopefuzz_local"] = k
+    node.workerinput["scopefuzz_local_count"] = places["count"].get(host, 1)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    places = node.config.stash.get(_PLACES, None)
+    if places is not None:
+        places["taken"].get(node.workerinput.get("scopefuzz_host"), {}).pop(node.gateway.id, None)
 
 
 @pytest.hookimpl(trylast=True)

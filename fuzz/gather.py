@@ -1,65 +1,67 @@
-"""One fuzz campaign over pytest-xdist workers, on one host or many (``--tx ssh=...``).
+"""One fuzz campaign over pytest-xdist workers, on one host or many (``--tx ssh=...``), that survives
+a lost host.
 
-``pytest --litmus-fuzz=SECONDS -n N`` gives every worker the same N campaign items; item K runs
-shard K/N of the campaign seed (``--litmus-seed``) into a directory of its own on the worker's host.
-Nothing is shared through a filesystem: when the item ends, the worker puts the shard's parameters,
-its journal summary (the program entries' report fields, :data:`SUMMARY_FIELDS`) and its finding
-records into ``config.workeroutput``, which xdist sends to the controller over execnet with the
-worker's end-of-session message. The controller (:class:`Gatherer`) collects them from every worker
-that goes down and, at session end, writes each as a campaign directory of its own disk and merges
-them (``scopefuzz merge``) into one campaign directory (``.scopefuzz-pytest/<backend>-<time>-merged/``
-under its rootdir) with one report.
+The campaign is split into work items (:mod:`fuzz.workitems`): item J runs shard J/M of the campaign
+seed for one time slice into a directory on its worker's host, and xdist's ``load`` scheduling hands
+the items out. Nothing is shared through a filesystem: when an item ends, its worker attaches the
+shard's parameters, journal summary (the program entries' report fields, :data:`SUMMARY_FIELDS`) and
+finding records to the item's test report (``report.scopefuzz_item``), which xdist sends to the
+controller at once. The controller (:class:`Gatherer`) stores each item as it arrives
+(``items/item-J.json``), shows a live line (items, programs/s, findings, per host), and at session
+end merges the received items (``scopefuzz merge``) into ``<store>/merged/`` with one report whose
+top says what is missing.
 
-:class:`PinnedLoadScheduling` (installed through xdist's ``pytest_xdist_make_scheduler`` hook under
-the default ``--dist load``) sends fuzz item K to the K-th worker first, so that mixed with ``*.litmus``
-items the N shards still run side by side rather than queued on one worker.
+A lost worker (its process killed, its host gone or partitioned: the ssh keepalive that the light
+plugin adds to ``ssh=`` gateways turns a partition into a lost connection within ~15 s) costs the item
+it was running: the controller hands that item to another live worker (``--litmus-retry-lost``, once
+by default; the crashed report shows as ``rerun``) or lists it, with the reason, for
+``--litmus-resume``. The items queued on the lost worker go back to the others (xdist's own
+rescheduling). When xdist cannot start a replacement worker (the host is gone:
+``HostNotFound``), the controller says so and goes on with the workers it has instead of ending the
+session.
+
+The controller also tells every worker, through ``workerinput``, the plan, the items already done (on
+``--litmus-resume``), and its host's name, its index among that host's workers and their count, for
+per-host device lists (``SCOPEFUZZ_DEVICES`` / ini ``litmus_devices``) and simulator threads.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
+import shlex
 import shutil
+import sys
 import time
+from dataclasses import asdict
 
 import pytest
 
-#: the ``workeroutput`` key of the shards a worker ran
-OUTPUT_KEY = "scopefuzz_fuzz"
-FUZZ_PREFIX = "litmus-fuzz["
-
+from . import workitems as wi
 
 #: the fields of a program entry that reports read: what a worker sends home for each program (the
 #: full journal, with seeds, witnesses and sizes, stays on the worker's host)
 SUMMARY_FIELDS = ("type", "campaign", "i", "t", "status", "executions", "seconds", "kinds", "pairs",
                   "error", "finding", "name", "test", "forbidden")
+FUZZ_PREFIX = wi.FUZZ_PREFIX
 
 
-def send_home(config, out: str) -> None:
-    """On an xdist worker: add campaign directory ``out`` (one shard) to what goes to the
-    controller. Without xdist (no ``workeroutput``) there is nothing to gather: ``out`` is the
-    campaign."""
-    wo = getattr(config, "workeroutput", None)
-    if wo is None or not os.path.isdir(out):
-        return
+def item_result(out: str, j: int, host: str, worker: str, seconds: float) -> dict | None:
+    """What a worker sends home for work item J, run into campaign directory ``out``."""
     from .findings import load_findings
     from .layout import program_entries, read_meta
-    meta = read_meta(out)
+    meta = read_meta(out) if os.path.isdir(out) else None
     if meta is None:
-        return
-    wo.setdefault(OUTPUT_KEY, []).append({
-        "dir": out,
-        "host": os.uname().nodename,
-        "meta": meta,
-        "entries": [{k: e[k] for k in SUMMARY_FIELDS if k in e}
-                    for e in program_entries(out, meta)],
-        "findings": load_findings(out),
-    })
+        return None
+    entries = [{k: e[k] for k in SUMMARY_FIELDS if k in e} for e in program_entries(out, meta)]
+    return {"item": j, "dir": out, "host": host, "worker": worker, "node": os.uname().nodename,
+            "seconds": round(seconds, 3), "meta": meta, "entries": entries,
+            "programs": sum(1 for e in entries if e.get("type") == "program"),
+            "findings": load_findings(out)}
 
 
 def write_shard(directory: str, shard: dict) -> None:
-    """A shard received from a worker, written on the controller's disk as a campaign directory
+    """An item received from a worker, written on the controller's disk as a campaign directory
     (its parameters, journal summary and findings) for :func:`fuzz.merge.merge`."""
     from .findings import publish
     from .journal import Journal, atomic_write
@@ -74,24 +76,102 @@ def write_shard(directory: str, shard: dict) -> None:
         publish(directory, rec)
 
 
+def distributed(config) -> bool:
+    """This controller hands items to xdist workers."""
+    return bool(getattr(config.option, "tx", None)) and \
+        getattr(config.option, "dist", "no") != "no"
+
+
+def gateway_specs(config) -> list:
+    if not distributed(config):
+        return []
+    import execnet
+    from xdist.workermanage import parse_tx_spec_config
+    return [execnet.XSpec(s) for s in parse_tx_spec_config(config)]
+
+
+def resume_command(config, name: str) -> str:
+    """The command line that continues campaign ``name`` (this one's, with the campaign named)."""
+    args, skip = [], False
+    for a in config.invocation_params.args:
+        if skip:
+            skip = False
+            continue
+        if a in ("--litmus-resume",) or a.startswith("--litmus-campaign="):
+            continue
+        if a == "--litmus-campaign":
+            skip = True
+            continue
+        args.append(a)
+    return " ".join(shlex.quote(a) for a in
+                    ["pytest", *args, f"--litmus-campaign={name}", "--litmus-resume"])
+
+
 class Gatherer:
-    """The controller's side: shards from each worker's ``workeroutput``; one merged campaign."""
+    """The controller's side: the plan, the items as they arrive, the lost ones, the merge."""
 
     def __init__(self, config):
+        from .pytest_plugin import backend_spec
         self.config = config
-        self.shards: list[dict] = []
-        self.lost: list[str] = []
+        self.specs = gateway_specs(config)
+        try:
+            plan = wi.make_plan(config.getoption("--litmus-campaign"), backend_spec(config),
+                                config.getoption("--litmus-seed"),
+                                config.getoption("--litmus-fuzz"), max(1, len(self.specs)),
+                                config.getoption("--litmus-fuzz-items"))
+            self.store = wi.store_dir(str(config.rootpath), plan.name)
+            self.plan = wi.open_store(self.store, plan, config.getoption("--litmus-resume"))
+        except wi.PlanError as e:
+            raise pytest.UsageError(f"scopefuzz: {e}") from None
+        self.results = wi.received(self.store)          # J -> result (earlier sessions' too)
+        self.done_before = sorted(self.results)
+        self.session_items: set[int] = set()
+        self.lost: dict[int, str] = {}
+        self.retries: dict[int, int] = {}
+        self.down: dict[str, str] = {}                  # worker id -> why it went down
+        self.duplicates = 0
+        self.unrestartable: list[str] = []
+        self.start = time.monotonic()
         self.out: str | None = None
         self.counts: dict | None = None
         self.error: str | None = None
+        self.fleet: dict | None = None
+
+    # -- to the workers --------------------------------------------------------------------------
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node):
+        # (its host and place on the host: scopefuzz_pytest.pytest_configure_node)
+        node.workerinput["scopefuzz_plan"] = asdict(self.plan)
+        node.workerinput["scopefuzz_done"] = self.done_before
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
-        wo = getattr(node, "workeroutput", None) or {}
-        shards = wo.get(OUTPUT_KEY, [])
-        self.shards.extend(shards)
-        if error and not shards:
-            self.lost.append(f"{node.gateway.id}: {error}".splitlines()[0])
+        gw = node.gateway.id
+        if error:
+            self.down[gw] = str(error).strip().splitlines()[-1] if str(error).strip() else "?"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem, report, sched):
+        j = wi.item_index(crashitem)
+        if j is None:
+            return None
+        node = getattr(report, "node", None)
+        gw = node.gateway.id if node is not None else "?"
+        host = node.workerinput.get("scopefuzz_host", "?") if node is not None else "?"
+        why = (f"worker {gw} on {host} went down while running it"
+               + (f" ({self.down[gw]})" if gw in self.down else ""))
+        live = [n for n in getattr(sched, "nodes", []) if not n.shutting_down]
+        if self.retries.get(j, 0) < self.config.getoption("--litmus-retry-lost") and live \
+                and hasattr(sched, "mark_test_pending"):
+            self.retries[j] = self.retries.get(j, 0) + 1
+            sched.mark_test_pending(crashitem)
+            report.outcome = "rerun"
+            self.lost[j] = why + "; handed to another worker, which did not finish it"
+            self._say(f"scopefuzz: work item {j} lost ({why}); handed to another worker")
+            return True
+        self.lost[j] = why
+        self._say(f"scopefuzz: work item {j} lost ({why}); listed for --litmus-resume")
+        return None
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config, log):
@@ -99,22 +179,75 @@ class Gatherer:
             return None
         return PinnedLoadScheduling(config, log)
 
-    def pytest_sessionfinish(self, session):
-        if not self.shards:
+    def pytest_sessionstart(self, session):
+        ds = self.config.pluginmanager.get_plugin("dsession")
+        if ds is not None and hasattr(ds, "_clone_node"):
+            clone = ds._clone_node
+
+            def clone_or_go_on(node):
+                # a crashed worker's replacement cannot start (its host is gone): go on without it
+                try:
+                    return clone(node)
+                except Exception as e:      # execnet's HostNotFound, a timeout, an ssh error
+                    host = node.workerinput.get("scopefuzz_host", "?")
+                    self.unrestartable.append(f"{host}: {type(e).__name__}: "
+                                              f"{str(e).strip().splitlines()[-1] if str(e).strip() else ''}")
+                    self._say(f"scopefuzz: cannot restart a worker on {host} "
+                              f"({type(e).__name__}); going on without it")
+                    return None
+            ds._clone_node = clone_or_go_on
+
+    # -- from the workers ------------------------------------------------------------------------
+    def pytest_runtest_logreport(self, report):
+        j = wi.item_index(report.nodeid)
+        if j is None or report.when != "call":
             return
+        res = getattr(report, "scopefuzz_item", None)
+        if res is None:
+            if report.failed and j not in self.results:
+                text = str(report.longrepr).strip().splitlines()
+                self.lost[j] = f"the item failed before its campaign ran: {text[0] if text else '?'}"
+            return
+        if not wi.keep(self.store, j, res):
+            self.duplicates += 1
+            return
+        self.results[j] = res
+        self.session_items.add(j)
+        self.lost.pop(j, None)
+        self._say(wi.live_line(self.plan, self.results, self.session_items,
+                               time.monotonic() - self.start))
+
+    def _say(self, line: str) -> None:
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.ensure_newline()
+            tr.write_line(line)
+        else:
+            print(line, file=sys.stderr)
+
+    # -- the end ---------------------------------------------------------------------------------
+    def pytest_sessionfinish(self, session):
         from .merge import MergeError, merge
-        from .pytest_plugin import backend_spec
         from .report import ReportError, build_report
-        tag = re.sub(r"[^A-Za-z0-9_.-]", "_", backend_spec(self.config))
-        base = os.path.join(str(self.config.rootpath), ".scopefuzz-pytest")
-        out = os.path.join(base, f"{tag}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-merged")
-        received = os.path.join(base, f".received-{os.getpid()}")
+        from .journal import atomic_write
+        self.fleet = wi.fleet_summary(self.plan, self.results, self.lost,
+                                      resume_command(self.config, self.plan.name))
+        self.fleet["unrestartable"] = self.unrestartable
+        self.fleet["duplicates_ignored"] = self.duplicates
+        text = json.dumps(self.fleet, indent=1, sort_keys=True) + "\n"
+        atomic_write(os.path.join(self.store, wi.FLEET), text)
+        if not self.results:
+            return
+        out = os.path.join(self.store, wi.MERGED)
+        received = os.path.join(self.store, f".received-{os.getpid()}")
         try:
+            shutil.rmtree(out, ignore_errors=True)
             dirs = []
-            for k, shard in enumerate(sorted(self.shards, key=lambda s: s["meta"].get("shard", ""))):
-                dirs.append(os.path.join(received, f"part{k}"))
-                write_shard(dirs[-1], shard)
+            for j in sorted(self.results):
+                dirs.append(os.path.join(received, f"item{j}"))
+                write_shard(dirs[-1], self.results[j])
             self.counts = merge(out, dirs)
+            atomic_write(os.path.join(out, wi.FLEET), text)
             build_report(out)
         except (MergeError, ReportError, OSError) as e:
             self.error = str(e).splitlines()[0]
@@ -124,19 +257,26 @@ class Gatherer:
         self.out = out
 
     def pytest_terminal_summary(self, terminalreporter):
+        w = terminalreporter.write_line
         if self.error:
-            terminalreporter.write_line(f"scopefuzz: could not merge the fuzz shards: {self.error}")
+            w(f"scopefuzz: could not merge the fuzz items: {self.error}")
+        f = self.fleet
+        if f is None:
+            return
+        line = wi.incomplete_line(f)
+        if line:
+            w(f"scopefuzz: {line}")
+        for x in f["lost"]:
+            w(f"scopefuzz: lost item {x['item']}: {x['reason']}")
         if self.out:
             c = self.counts
-            hosts = sorted({s["host"] for s in self.shards})
-            terminalreporter.write_line(
-                f"scopefuzz: {c['parts']} fuzz shards from {len(hosts)} host(s) merged into "
-                f"{self.out}: {c['programs']} programs, {c['findings']} finding(s); report "
-                f"{os.path.join(self.out, 'report.html')} ({c['budget']} programs over the "
-                f"oracle's search budget)")
-        for line in self.lost:
-            terminalreporter.write_line(f"scopefuzz: a worker went down without its shard "
-                                        f"({line}); its campaign stays on its host")
+            w(f"scopefuzz: {f['received']} of {self.plan.items} work items from "
+              f"{len(f['hosts'])} host(s) merged into {self.out}: {c['programs']} programs, "
+              f"{c['findings']} finding(s); report {os.path.join(self.out, 'report.html')} "
+              f"({c['budget']} programs over the oracle's search budget)")
+        for h, r in sorted(f["hosts"].items()):
+            w(f"scopefuzz: host {h}: {r['items']} items, {r['programs']} programs, "
+              f"{r['rate']:g} programs/s per busy worker, {r['findings']} finding(s)")
 
 
 def _load_scheduling():
@@ -148,12 +288,12 @@ def _load_scheduling():
 
 
 class PinnedLoadScheduling(_load_scheduling()):
-    """xdist's ``load`` scheduling, except that the K-th worker's first item is fuzz item K.
+    """xdist's ``load`` scheduling, except that each worker's first item is a fuzz item of its own.
 
     Every worker's first batch goes through ``_send_tests`` during the initial distribution; this
-    sends the worker's fuzz item ahead of it (and takes it out of the pending list, so no other
-    worker gets it). Fuzz items are the last collected, so the batches before them are
-    ``*.litmus`` items.
+    sends one fuzz item ahead of it (and takes it out of the pending list, so no other worker gets
+    it). Fuzz items are the last collected, so mixed with ``*.litmus`` items the first items would
+    otherwise all queue behind the litmus files on one worker.
     """
 
     _pins: dict | None = None

@@ -6,17 +6,20 @@ one; a row naming a missing file is a failing item), then runs the program on th
 failure report shows the histogram, the forbidden outcomes and the oracle's explanation. Programs
 whose verdict is ``Undef`` only check the verdict (they are never run).
 
-With ``--litmus-devices=opencl:0:0,opencl:0:1`` each xdist worker takes its own device, round robin
-by worker number. ``--litmus-fuzz=SECONDS`` adds one item per xdist worker (one without xdist): item
-K runs shard K/N of one fuzz campaign against the backend and fails on a finding; the controller
-merges the shards into one campaign directory and report (``fuzz/gather.py``). Fixtures ``litmus_backend`` and ``litmus_oracle`` serve users' own tests.
+Devices: with ``--litmus-devices=opencl:0:0,opencl:0:1`` each xdist worker takes its own device,
+round robin by global worker number (hosts with identical layouts); per host, the worker's host's
+``SCOPEFUZZ_DEVICES`` (its environment, or ``//env:SCOPEFUZZ_DEVICES=...`` in the ``--tx`` spec) or the
+ini map ``litmus_devices`` (lines ``HOST = B1,B2``) is indexed by the worker's number among that
+host's workers. ``--litmus-fuzz=SECONDS`` splits one fuzz campaign into work items
+(:mod:`fuzz.workitems`) that xdist hands out; each fails on a finding; the controller gathers them as
+they end and merges them into one campaign directory and report (``fuzz/gather.py``). Fixtures
+``litmus_backend`` and ``litmus_oracle`` serve users' own tests.
 """
 
 from __future__ import annotations
 
 import os
 import pathlib
-import re
 import time
 
 import pytest
@@ -25,7 +28,7 @@ from litmus import ParseError, format_outcome, parse_file
 from litmus.expected import read_expected
 
 from .compare import compare
-from .gather import send_home
+from . import workitems
 
 # The options, the ini value ``litmus_paths`` and the fixtures are declared by the light entry-point
 # module ``scopefuzz_pytest`` (pytest and the standard library only), which registers this module
@@ -41,14 +44,52 @@ def worker_index() -> int:
     return 0
 
 
+def host_place(config) -> tuple[str, int, int]:
+    """(this worker's host as the controller names it, its index among that host's workers, their
+    count), from ``workerinput``; (this machine's name, 0, 1) outside xdist."""
+    wi = getattr(config, "workerinput", None) or {}
+    return (wi.get("scopefuzz_host", os.uname().nodename), int(wi.get("scopefuzz_local", 0)),
+            max(1, int(wi.get("scopefuzz_local_count", 1))))
+
+
+def _device_list(text: str, where: str) -> list[str]:
+    items = [d.strip() for d in text.split(",") if d.strip()]
+    if not items:
+        raise pytest.UsageError(f"{where} is empty")
+    return items
+
+
+def host_devices(config, host: str) -> list[str] | None:
+    """This host's devices: ``SCOPEFUZZ_DEVICES`` in its environment, else its line of the ini
+    map ``litmus_devices`` (``HOST = B1,B2``; ``* = ...`` for any other host), else None."""
+    env = os.environ.get("SCOPEFUZZ_DEVICES")
+    if env is not None:
+        return _device_list(env, "SCOPEFUZZ_DEVICES")
+    names = {host, os.uname().nodename}
+    default = None
+    for n, line in enumerate(config.getini("litmus_devices"), 1):
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise pytest.UsageError(f"ini litmus_devices line {n}: {line!r}: expected HOST = B1,B2")
+        key = key.strip()
+        if key in names:
+            return _device_list(value, f"ini litmus_devices entry for {key}")
+        if key == "*":
+            default = _device_list(value, "ini litmus_devices entry for *")
+    return default
+
+
 def backend_spec(config) -> str:
-    """The backend this process uses: its own entry of --litmus-devices, else --litmus-backend."""
+    """The backend this process uses: its own entry of --litmus-devices (by global worker number),
+    else of its host's devices (by its number on the host), else --litmus-backend."""
     devices = config.getoption("--litmus-devices")
     if devices:
-        items = [d.strip() for d in devices.split(",") if d.strip()]
-        if not items:
-            raise pytest.UsageError("--litmus-devices is empty")
+        items = _device_list(devices, "--litmus-devices")
         return items[worker_index() % len(items)]
+    host, local, _ = host_place(config)
+    items = host_devices(config, host)
+    if items:
+        return items[local % len(items)]
     return config.getoption("--litmus-backend")
 
 
@@ -107,8 +148,27 @@ def session(config) -> _Session:
 def pytest_configure(config):
     session(config)
     if config.getoption("--litmus-fuzz") and not hasattr(config, "workerinput"):
-        from .gather import Gatherer       # the xdist controller gathers the fuzz shards
+        from .gather import Gatherer       # the controller plans and gathers the work items
         config.pluginmanager.register(Gatherer(config), "scopefuzz-gather")
+
+
+def fuzz_plan(config) -> tuple[workitems.Plan, set[int]]:
+    """The campaign's plan and the items done before, from the controller (``workerinput`` on an
+    xdist worker; the gatherer in this process otherwise)."""
+    wi = getattr(config, "workerinput", None)
+    if wi is not None and "scopefuzz_plan" in wi:
+        return workitems.Plan(**wi["scopefuzz_plan"]), set(wi.get("scopefuzz_done", ()))
+    g = config.pluginmanager.get_plugin("scopefuzz-gather")
+    return g.plan, set(g.done_before)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A fuzz item's report carries its result home (xdist serializes the report's attributes)."""
+    rep = yield
+    if call.when == "call" and isinstance(item, FuzzItem) and item.result is not None:
+        rep.scopefuzz_item = item.result
+    return rep
 
 
 def pytest_unconfigure(config):
@@ -193,15 +253,14 @@ def worker_count(config) -> int:
 
 
 def pytest_collection_modifyitems(session, config, items):
-    seconds = config.getoption("--litmus-fuzz")
-    if seconds:
-        # one campaign item per xdist worker, item K taking shard K/N of one campaign seed; every
-        # worker collects the same N items (xdist requires it) and fuzz.gather's scheduler gives
-        # each worker its own
-        n = worker_count(config)
-        for k in range(1, n + 1):
-            name = f"litmus-fuzz[{seconds:g}s]" if n == 1 else f"litmus-fuzz[{seconds:g}s-{k}of{n}]"
-            items.append(FuzzItem.from_parent(session, name=name, seconds=seconds, shard=(k, n)))
+    if config.getoption("--litmus-fuzz"):
+        # the controller's plan: item J runs shard J/M for the plan's slice; every worker collects
+        # the same items (xdist requires it): those not done in an earlier session
+        plan, done = fuzz_plan(config)
+        for j in range(1, plan.items + 1):
+            if j not in done:
+                items.append(FuzzItem.from_parent(session, name=plan.item_name(j), plan=plan,
+                                                  shard=(j, plan.items)))
 
 
 class LitmusFile(pytest.File):
@@ -312,34 +371,42 @@ class LitmusItem(pytest.Item):
 
 
 class FuzzItem(pytest.Item):
-    """A fuzz campaign of a fixed duration against the backend; fails on any finding."""
+    """Work item J of a fuzz campaign: shard J/M for the plan's time slice against this worker's
+    backend; fails on any finding. Its result goes home on its report (:mod:`fuzz.gather`)."""
 
-    def __init__(self, *, seconds: float, shard: tuple[int, int] = (1, 1), **kw):
+    def __init__(self, *, plan: workitems.Plan, shard: tuple[int, int] = (1, 1), **kw):
         super().__init__(**kw)
-        self.seconds = seconds
+        self.plan = plan
+        self.seconds = plan.seconds
         self.shard = shard
+        self.result: dict | None = None
 
     def runtest(self):
-        from fuzz.campaign import Campaign, Config
+        import shutil
+        from fuzz.campaign import Campaign, CampaignError, Config
+        from fuzz.gather import item_result
         session: _Session = self.config.stash[_KEY]
-        # a fresh directory per run (earlier campaigns and their findings are kept), on this
-        # worker's host
-        tag = re.sub(r"[^A-Za-z0-9_.-]", "_", session.spec)
-        stamp = time.strftime("%Y%m%d-%H%M%S")
         k, n = self.shard
-        out = (pathlib.Path(self.config.rootpath) / ".scopefuzz-pytest"
-               / (f"{tag}-{stamp}-{os.getpid()}-w{worker_index()}"
-                  + ("" if n == 1 else f"-shard{k}of{n}")))
-        cfg = Config(backend=session.spec, out=str(out), seed=self.config.getoption("--litmus-seed"),
+        # on this worker's host, under the campaign's name; a directory left by an attempt whose
+        # worker was lost is started afresh (the controller counts only items it received)
+        out = (pathlib.Path(self.config.rootpath) / ".scopefuzz-pytest" / self.plan.name
+               / f"item-{k}of{n}")
+        shutil.rmtree(out, ignore_errors=True)
+        cfg = Config(backend=session.spec, out=str(out), seed=self.plan.seed,
                      time=self.seconds, shard=self.shard)
         from fuzz.workers import numba_thread_limit, numba_threads
+        host, _, on_host = host_place(self.config)
+        t0 = time.monotonic()
         try:
-            # the xdist workers of one host share its cores: one simulator thread each when there
-            # are as many workers as cores (as ``scopefuzz fuzz --jobs`` does)
-            with numba_thread_limit(numba_threads(n)):
+            # the workers of one host share its cores: the simulator's threads come from this
+            # host's core count and its number of workers (as ``scopefuzz fuzz --jobs`` does)
+            with numba_thread_limit(numba_threads(on_host)):
                 stats = Campaign(cfg).run()
+        except CampaignError as e:
+            raise LitmusFailure(f"fuzz item {k}/{n} on {session.spec}: {e}")
         finally:
-            send_home(self.config, str(out))
+            wid = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            self.result = item_result(str(out), k, host, wid, time.monotonic() - t0)
         self.user_properties.append(("programs", stats.programs))
         self.user_properties.append(("findings", stats.findings))
         self.user_properties.append(("shard", f"{k}/{n}"))

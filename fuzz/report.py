@@ -27,6 +27,7 @@ from .findings import (allowed_lines, baseline_text, finding_markdown, histogram
 from .journal import atomic_write, read_json
 from .layout import part_metas, program_entries
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
+from .workitems import fleet_html, fleet_markdown, incomplete_line, read_fleet
 
 
 class ReportError(Exception):
@@ -319,8 +320,11 @@ def no_finding_text(camp: dict) -> str:
 
 def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     fs = camp["findings"]
-    lines = [f"# scopefuzz campaign report: {camp['dir']}", "",
-             summary_text(camp), "", "## Findings", ""]
+    lines = [f"# scopefuzz campaign report: {camp['dir']}", ""]
+    fleet = read_fleet(camp["dir"])          # a campaign gathered from xdist work items
+    top = incomplete_line(fleet) if fleet else None
+    lines += [f"**{top}**", ""] if top else []
+    lines += [summary_text(camp), ""] + (fleet_markdown(fleet) if fleet else []) + ["## Findings", ""]
     if not fs:
         lines += [no_finding_text(camp), ""]
     for r in fs:
@@ -419,6 +423,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>scopefuzz report: {e(camp['dir'])}</title><style>{_CSS}</style></head><body>",
            f"<h1>scopefuzz campaign report</h1><p>{e(camp['dir'])}: {e(summary_text(camp))}</p>",
+           *fleet_html(read_fleet(camp["dir"])),
            '<section id="summary"><h2>Findings</h2>']
     if fs:
         out.append("<ul>" + "".join(

@@ -201,39 +201,190 @@ def test_fuzz_item_fails_on_a_finding_and_passes_without(pytester):
     r.assert_outcomes(passed=1)
 
 
-def test_fuzz_items_one_per_xdist_worker_merge_into_one_report(pytester):
+def _entries(d):
+    return [json.loads(line) for line in (d / "journal.jsonl").read_text().splitlines()]
+
+
+def _check_counts(store, items):
+    """The merged campaign holds exactly the received items' programs, each once, item J's being
+    shard J/M's (i % M == J-1); returns {J: set of program numbers}."""
+    merged = store / "merged"
+    received = {int(p.stem.split("-")[1]): json.loads(p.read_text())
+                for p in (store / "items").glob("item-*.json")}
+    by_item = {}
+    for e in _entries(merged):
+        if e["type"] != "program":
+            continue
+        j = int(e["campaign"].rpartition("shard")[2].split("of")[0])
+        assert e["campaign"].endswith(f"of{items}")
+        assert e["i"] % items == j - 1
+        assert e["i"] not in by_item.setdefault(j, set()), "a program counted twice"
+        by_item[j].add(e["i"])
+    assert set(by_item) <= set(received)
+    for j, r in received.items():
+        assert r["programs"] == len(by_item.get(j, ())), j
+    fleet = json.loads((store / "fleet.json").read_text())
+    assert fleet["programs"] == sum(len(v) for v in by_item.values())
+    return by_item, received, fleet
+
+
+def test_fuzz_items_over_xdist_workers_merge_into_one_report(pytester):
     pytester.makepyfile(fakehw=FAKE_HW.replace("0 if \":\" in k else 1", "0 if \":\" in k else 12345"))
     pytester.makeconftest(FAKE_CONFTEST)
-    r = pytester.runpytest_subprocess("-n", "2", "--litmus-fuzz=3", "--litmus-backend=fake:bad",
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus-fuzz=2", "--litmus-fuzz-items=4",
+                                      "--litmus-campaign=c1", "--litmus-backend=fake:bad",
                                       "-p", "no:cacheprovider", "-v", str(pytester.path))
-    r.assert_outcomes(failed=2)
-    r.stdout.fnmatch_lines(["*litmus-fuzz[[]3s-1of2[]]*", "*litmus-fuzz[[]3s-2of2[]]*",
-                            "*scopefuzz: 2 fuzz shards from 1 host(s) merged into *-merged: "
+    r.assert_outcomes(failed=4)
+    r.stdout.fnmatch_lines(["*litmus-fuzz[[]1s-1of4[]]*", "*scopefuzz live: * items, *",
+                            "*scopefuzz: 4 of 4 work items from 1 host(s) merged into *c1/merged: "
                             "* programs, * finding(s); report *report.html*"])
-    base = pytester.path / ".scopefuzz-pytest"
-    merged = [d for d in base.iterdir() if d.name.endswith("-merged")]
-    shards = sorted((d for d in base.iterdir() if not d.name.endswith("-merged")),
-                    key=lambda d: d.name[-9:])
-    assert len(merged) == 1 and len(shards) == 2
-    assert [d.name[-9:] for d in shards] == ["shard1of2", "shard2of2"]
-    m = merged[0]
-    meta = json.loads((m / "campaign.json").read_text())
-    assert sorted(p["shard"] for p in meta["merged"]) == ["1/2", "2/2"]
-    entries = [json.loads(line) for line in (m / "journal.jsonl").read_text().splitlines()]
-    by_shard = {}
-    for e in entries:
-        by_shard.setdefault(e["campaign"], set()).add(e["i"])
-    assert len(by_shard) == 2
-    evens, odds = sorted(by_shard.values(), key=min)
-    assert evens and odds and all(i % 2 == 0 for i in evens) and all(i % 2 == 1 for i in odds)
-    # every shard's journal made it home, and every finding of either shard is in the merge
-    for d in shards:
-        local = [json.loads(line) for line in (d / "journal.jsonl").read_text().splitlines()]
-        assert {e["i"] for e in local if e["type"] == "program"} in (evens, odds)
-    local_ids = {f.name for d in shards for f in (d / "findings").iterdir()}
-    assert local_ids and {f.name for f in (m / "findings").iterdir()} == local_ids
-    report = (m / "report.md").read_text()
-    assert "shard1of2" in report and "shard2of2" in report
+    store = pytester.path / ".scopefuzz-pytest" / "c1"
+    by_item, received, fleet = _check_counts(store, 4)
+    assert set(received) == {1, 2, 3, 4} and all(by_item[j] for j in received)
+    assert fleet["complete"] and fleet["lost"] == [] and fleet["not_run"] == []
+    meta = json.loads((store / "merged" / "campaign.json").read_text())
+    assert sorted(p["shard"] for p in meta["merged"]) == ["1/4", "2/4", "3/4", "4/4"]
+    # every item's journal on the worker's host came home whole, with every finding
+    for j in range(1, 5):
+        local = {e["i"] for e in _entries(store / f"item-{j}of4") if e["type"] == "program"}
+        assert local == by_item[j]
+    local_ids = {f.name for j in range(1, 5) for f in (store / f"item-{j}of4" / "findings").iterdir()}
+    assert local_ids and {f.name for f in (store / "merged" / "findings").iterdir()} == local_ids
+    report = (store / "merged" / "report.md").read_text()
+    assert "## Hosts and work items" in report and "INCOMPLETE" not in report
+    assert "shard1of4" in report and "shard4of4" in report
+
+
+def test_a_named_campaign_is_not_overwritten_and_resume_needs_one(pytester):
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(fakehw=FAKE_HW)
+    r = pytester.runpytest_subprocess("--litmus-fuzz=1", "--litmus-campaign=x", "--litmus-resume",
+                                      "--litmus-backend=sim", str(pytester.path))
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no campaign to resume" in r.stderr.str()
+    r = pytester.runpytest_subprocess("--litmus-fuzz=1", "--litmus-campaign=x",
+                                      "--litmus-backend=sim", str(pytester.path))
+    r.assert_outcomes(passed=1)
+    r = pytester.runpytest_subprocess("--litmus-fuzz=1", "--litmus-campaign=x",
+                                      "--litmus-backend=sim", str(pytester.path))
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    assert "already holds campaign 'x'; add --litmus-resume" in r.stderr.str()
+    r = pytester.runpytest_subprocess("--litmus-fuzz=1", "--litmus-campaign=x", "--litmus-seed=3",
+                                      "--litmus-resume", "--litmus-backend=sim", str(pytester.path))
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--litmus-resume with seed=3, but the campaign was started with seed=0" in r.stderr.str()
+    # the complete campaign resumed: nothing left to run
+    r = pytester.runpytest_subprocess("--litmus-fuzz=1", "--litmus-campaign=x", "--litmus-resume",
+                                      "--litmus-backend=sim", str(pytester.path))
+    assert r.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+KILL_CONFTEST = """
+import os, pathlib, signal, threading
+import hw
+hw.FAMILIES["fake"] = "fakehw:make"
+MARK = pathlib.Path(MARK_PATH)
+
+def pytest_runtest_call(item):
+    # worker gw1 is killed (SIGKILL) one second into its first fuzz item, once
+    if os.environ.get("PYTEST_XDIST_WORKER") == "gw1" and item.name.startswith("litmus-fuzz[") \
+            and not MARK.exists():
+        MARK.write_text(item.name)
+        threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
+"""
+
+
+def _killed_item(pytester) -> int:
+    name = (pytester.path / "killed").read_text()
+    return int(name.rpartition("-")[2].split("of")[0])
+
+
+def test_a_killed_worker_loses_one_item_listed_for_resume(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW)
+    pytester.makeconftest(KILL_CONFTEST.replace("MARK_PATH", repr(str(pytester.path / "killed"))))
+    args = ["-n", "2", "--litmus-fuzz=3", "--litmus-fuzz-items=6", "--litmus-campaign=k",
+            "--litmus-backend=sim", "-p", "no:cacheprovider", str(pytester.path)]
+    r = pytester.runpytest_subprocess(*args, "--litmus-retry-lost=0")
+    lost = _killed_item(pytester)
+    out = r.stdout.str()
+    assert f"scopefuzz: work item {lost} lost (worker gw1 on " in out, out[-3000:]
+    r.stdout.fnmatch_lines([f"*INCOMPLETE: 1 of 6 work items missing (1 lost, 0 never run); "
+                            f"continue it with: pytest * --litmus-campaign=k --litmus-resume*",
+                            f"*lost item {lost}: worker gw1 on * went down while running it*",
+                            "*5 of 6 work items from 1 host(s) merged into *"])
+    store = pytester.path / ".scopefuzz-pytest" / "k"
+    by_item, received, fleet = _check_counts(store, 6)
+    assert set(received) == set(range(1, 7)) - {lost}
+    assert [x["item"] for x in fleet["lost"]] == [lost] and not fleet["complete"]
+    report = (store / "merged" / "report.md").read_text()
+    assert report.splitlines()[2].startswith("**INCOMPLETE: 1 of 6 work items missing")
+    assert f"- item {lost}: lost: worker gw1 on" in report
+    before = {p.name: p.read_bytes() for p in (store / "items").iterdir()}
+    # resume: only the lost item runs; the others are kept as they were
+    r = pytester.runpytest_subprocess(*args, "--litmus-resume", "-v")
+    r.assert_outcomes(passed=1)
+    r.stdout.fnmatch_lines([f"*PASSED*litmus-fuzz[[]1s-{lost}of6[]]*",
+                            "*6 of 6 work items from 1 host(s) merged into *"])
+    by_item2, received2, fleet2 = _check_counts(store, 6)
+    assert set(received2) == set(range(1, 7)) and fleet2["complete"] and by_item2[lost]
+    assert {j: v for j, v in by_item2.items() if j != lost} == by_item
+    assert all((store / "items" / n).read_bytes() == b for n, b in before.items())
+    assert "INCOMPLETE" not in (store / "merged" / "report.md").read_text()
+
+
+def test_a_killed_workers_item_is_handed_to_another_worker(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW)
+    pytester.makeconftest(KILL_CONFTEST.replace("MARK_PATH", repr(str(pytester.path / "killed"))))
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus-fuzz=3", "--litmus-fuzz-items=6",
+                                      "--litmus-campaign=h", "--litmus-backend=sim",
+                                      "-p", "no:cacheprovider", str(pytester.path))
+    lost = _killed_item(pytester)
+    outcomes = r.parseoutcomes()
+    assert outcomes.get("passed") == 6 and outcomes.get("rerun") == 1, r.stdout.str()[-3000:]
+    r.stdout.fnmatch_lines([f"*work item {lost} lost (worker gw1 on *); handed to another worker*",
+                            "*6 of 6 work items from 1 host(s) merged into *"])
+    assert "INCOMPLETE" not in r.stdout.str()
+    store = pytester.path / ".scopefuzz-pytest" / "h"
+    by_item, received, fleet = _check_counts(store, 6)
+    assert set(received) == set(range(1, 7)) and fleet["complete"] and by_item[lost]
+    assert received[lost]["worker"] != "gw1"
+
+
+def test_devices_per_host_from_the_ini_map_and_the_environment(pytester):
+    import os as _os
+    pytester.makepyfile(fakehw=FAKE_HW)
+    pytester.makeconftest(FAKE_CONFTEST)
+    body = "\n".join(
+        f"def test_dev{i}(litmus_backend, worker_id):\n"
+        f"    open('devices.log', 'a').write(worker_id + ' ' + litmus_backend.name + '\\n')\n"
+        for i in range(8))
+    pytester.makepyfile(test_devices=body)
+    pytester.makeini(f"[pytest]\nlitmus_devices =\n    elsewhere = fake:z\n"
+                     f"    {_os.uname().nodename} = fake:a,fake:b\n")
+
+    def seen():
+        log = pytester.path / "devices.log"
+        pairs = {tuple(line.split()) for line in log.read_text().split("\n") if line}
+        log.unlink()
+        return pairs
+    r = pytester.runpytest_subprocess("-n", "2", "test_devices.py")
+    r.assert_outcomes(passed=8)
+    assert seen() == {("gw0", "fake:a"), ("gw1", "fake:b")}
+    # the host's own SCOPEFUZZ_DEVICES (here through the --tx spec's env) comes first
+    r = pytester.runpytest_subprocess("--tx", "2*popen//env:SCOPEFUZZ_DEVICES=fake:c,fake:d",
+                                      "--dist", "load", "test_devices.py")
+    r.assert_outcomes(passed=8)
+    assert seen() == {("gw0", "fake:c"), ("gw1", "fake:d")}
+
+
+def test_ssh_gateways_get_a_keepalive():
+    from scopefuzz_pytest import _ssh_keepalive
+    assert _ssh_keepalive("4*ssh=fuzz1//python=/v/bin/python", 5) == (
+        "4*ssh=-o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o ConnectTimeout=10 fuzz1"
+        "//python=/v/bin/python")
+    assert _ssh_keepalive("popen//python=x", 5) == "popen//python=x"
+    mine = "ssh=-o ServerAliveInterval=30 fuzz2"
+    assert _ssh_keepalive(mine, 5) == mine
 
 
 def test_fuzz_shards_run_on_distinct_workers_among_litmus_items(pytester):
@@ -242,7 +393,7 @@ def test_fuzz_shards_run_on_distinct_workers_among_litmus_items(pytester):
     for k in range(10):
         pytester.makefile(".litmus", **{f"sb{k}": SB})
     r = pytester.runpytest_subprocess("-n", "2", "--litmus", "--litmus-fuzz=1",
-                                      "--litmus-backend=fake:x",
+                                      "--litmus-fuzz-items=2", "--litmus-backend=fake:x",
                                       "-p", "no:cacheprovider", "-v", str(pytester.path))
     ran = {}
     for line in r.stdout.lines:
@@ -250,7 +401,7 @@ def test_fuzz_shards_run_on_distinct_workers_among_litmus_items(pytester):
             ran[line.split("litmus-fuzz[")[1].split("]")[0]] = line[1:4]
     assert set(ran) == {"1s-1of2", "1s-2of2"}, r.stdout.str()[-2000:]
     assert len(set(ran.values())) == 2            # one shard per worker
-    r.stdout.fnmatch_lines(["*scopefuzz: 2 fuzz shards from 1 host(s) merged into *"])
+    r.stdout.fnmatch_lines(["*scopefuzz: 2 of 2 work items from 1 host(s) merged into *"])
 
 
 # --- living next to other projects (issue 17 item 3) ----------------------------------------------
