@@ -126,6 +126,8 @@ def pytest_cmdline_main(config):
     """Distributed fuzzing as documented: the xdist settings it needs (runs after xdist's own
     ``pytest_cmdline_main``, which expands ``-n``)."""
     opt = config.option
+    if hasattr(config, "workerinput"):       # an xdist worker (its --tx is the controller's)
+        return None
     if not getattr(opt, "litmus_fuzz", None) or not getattr(opt, "tx", None):
         return None
     if getattr(opt, "dist", "no") == "no":
