@@ -9,8 +9,8 @@ Each run is a fresh campaign directory under a temporary folder, seed 1, ``--ite
 
 - ``scopefuzz fuzz --jobs J --time S``: each worker fuzzes S seconds of its own clock (numba kernels
   are loaded before it starts), so programs/s is the programs journaled by all shards over S;
-- ``pytest --litmus-fuzz=S -n J`` (popen gateways, ``--litmus-iterations`` 1000): the programs of the
-  merged campaign over S.
+- ``pytest --litmus-fuzz=S -n J`` (popen gateways; 4 x J work items of S/4 seconds, 1000 iterations
+  per program): the programs of the merged campaign over S.
 
 Two efficiencies, because one worker can use the cores two ways (the simulator's randomized
 iterations run in a numba ``prange``; everything else of a program, the oracle, generation,
@@ -75,12 +75,11 @@ def xdist_rate(backend: str, jobs: int, seconds: float, root: str, one_thread: b
         f.write("[pytest]\n")
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(jobs),
                     f"--litmus-fuzz={seconds}", f"--litmus-backend={backend}",
-                    "--litmus-iterations=1000", "--litmus-seed=1", root],
+                    "--litmus-campaign=bench", "--litmus-seed=1", root],
                    cwd=root, check=False, capture_output=True, env=_env(one_thread))
-    base = os.path.join(root, ".scopefuzz-pytest")
-    merged = [os.path.join(base, d) for d in os.listdir(base) if d.endswith("-merged")] \
-        if os.path.isdir(base) else []
-    return _programs(merged[0]) / seconds if merged else 0.0
+    # J workers ran 4 x J work items of S/4 seconds each: the programs over S seconds
+    merged = os.path.join(root, ".scopefuzz-pytest", "bench", "merged")
+    return _programs(merged) / seconds if os.path.isdir(merged) else 0.0
 
 
 def configurations(jobs: list[int], ncores: int) -> list[tuple[int, bool]]:
