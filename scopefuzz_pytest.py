@@ -44,8 +44,9 @@ def pytest_addoption(parser):
                 help="run a fuzz campaign of SECONDS against the backend, as work items that "
                      "xdist workers share")
     g.addoption("--litmus-fuzz-items", type=int, default=None, metavar="M",
-                help="split the fuzz campaign into M work items (default: 4 per xdist worker, 1 "
-                     "without xdist); each runs SECONDS x workers / M seconds")
+                help="split the fuzz campaign into M work items (default: 4 per xdist worker and "
+                     "at most 600 s each; 1 without xdist up to 600 s); each runs "
+                     "SECONDS x workers / M seconds")
     g.addoption("--litmus-campaign", default=None, metavar="NAME",
                 help="name of the fuzz campaign's directory .scopefuzz-pytest/NAME (default: "
                      "BACKEND-seedS-TIME, printed at the end)")

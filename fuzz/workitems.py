@@ -1,7 +1,8 @@
 """Work items of a fuzz campaign spread over pytest-xdist workers: the plan, the controller's store.
 
 ``pytest --litmus-fuzz=S`` with W workers splits one campaign (seed ``--litmus-seed``) into M work
-items (``--litmus-fuzz-items``, default 4 x W; 1 without xdist): item J runs shard J/M (programs
+items (``--litmus-fuzz-items``, default 4 x W and slices of at most 10 minutes; 1 without xdist for up to
+10 minutes): item J runs shard J/M (programs
 ``i % M == J-1``, so no two items share a program) for a time slice of ``S * W / M`` seconds, and
 xdist's ``load`` scheduling hands the items out as workers become free. M much larger than the
 number of hosts bounds what a lost host costs: the one item each of its workers was running.
@@ -25,6 +26,7 @@ lost but did report) is ignored, so no program is counted twice.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -38,6 +40,8 @@ MERGED = "merged"
 FLEET = "fleet.json"
 #: how many work items per worker by default (more items: less lost per host, more overhead)
 ITEMS_PER_WORKER = 4
+#: the longest default time slice: what a lost worker can cost, and how long the live view may wait
+MAX_SLICE = 600.0
 #: the pytest item names of fuzz items start with this
 FUZZ_PREFIX = "litmus-fuzz["
 
@@ -88,7 +92,8 @@ def make_plan(name: str | None, backend: str, seed: int, total: float, workers: 
               items: int | None) -> Plan:
     workers = max(1, workers)
     if items is None:
-        items = 1 if workers == 1 else ITEMS_PER_WORKER * workers
+        items = 1 if workers == 1 and total <= MAX_SLICE else \
+            max(ITEMS_PER_WORKER * workers, math.ceil(total * workers / MAX_SLICE))
     if items < 1:
         raise PlanError(f"--litmus-fuzz-items={items}: need at least 1")
     if name is None:
