@@ -20,9 +20,10 @@ rescheduling). When xdist cannot start a replacement worker (the host is gone:
 ``HostNotFound``), the controller says so and goes on with the workers it has instead of ending the
 session.
 
-The controller also tells every worker, through ``workerinput``, the plan, the items already done (on
-``--litmus-resume``), and its host's name, its index among that host's workers and their count, for
-per-host device lists (``SCOPEFUZZ_DEVICES`` / ini ``litmus_devices``) and simulator threads.
+The controller tells every worker, through ``workerinput``, the plan and the items already done (on
+``--litmus-resume``); the light entry module (``scopefuzz_pytest``) adds its host's name, its index
+among that host's workers and their count, for per-host device lists (``SCOPEFUZZ_DEVICES`` / ini
+``litmus_devices``) and simulator threads.
 """
 
 from __future__ import annotations
@@ -190,8 +191,9 @@ class Gatherer:
                     return clone(node)
                 except Exception as e:      # execnet's HostNotFound, a timeout, an ssh error
                     host = node.workerinput.get("scopefuzz_host", "?")
+                    text = str(e).strip()
                     self.unrestartable.append(f"{host}: {type(e).__name__}: "
-                                              f"{str(e).strip().splitlines()[-1] if str(e).strip() else ''}")
+                                              f"{text.splitlines()[-1] if text else ''}")
                     self._say(f"scopefuzz: cannot restart a worker on {host} "
                               f"({type(e).__name__}); going on without it")
                     return None
