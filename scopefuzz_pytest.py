@@ -49,7 +49,7 @@ def pytest_addoption(parser):
                      "SECONDS x workers / M seconds")
     g.addoption("--litmus-campaign", default=None, metavar="NAME",
                 help="name of the fuzz campaign's directory .scopefuzz-pytest/NAME (default: "
-                     "BACKEND-seedS-TIME, printed at the end)")
+                     "BACKEND-seedS-TIME-PID, printed at the end)")
     g.addoption("--litmus-resume", action="store_true", default=False,
                 help="continue --litmus-campaign NAME: run only its work items not received yet")
     g.addoption("--litmus-retry-lost", type=int, default=1, metavar="N",

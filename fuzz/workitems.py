@@ -8,7 +8,7 @@ xdist's ``load`` scheduling hands the items out as workers become free. M much l
 number of hosts bounds what a lost host costs: the one item each of its workers was running.
 
 The controller keeps the campaign under ``<rootdir>/.scopefuzz-pytest/<name>/`` (``name`` is
-``--litmus-campaign``, or ``<backend>-seed<S>-<time>`` made once and printed):
+``--litmus-campaign``, or ``<backend>-seed<S>-<time>-<pid>`` made once and printed):
 
 - ``plan.json``: the plan (:class:`Plan`); ``--litmus-resume`` must see the same one;
 - ``items/item-J.json``: what item J's worker sent home when the item ended (its shard's parameters,
@@ -97,7 +97,7 @@ def make_plan(name: str | None, backend: str, seed: int, total: float, workers: 
     if items < 1:
         raise PlanError(f"--litmus-fuzz-items={items}: need at least 1")
     if name is None:
-        name = f"{tag(backend)}-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}"
+        name = f"{tag(backend)}-seed{seed}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     elif not re.fullmatch(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*", name):
         raise PlanError(f"--litmus-campaign={name!r}: use letters, digits, '.', '_' and '-'")
     seconds = round(total * workers / items, 3)
