@@ -119,7 +119,8 @@ class Gatherer:
             plan = wi.make_plan(config.getoption("--litmus-campaign"), backend_spec(config),
                                 config.getoption("--litmus-seed"),
                                 config.getoption("--litmus-fuzz"), max(1, len(self.specs)),
-                                config.getoption("--litmus-fuzz-items"))
+                                config.getoption("--litmus-fuzz-items"),
+                                distributed=bool(self.specs))
             self.store = wi.store_dir(str(config.rootpath), plan.name)
             self.plan = wi.open_store(self.store, plan, config.getoption("--litmus-resume"))
         except wi.PlanError as e:

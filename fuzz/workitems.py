@@ -89,10 +89,12 @@ def tag(backend: str) -> str:
 
 
 def make_plan(name: str | None, backend: str, seed: int, total: float, workers: int,
-              items: int | None) -> Plan:
+              items: int | None, distributed: bool = True) -> Plan:
+    """``distributed``: xdist workers run the items (even one worker may be lost: 4 items); a
+    plain session runs one item of up to :data:`MAX_SLICE` seconds."""
     workers = max(1, workers)
     if items is None:
-        items = 1 if workers == 1 and total <= MAX_SLICE else \
+        items = 1 if not distributed and total <= MAX_SLICE else \
             max(ITEMS_PER_WORKER * workers, math.ceil(total * workers / MAX_SLICE))
     if items < 1:
         raise PlanError(f"--litmus-fuzz-items={items}: need at least 1")

@@ -350,6 +350,22 @@ def test_a_killed_workers_item_is_handed_to_another_worker(pytester):
     assert received[lost]["worker"] != "gw1"
 
 
+def test_items_no_worker_took_are_listed_as_never_run(pytester):
+    # the only worker is killed and may not be replaced: xdist ends the session
+    pytester.makepyfile(fakehw=FAKE_HW)
+    pytester.makeconftest(KILL_CONFTEST.replace("MARK_PATH", repr(str(pytester.path / "killed")))
+                          .replace('"gw1"', '"gw0"'))
+    r = pytester.runpytest_subprocess("-n", "1", "--max-worker-restart=0", "--litmus-fuzz=4",
+                                      "--litmus-campaign=n", "--litmus-backend=sim",
+                                      "-p", "no:cacheprovider", str(pytester.path))
+    lost = _killed_item(pytester)
+    fleet = json.loads((pytester.path / ".scopefuzz-pytest" / "n" / "fleet.json").read_text())
+    assert fleet["plan"]["items"] == 4 and fleet["received"] + 1 + len(fleet["not_run"]) == 4
+    assert [x["item"] for x in fleet["lost"]] == [lost] and fleet["not_run"], r.stdout.str()[-3000:]
+    r.stdout.fnmatch_lines([f"*INCOMPLETE: {4 - fleet['received']} of 4 work items missing "
+                            f"(1 lost, {len(fleet['not_run'])} never run)*"])
+
+
 def test_devices_per_host_from_the_ini_map_and_the_environment(pytester):
     import os as _os
     pytester.makepyfile(fakehw=FAKE_HW)

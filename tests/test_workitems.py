@@ -12,7 +12,9 @@ def test_plan_splits_the_campaign_into_slices_of_bounded_length():
     assert (p.items, p.seconds) == (12, 15.0)           # 4 per worker; 12 x 15 s = 3 workers x 60 s
     p = wi.make_plan("c", "sim", 7, total=86400, workers=128, items=None)
     assert (p.items, p.seconds) == (18432, 600.0)       # no slice longer than 10 minutes
-    assert wi.make_plan("c", "sim", 0, total=5, workers=1, items=None).items == 1
+    assert wi.make_plan("c", "sim", 0, total=5, workers=1, items=None,
+                        distributed=False).items == 1
+    assert wi.make_plan("c", "sim", 0, total=5, workers=1, items=None).items == 4   # one host
     p = wi.make_plan(None, "opencl:0:1", 3, total=10, workers=2, items=5)
     assert p.name.startswith("opencl_0_1-seed3-") and (p.items, p.seconds) == (5, 4.0)
     with pytest.raises(wi.PlanError, match="use letters"):
