@@ -366,6 +366,20 @@ def test_items_no_worker_took_are_listed_as_never_run(pytester):
                             f"(1 lost, {len(fleet['not_run'])} never run)*"])
 
 
+def test_tx_alone_distributes_and_remote_style_gateways_need_no_rsync_root(pytester):
+    # --tx without --dist used to run one undistributed session; a gateway with chdir= (like
+    # ssh=) used to stop at "arg . not relative to an rsync root" (exit 3)
+    remote = pytester.mkdir("remote")
+    r = pytester.runpytest_subprocess("--tx", f"2*popen//chdir={remote}", "--litmus-fuzz=1",
+                                      "--litmus-campaign=t", "--litmus-backend=sim",
+                                      "-p", "no:cacheprovider", str(pytester.path))
+    assert r.ret == 0, r.stdout.str()[-3000:]
+    assert "rsync root" not in r.stdout.str() + r.stderr.str()
+    r.stdout.fnmatch_lines(["*2 workers [[]8 items[]]*",
+                            "*scopefuzz: 8 of 8 work items from 1 host(s) merged into *"])
+    assert len(list((remote / ".scopefuzz-pytest" / "t").glob("item-*of8"))) == 8
+
+
 def test_devices_per_host_from_the_ini_map_and_the_environment(pytester):
     import os as _os
     pytester.makepyfile(fakehw=FAKE_HW)
