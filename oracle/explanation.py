@@ -36,7 +36,7 @@ from .events import UNDEF_VAL, PreExecution
 from .lang import DYNAMIC, Node, Program, load_model
 from .pack import pack
 from .registry import ModelUnit, get as get_unit
-from .routing import BOX_H, Node as RouteNode, label_point, layout, path_data
+from .routing import Node as RouteNode, label_point, layout, path_data
 
 MAX_LISTED = 12
 
@@ -557,9 +557,9 @@ def _svg(ex: Explanation) -> str:
             evs = [i for i, e in enumerate(pe.events) if e.thread == t]
             x = drawing.column_x[t] + 8
             for a, b in zip(evs, evs[1:]):
-                parts.append(f'<line x1="{x:.1f}" y1="{pos[a][1] + BOX_H / 2:.1f}" x2="{x:.1f}" '
-                             f'y2="{pos[b][1] - BOX_H / 2 - 1:.1f}" stroke="#999" '
-                             f'marker-end="url(#arr)"/>')
+                parts.append(f'<line x1="{x:.1f}" y1="{pos[a][1] + drawing.height_of(a) / 2:.1f}" '
+                             f'x2="{x:.1f}" y2="{pos[b][1] - drawing.height_of(b) / 2 - 1:.1f}" '
+                             f'stroke="#999" marker-end="url(#arr)"/>')
         for (a, lab, b, hot), points in zip(edges, drawing.paths):
             if points is None:
                 continue
@@ -572,8 +572,9 @@ def _svg(ex: Explanation) -> str:
                          f'paint-order="stroke">{html.escape(lab)}</text>')
         for i, (x, y, w) in pos.items():
             stroke = '"#e01010" stroke-width="2.5"' if i in hot_events else '"#bbb"'
-            parts.append(f'<rect x="{x - w / 2:.1f}" y="{y - BOX_H / 2:.1f}" width="{w:.1f}" '
-                         f'height="{BOX_H}" rx="4" fill="white" stroke={stroke}/>'
+            h = drawing.height_of(i)
+            parts.append(f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" '
+                         f'height="{h:.1f}" rx="4" fill="white" stroke={stroke}/>'
                          f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" '
                          f'font-family="monospace" font-size="12">{html.escape(labels[i])}</text>')
         blocks.append("\n".join(parts))
