@@ -373,21 +373,62 @@ def _witness(prog, cand: Candidate, unit: ModelUnit):
             return f"fails '{st.name}' (empty): {evs}", [(a, st.name, a) for a, _ in pairs]
         fr = cand.pe.sets.get("FR", set())
         pairs = [p for p in pairs if p[1] not in fr] or pairs
-        txt = "; ".join(f"{_label(cand, a)} -> {_label(cand, b)}{_why_not(paths, cand, st.expr, a, b)}"
-                        for a, b in pairs)
-        return f"fails '{st.name}' (empty): {txt}", [(a, st.name, b) for a, b in pairs]
+        parts, drawn = [], []
+        for a, b in pairs:
+            why, hops = _why_not(paths, cand, st.expr, a, b)
+            parts.append(f"{_label(cand, a)} -> {_label(cand, b)}{why}")
+            drawn.append((a, st.name, b))
+            drawn += hops
+        return f"fails '{st.name}' (empty): {'; '.join(parts)}", drawn
     if not edges:
         return f"fails '{st.name}'", []
-    chain = _label(cand, edges[0][0])
-    for (_, lab, b) in edges:
+    sync_text, sync = _sync_paths(paths, cand, edges)
+    return f"fails '{st.name}' ({st.kind}): {_chain(cand, edges)}{sync_text}", edges + sync
+
+
+#: relations drawn as they are: the candidate's own (rf, co, fr and their restrictions), program
+#: order and synchronizes-with. Any other relation on a witness (lo, hb, eco, a model's own
+#: orders) is shown with the hb path that puts its two events in order, when there is one.
+_BASE = {"po", "rf", "co", "fr", "sw", "rmw", "sb", "bsw", "bxb", "ini", "fin", "tko",
+         "synchronizes", "syncbar"}
+
+
+def _chain(cand: Candidate, hops: list[tuple[int, str, int]]) -> str:
+    chain = _label(cand, hops[0][0])
+    for (_, lab, b) in hops:
         chain += f" -{lab}-> {_label(cand, b)}"
-    return f"fails '{st.name}' ({st.kind}): {chain}", edges
+    return chain
 
 
-def _why_not(paths: _Paths, cand, node: Node, a: int, b: int, depth: int = 0) -> str:
-    """For a pair of ``X \\ Y`` (an ``empty`` check's witness), the path showing it lies in Y."""
+def _sync_paths(paths: "_Paths", cand: Candidate, hops) -> tuple[str, list]:
+    """For each hop of a witness whose relation is not a base one (:data:`_BASE`) and whose
+    events are ordered by the model's ``hb``: the hb path between them, in the model's own
+    names (``W x=1 -po-> W.rel y=1 -sw-> R.acq y=1 -po-> R x=0``), as text and as edges. This is
+    the synchronisation that forbids the outcome, which a witness such as ``lo`` only names."""
+    hb = paths.defs.get("hb")
+    if hb is None:
+        return "", []
+    text, edges, seen = [], [], set()
+    for a, lab, b in hops:
+        base = lab.replace("^-1", "")
+        if base in _BASE or (a, b) in seen or a == b:
+            continue
+        if (a, b) not in paths.ev.ev(hb):
+            continue
+        seen.add((a, b))
+        sub = paths.path(hb, a, b)
+        if len(sub) > 1:        # one hop (ini, po) restates the pair; a path shows the sync
+            text.append(f"{_label(cand, a)} -hb-> {_label(cand, b)}: {_chain(cand, sub)}")
+            edges += sub
+    return ("; " + "; ".join(text) if text else ""), edges
+
+
+def _why_not(paths: _Paths, cand, node: Node, a: int, b: int,
+             depth: int = 0) -> tuple[str, list]:
+    """For a pair of ``X \\ Y`` (an ``empty`` check's witness), the path showing it lies in Y
+    (and the hb path behind each of its derived hops, :func:`_sync_paths`): text and edges."""
     if depth > 12:
-        return ""
+        return "", []
     if node.op == "name" and node.name in paths.defs:
         return _why_not(paths, cand, paths.defs[node.name], a, b, depth + 1)
     if node.op == "diff":
@@ -398,17 +439,15 @@ def _why_not(paths: _Paths, cand, node: Node, a: int, b: int, depth: int = 0) ->
                 right = right.args[0]
             hops = paths.path(right, a, b)
             if hops:
-                chain = _label(cand, hops[0][0])
-                for (_, lab, y) in hops:
-                    chain += f" -{lab}-> {_label(cand, y)}"
-                return f" (excluded: {chain})"
-            return ""
+                sync_text, sync = _sync_paths(paths, cand, hops)
+                return f" (excluded: {_chain(cand, hops)}{sync_text})", hops + sync
+            return "", []
         if right.op == "name" and right.name in paths.defs:
             return _why_not(paths, cand, paths.defs[right.name], a, b, depth + 1)
         if right.op == "diff" or right.op == "name":
-            return ""
+            return "", []
         return _why_not(paths, cand, left, a, b, depth + 1)
-    return ""
+    return "", []
 
 
 def explain(test: Test, outcome, model: str | None = None) -> Explanation:
@@ -504,17 +543,25 @@ def _dot(ex: Explanation) -> str:
     return "\n".join(out) + "\n"
 
 
-def _legend(y: float) -> str:
-    """A key to the edge colours (SVG), one entry per kind drawn."""
-    keys = [("po", COLORS["po"]), ("rf", COLORS["rf"]), ("co", COLORS["co"]),
-            ("bxb (barrier)", COLORS["bxb"]), ("failed check's witness", "#e01010")]
+HOT = "#e01010"       # the failed check's witness and the synchronisation behind it
+
+
+def _legend(y: float, kinds: list[str], hot: list[str]) -> tuple[str, float]:
+    """A key to the colours of what the picture shows, and only that: the base relations drawn
+    (``kinds``, in the order po rf co bxb) and, when a witness is drawn, its relation names
+    (``hot``). Returns the markup and its right end."""
+    names = {"bxb": "bxb (barrier)"}
+    keys = [(names.get(k, k), COLORS[k]) for k in ("po", "rf", "co", "bxb") if k in kinds]
+    if hot:
+        keys.append((f"failed check's witness: {', '.join(hot)}", HOT))
     parts, x = [], 10.0
     for name, color in keys:
         parts.append(f'<line x1="{x:.0f}" y1="{y:.0f}" x2="{x + 24:.0f}" y2="{y:.0f}" '
-                     f'stroke="{color}" stroke-width="2"/><text x="{x + 28:.0f}" y="{y + 4:.0f}" '
+                     f'stroke="{color}" stroke-width="{2.5 if color == HOT else 2}"/>'
+                     f'<text x="{x + 28:.0f}" y="{y + 4:.0f}" '
                      f'font-size="11" fill="{color}">{html.escape(name)}</text>')
         x += 40 + len(name) * 6.5
-    return '<g class="legend">' + "".join(parts) + "</g>"
+    return '<g class="legend">' + "".join(parts) + "</g>", x
 
 
 def _svg(ex: Explanation) -> str:
@@ -525,7 +572,9 @@ def _svg(ex: Explanation) -> str:
     gaps between rows (:mod:`oracle.routing`), so none crosses a box other than its ends."""
     top = 70                    # from a block's top to the centre of its initial-write row
     nth = len(ex.test.threads)
-    blocks = [_legend(14)]
+    blocks: list[str] = []
+    kinds: list[str] = []       # base relations drawn (for the legend)
+    hot_names: list[str] = []   # the witnesses' relation names, in order of appearance
     y0 = 30
     width = 600
     for k, it in enumerate(ex.items, 1):
@@ -556,6 +605,8 @@ def _svg(ex: Explanation) -> str:
         for t in range(nth):
             evs = [i for i, e in enumerate(pe.events) if e.thread == t]
             x = drawing.column_x[t] + 8
+            if len(evs) > 1 and "po" not in kinds:
+                kinds.append("po")
             for a, b in zip(evs, evs[1:]):
                 parts.append(f'<line x1="{x:.1f}" y1="{pos[a][1] + drawing.height_of(a) / 2:.1f}" '
                              f'x2="{x:.1f}" y2="{pos[b][1] - drawing.height_of(b) / 2 - 1:.1f}" '
@@ -563,15 +614,22 @@ def _svg(ex: Explanation) -> str:
         for (a, lab, b, hot), points in zip(edges, drawing.paths):
             if points is None:
                 continue
-            color = "#e01010" if hot else COLORS.get(lab.replace("^-1", ""), "#333")
+            color = HOT if hot else COLORS.get(lab.replace("^-1", ""), "#333")
+            if hot and lab not in hot_names:
+                hot_names.append(lab)
+            elif not hot and lab not in kinds:
+                kinds.append(lab)
             parts.append(f'<path d="{path_data(points)}" fill="none" stroke="{color}" '
                          f'stroke-width="{2 if hot else 1.2}" marker-end="url(#arr)"/>')
             lx, ly = label_point(points)
             parts.append(f'<text x="{lx:.1f}" y="{ly + 4:.1f}" fill="{color}" font-size="11" '
                          f'text-anchor="middle" stroke="white" stroke-width="3" '
                          f'paint-order="stroke">{html.escape(lab)}</text>')
+        for a, lab, b, hot in _candidate_edges(it):
+            if hot and a == b and lab not in hot_names:
+                hot_names.append(lab)
         for i, (x, y, w) in pos.items():
-            stroke = '"#e01010" stroke-width="2.5"' if i in hot_events else '"#bbb"'
+            stroke = f'"{HOT}" stroke-width="2.5"' if i in hot_events else '"#bbb"'
             h = drawing.height_of(i)
             parts.append(f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" '
                          f'height="{h:.1f}" rx="4" fill="white" stroke={stroke}/>'
@@ -579,6 +637,8 @@ def _svg(ex: Explanation) -> str:
                          f'font-family="monospace" font-size="12">{html.escape(labels[i])}</text>')
         blocks.append("\n".join(parts))
         y0 += top + drawing.height + 30
+    legend, legend_end = _legend(14, kinds, hot_names)
+    width = max(width, int(legend_end) + 10)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y0 + 40}" '
             f'font-family="sans-serif" font-size="13">\n'
             f'<defs><marker id="arr" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
@@ -586,4 +646,4 @@ def _svg(ex: Explanation) -> str:
             f'</defs>\n<text x="10" y="{y0 + 25}">{html.escape(ex.test.name)}: '
             f'{html.escape(ex.outcome_text)} '
             f'{"allowed" if ex.allowed else "forbidden"} ({html.escape(ex.model)})</text>\n')
-    return head + "\n".join(blocks) + "\n</svg>\n"
+    return head + legend + "\n" + "\n".join(blocks) + "\n</svg>\n"
