@@ -564,6 +564,51 @@ def _legend(y: float, kinds: list[str], hot: list[str]) -> tuple[str, float]:
     return '<g class="legend">' + "".join(parts) + "</g>", x
 
 
+TITLE_CHARS = 110     # a block's title (the witness) wraps at spaces to lines this long
+
+
+def _wrap(text: str, n: int) -> list[str]:
+    """``text`` in lines of at most ``n`` characters, broken at spaces (a longer word alone)."""
+    lines, cur = [], ""
+    for word in text.split(" "):
+        if cur and len(cur) + 1 + len(word) > n:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}" if cur else word
+    return lines + [cur]
+
+
+LABEL_W, LABEL_H = 6.2, 12.0     # per character, and the height of an 11px edge label
+
+
+def _place_label(points, lab: str, placed: list, boxes: dict, drawing) -> tuple[float, float]:
+    """Where an edge's label goes: on one of its straight pieces (horizontal ones first, longest
+    first; along each, the middle, then nearer its ends), the first spot whose label box overlaps
+    no event box and no label placed before; the middle of the longest piece when there is none.
+    The chosen box is added to ``placed``."""
+    w, h = len(lab) * LABEL_W + 4, LABEL_H
+    pieces = sorted(zip(points, points[1:]),
+                    key=lambda s: (abs(s[0][1] - s[1][1]) > 1e-6,
+                                   -(abs(s[0][0] - s[1][0]) + abs(s[0][1] - s[1][1]))))
+    rects = [(x - bw / 2 - 2, y - drawing.height_of(i) / 2 - 2, bw + 4,
+              drawing.height_of(i) + 4) for i, (x, y, bw) in boxes.items()]
+
+    def free(cx, cy):
+        r = (cx - w / 2, cy - h / 2, w, h)
+        return not any(r[0] < q[0] + q[2] and q[0] < r[0] + r[2] and r[1] < q[1] + q[3]
+                       and q[1] < r[1] + r[3] for q in rects + placed)
+    for (ax, ay), (bx, by) in pieces:
+        for f in (0.5, 0.35, 0.65, 0.2, 0.8):
+            cx, cy = ax + (bx - ax) * f, ay + (by - ay) * f
+            if free(cx, cy):
+                placed.append((cx - w / 2, cy - h / 2, w, h))
+                return cx, cy
+    cx, cy = label_point(points)
+    placed.append((cx - w / 2, cy - h / 2, w, h))
+    return cx, cy
+
+
 def _svg(ex: Explanation) -> str:
     """Each candidate execution drawn as in papers: threads as columns of boxed events (initial
     writes above, final-memory reads below), po as grey arrows down a column, the candidate's
@@ -592,14 +637,18 @@ def _svg(ex: Explanation) -> str:
         edges = _candidate_edges(it)
         hot_events = {a for a, _, b, hot in edges if hot and a == b}
         edges = [e for e in edges if e[0] != e[2]]
-        drawing = layout(nodes, [(a, b) for a, _, b, _ in edges], x0=10.0, y0=y0 + top,
-                         columns=nth)
+        title_lines = _wrap(f"[{k}] {it.witness_text}", TITLE_CHARS)
+        extra = 16 * (len(title_lines) - 1)     # a wrapped title pushes the drawing down
+        drawing = layout(nodes, [(a, b) for a, _, b, _ in edges], x0=10.0,
+                         y0=y0 + top + extra, columns=nth)
         pos = drawing.boxes
-        title = f"[{k}] {it.witness_text}"
-        width = max(width, int(len(title) * 7.5) + 40, int(drawing.width) + 30)
-        parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(title)}</text>']
+        placed: list[tuple[float, float, float, float]] = []     # labels' boxes so far
+        width = max(width, max(int(len(x) * 7.5) + 40 for x in title_lines),
+                    int(drawing.width) + 30)
+        parts = [f'<text x="10" y="{y0 + 20 + 16 * n}" font-weight="bold">{html.escape(x)}</text>'
+                 for n, x in enumerate(title_lines)]
         for t in range(nth):
-            parts.append(f'<text x="{drawing.column_x[t]:.1f}" y="{y0 + 45}" '
+            parts.append(f'<text x="{drawing.column_x[t]:.1f}" y="{y0 + 45 + extra}" '
                          f'font-weight="bold">P{t}</text>')
         # po down each column, between neighbouring boxes
         for t in range(nth):
@@ -621,7 +670,7 @@ def _svg(ex: Explanation) -> str:
                 kinds.append(lab)
             parts.append(f'<path d="{path_data(points)}" fill="none" stroke="{color}" '
                          f'stroke-width="{2 if hot else 1.2}" marker-end="url(#arr)"/>')
-            lx, ly = label_point(points)
+            lx, ly = _place_label(points, lab, placed, pos, drawing)
             parts.append(f'<text x="{lx:.1f}" y="{ly + 4:.1f}" fill="{color}" font-size="11" '
                          f'text-anchor="middle" stroke="white" stroke-width="3" '
                          f'paint-order="stroke">{html.escape(lab)}</text>')
@@ -636,7 +685,7 @@ def _svg(ex: Explanation) -> str:
                          f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" '
                          f'font-family="monospace" font-size="12">{html.escape(labels[i])}</text>')
         blocks.append("\n".join(parts))
-        y0 += top + drawing.height + 30
+        y0 += top + extra + drawing.height + 30
     legend, legend_end = _legend(14, kinds, hot_names)
     width = max(width, int(legend_end) + 10)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y0 + 40}" '

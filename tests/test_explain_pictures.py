@@ -14,6 +14,8 @@ import os
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
+
 import litmus
 import oracle
 from oracle.explanation import HOT
@@ -81,3 +83,22 @@ def _condition(name: str) -> str:
     from litmus.printer import format_prop
     with open(os.path.join(ROOT, "corpora", name), encoding="utf-8") as f:
         return format_prop(litmus.parse(f.read()).condition.prop, "top")
+
+
+def test_the_screenshot_script_renders_pictures(tmp_path):
+    """scripts/screenshot_pictures.py writes each explanation's SVG and, with Chromium present, a
+    PNG of it as a browser draws it (the look is for a person to judge; this checks the script
+    works for the next one)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "screenshot_pictures", os.path.join(ROOT, "scripts", "screenshot_pictures.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main([str(tmp_path), "--tests", "classic/MP/MP+rel+acq.cluster.xwg.litmus"]) == 0
+    svgs = sorted(p.name for p in tmp_path.glob("*.svg"))
+    assert svgs == ["MP+rel+acq.cluster.xwg.forbidden.svg", "MP+rel+acq.cluster.xwg.svg"]
+    if mod.chromium() is None:
+        pytest.skip("no chromium on PATH: SVGs written, no screenshots taken")
+    for name in svgs:
+        png = tmp_path / (name[:-4] + ".png")
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
