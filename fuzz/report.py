@@ -39,7 +39,6 @@ class ReportError(Exception):
 #: bounds of what a report keeps per campaign, whatever the journal's length (aggregates are
 #: counters; only these samples keep per-program detail)
 TIMELINE_POINTS = 2000      # per part: the cumulative-programs curve, thinned by halving
-FINDING_POINTS = 5000       # per part: programs that led to a finding (timeline dots)
 UNCONFIRMED_SAMPLE = 50     # unconfirmed observations shown in full
 ERROR_KINDS = 1000          # distinct error messages counted (the rest as "(other errors)")
 
@@ -56,7 +55,6 @@ class _Part:
         self.active = 0.0
         self.points: list[tuple[float, int]] = []     # (t, programs so far), every `stride`-th
         self.stride = 1
-        self.found: list[tuple[float, int]] = []      # (t, programs so far) of finding programs
 
     def add(self, e: dict) -> None:
         self.n += 1
@@ -78,8 +76,6 @@ class _Part:
             if len(self.points) > TIMELINE_POINTS:      # thin: keep every other point
                 self.points = self.points[1::2]
                 self.stride *= 2
-        if st == "finding" and len(self.found) < FINDING_POINTS:
-            self.found.append((t, self.n))
 
     def finish(self) -> None:
         if self.n and (not self.points or self.points[-1][1] != self.n):
@@ -193,45 +189,85 @@ def scope_svg_ids(svg: str, prefix: str) -> str:
 
 # --- SVG ----------------------------------------------------------------------------------------
 
-def timeline_svg(camp: dict, width: int = 640, height: int = 200) -> str:
-    """Cumulative programs over campaign time per part, findings as red dots."""
-    pad_l, pad_b, pad_t, pad_r = 48, 28, 10, 10
-    series = []
+def _programs_at(points: list[tuple[float, int]], t: float) -> float:
+    """Programs run by time ``t`` on a part's cumulative curve (linear between its points)."""
+    prev = (0.0, 0)
+    for pt in points:
+        if pt[0] >= t:
+            (t0, n0), (t1, n1) = prev, pt
+            return n1 if t1 <= t0 else n0 + (n1 - n0) * (t - t0) / (t1 - t0)
+        prev = pt
+    return prev[1]
+
+
+def timeline_svg(camp: dict, width: int = 640, height: int = 230) -> str:
+    """Cumulative programs over campaign time, one line per part, and one red mark per distinct
+    finding, at the time it was first found (``first.t`` of its record) on the curve of the part
+    that found it. (Programs whose outcome was forbidden but that repeat a known finding are not
+    marked: a campaign finds the same bug many times.) Axis labels and a legend say what is
+    drawn."""
+    pad_l, pad_b, pad_t, pad_r = 60, 44, 26, 10
+    parts = list(camp["parts"].values())
     tmax, nmax = 1e-9, 1
-    for p in camp["parts"].values():
-        pts = [(t, n, False) for t, n in p.points] + [(t, n, True) for t, n in p.found]
-        pts.sort(key=lambda x: (x[1], x[2]))
-        series.append((p.uid, pts))
-        if pts:
-            tmax = max(tmax, max(t for t, _, _ in pts))
-            nmax = max(nmax, pts[-1][1])
+    for p in parts:
+        if p.points:
+            tmax = max(tmax, max(t for t, _ in p.points))
+            nmax = max(nmax, p.points[-1][1])
+    marks = []
+    for r in camp["findings"]:
+        first = r.get("first") or {}
+        t = first.get("t", 0.0)
+        if type(t) is not float and type(t) is not int:
+            t = 0.0
+        part = camp["parts"].get(first.get("campaign")) or (parts[0] if len(parts) == 1 else None)
+        if part is None:        # a merged record naming no part of this directory
+            continue
+        tmax = max(tmax, t)
+        marks.append((t, _programs_at(part.points, t), r["id"], part.uid))
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
 
     def xy(t, n):
         return pad_l + w * t / tmax, pad_t + h - h * n / nmax
 
+    e = html.escape
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" '
            f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-           f'aria-label="programs over time">',
+           f'aria-label="programs over campaign time, one mark per finding">',
            f'<rect x="{pad_l}" y="{pad_t}" width="{w}" height="{h}" fill="none" stroke="#999"/>',
-           f'<text x="{pad_l}" y="{height - 8}" font-size="11">0 s</text>',
-           f'<text x="{pad_l + w}" y="{height - 8}" font-size="11" text-anchor="end">'
-           f'{tmax:.1f} s</text>',
+           f'<text x="{pad_l}" y="{pad_t + h + 14}" font-size="11">0</text>',
+           f'<text x="{pad_l + w}" y="{pad_t + h + 14}" font-size="11" text-anchor="end">'
+           f'{tmax:.1f}</text>',
+           f'<text x="{pad_l + w / 2}" y="{pad_t + h + 30}" font-size="12" text-anchor="middle">'
+           f'campaign time (s)</text>',
            f'<text x="{pad_l - 4}" y="{pad_t + 10}" font-size="11" text-anchor="end">{nmax}</text>',
-           f'<text x="{pad_l - 4}" y="{pad_t + h}" font-size="11" text-anchor="end">0</text>']
+           f'<text x="{pad_l - 4}" y="{pad_t + h}" font-size="11" text-anchor="end">0</text>',
+           f'<text x="14" y="{pad_t + h / 2}" font-size="12" text-anchor="middle" '
+           f'transform="rotate(-90 14 {pad_t + h / 2})">programs run</text>']
     colors = ["#3366cc", "#109618", "#ff9900", "#990099", "#0099c6", "#dd4477"]
-    for k, (uid, pts) in enumerate(series):
-        if not pts:
+    color_of = {}
+    for k, p in enumerate(parts):
+        c = color_of[p.uid] = colors[k % len(colors)]
+        if not p.points:
             continue
-        c = colors[k % len(colors)]
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(t, n) for t, n, f in pts if not f))
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(t, n) for t, n in [(0.0, 0)] + p.points))
         out.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="{path}">'
-                   f'<title>{html.escape(uid)}</title></polyline>')
-        for t, n, found in pts:
-            if found:
-                x, y = xy(t, n)
-                out.append(f'<circle class="finding" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="#d62728">'
-                           f'<title>finding at {t:.2f} s</title></circle>')
+                   f'<title>{e(p.uid)}</title></polyline>')
+    for t, n, fid, uid in marks:
+        x, y = xy(t, n)
+        out.append(f'<circle class="finding" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="#d62728">'
+                   f'<title>finding {e(fid)}, first found at {t:.2f} s</title></circle>')
+    # the legend: a line per part (named when there are several), the finding mark
+    lx = pad_l
+    items = [(f"programs run ({p.uid})" if len(parts) > 1 else "programs run", color_of[p.uid])
+             for p in parts]
+    for name, c in items:
+        out.append(f'<line x1="{lx}" y1="{pad_t - 12}" x2="{lx + 18}" y2="{pad_t - 12}" '
+                   f'stroke="{c}" stroke-width="1.5"/><text x="{lx + 22}" y="{pad_t - 8}" '
+                   f'font-size="11">{e(name)}</text>')
+        lx += 30 + 6 * len(name)
+    out.append(f'<circle cx="{lx + 4}" cy="{pad_t - 12}" r="4" fill="#d62728"/>'
+               f'<text x="{lx + 12}" y="{pad_t - 8}" font-size="11">finding, when first found '
+               f'({len(marks)})</text>')
     out.append("</svg>")
     return "\n".join(out)
 
@@ -362,10 +398,21 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
 # --- HTML ---------------------------------------------------------------------------------------
 
 _CSS = """body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
-pre{background:#f6f6f6;padding:.6em;overflow-x:auto}table{border-collapse:collapse;margin:.5em 0}
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto}
+pre.explanation{white-space:pre-wrap;overflow-wrap:anywhere}
+div.graph{overflow-x:auto;max-width:100%}table{border-collapse:collapse;margin:.5em 0}
 td,th{border:1px solid #ccc;padding:2px 8px;font-size:90%}td.num{text-align:right}
 .forbidden{color:#b00;font-weight:bold}section.finding{border-top:2px solid #888;margin-top:1.5em}
 .cov0{background:#fdd}.cov1{background:#dfd}"""
+
+
+def inline_code(text: str) -> str:
+    """Markdown text with `inline code` as HTML: escaped, each backtick pair a ``<code>``."""
+    pieces = text.split("`")
+    if len(pieces) % 2 == 0:        # an unpaired backtick: leave it as a character
+        return html.escape(text)
+    return "".join(f"<code>{html.escape(x)}</code>" if k % 2 else html.escape(x)
+                   for k, x in enumerate(pieces))
 
 
 def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
@@ -396,7 +443,7 @@ def _finding_html(r: dict, text: str, svg: str) -> str:
          f" with scopefuzz {e(str((r.get('tool') or {}).get('version', '?')))}"
          + (f" (git {e(r['tool']['git'])})" if (r.get("tool") or {}).get("git") else "")
          + "</li>") if r.get("reproduce") else "",
-        f"<li>{e(baseline_text(r)[2:])}</li>" if baseline_text(r) else "",
+        f"<li>{inline_code(baseline_text(r)[2:])}</li>" if baseline_text(r) else "",
         f"<li>minimized from {m.get('size_before')} to {m.get('size_after')} instructions</li>",
         "</ul>",
         "<h3>Minimized test</h3>", f'<pre class="litmus">{e(r["test"])}</pre>',

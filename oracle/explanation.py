@@ -36,7 +36,7 @@ from .events import UNDEF_VAL, PreExecution
 from .lang import DYNAMIC, Node, Program, load_model
 from .pack import pack
 from .registry import ModelUnit, get as get_unit
-from .routing import BOX_H, Node as RouteNode, label_point, layout, path_data
+from .routing import Node as RouteNode, label_point, layout, path_data
 
 MAX_LISTED = 12
 
@@ -373,21 +373,62 @@ def _witness(prog, cand: Candidate, unit: ModelUnit):
             return f"fails '{st.name}' (empty): {evs}", [(a, st.name, a) for a, _ in pairs]
         fr = cand.pe.sets.get("FR", set())
         pairs = [p for p in pairs if p[1] not in fr] or pairs
-        txt = "; ".join(f"{_label(cand, a)} -> {_label(cand, b)}{_why_not(paths, cand, st.expr, a, b)}"
-                        for a, b in pairs)
-        return f"fails '{st.name}' (empty): {txt}", [(a, st.name, b) for a, b in pairs]
+        parts, drawn = [], []
+        for a, b in pairs:
+            why, hops = _why_not(paths, cand, st.expr, a, b)
+            parts.append(f"{_label(cand, a)} -> {_label(cand, b)}{why}")
+            drawn.append((a, st.name, b))
+            drawn += hops
+        return f"fails '{st.name}' (empty): {'; '.join(parts)}", drawn
     if not edges:
         return f"fails '{st.name}'", []
-    chain = _label(cand, edges[0][0])
-    for (_, lab, b) in edges:
+    sync_text, sync = _sync_paths(paths, cand, edges)
+    return f"fails '{st.name}' ({st.kind}): {_chain(cand, edges)}{sync_text}", edges + sync
+
+
+#: relations drawn as they are: the candidate's own (rf, co, fr and their restrictions), program
+#: order and synchronizes-with. Any other relation on a witness (lo, hb, eco, a model's own
+#: orders) is shown with the hb path that puts its two events in order, when there is one.
+_BASE = {"po", "rf", "co", "fr", "sw", "rmw", "sb", "bsw", "bxb", "ini", "fin", "tko",
+         "synchronizes", "syncbar"}
+
+
+def _chain(cand: Candidate, hops: list[tuple[int, str, int]]) -> str:
+    chain = _label(cand, hops[0][0])
+    for (_, lab, b) in hops:
         chain += f" -{lab}-> {_label(cand, b)}"
-    return f"fails '{st.name}' ({st.kind}): {chain}", edges
+    return chain
 
 
-def _why_not(paths: _Paths, cand, node: Node, a: int, b: int, depth: int = 0) -> str:
-    """For a pair of ``X \\ Y`` (an ``empty`` check's witness), the path showing it lies in Y."""
+def _sync_paths(paths: "_Paths", cand: Candidate, hops) -> tuple[str, list]:
+    """For each hop of a witness whose relation is not a base one (:data:`_BASE`) and whose
+    events are ordered by the model's ``hb``: the hb path between them, in the model's own
+    names (``W x=1 -po-> W.rel y=1 -sw-> R.acq y=1 -po-> R x=0``), as text and as edges. This is
+    the synchronisation that forbids the outcome, which a witness such as ``lo`` only names."""
+    hb = paths.defs.get("hb")
+    if hb is None:
+        return "", []
+    text, edges, seen = [], [], set()
+    for a, lab, b in hops:
+        base = lab.replace("^-1", "")
+        if base in _BASE or (a, b) in seen or a == b:
+            continue
+        if (a, b) not in paths.ev.ev(hb):
+            continue
+        seen.add((a, b))
+        sub = paths.path(hb, a, b)
+        if len(sub) > 1:        # one hop (ini, po) restates the pair; a path shows the sync
+            text.append(f"{_label(cand, a)} -hb-> {_label(cand, b)}: {_chain(cand, sub)}")
+            edges += sub
+    return ("; " + "; ".join(text) if text else ""), edges
+
+
+def _why_not(paths: _Paths, cand, node: Node, a: int, b: int,
+             depth: int = 0) -> tuple[str, list]:
+    """For a pair of ``X \\ Y`` (an ``empty`` check's witness), the path showing it lies in Y
+    (and the hb path behind each of its derived hops, :func:`_sync_paths`): text and edges."""
     if depth > 12:
-        return ""
+        return "", []
     if node.op == "name" and node.name in paths.defs:
         return _why_not(paths, cand, paths.defs[node.name], a, b, depth + 1)
     if node.op == "diff":
@@ -398,17 +439,15 @@ def _why_not(paths: _Paths, cand, node: Node, a: int, b: int, depth: int = 0) ->
                 right = right.args[0]
             hops = paths.path(right, a, b)
             if hops:
-                chain = _label(cand, hops[0][0])
-                for (_, lab, y) in hops:
-                    chain += f" -{lab}-> {_label(cand, y)}"
-                return f" (excluded: {chain})"
-            return ""
+                sync_text, sync = _sync_paths(paths, cand, hops)
+                return f" (excluded: {_chain(cand, hops)}{sync_text})", hops + sync
+            return "", []
         if right.op == "name" and right.name in paths.defs:
             return _why_not(paths, cand, paths.defs[right.name], a, b, depth + 1)
         if right.op == "diff" or right.op == "name":
-            return ""
+            return "", []
         return _why_not(paths, cand, left, a, b, depth + 1)
-    return ""
+    return "", []
 
 
 def explain(test: Test, outcome, model: str | None = None) -> Explanation:
@@ -504,17 +543,70 @@ def _dot(ex: Explanation) -> str:
     return "\n".join(out) + "\n"
 
 
-def _legend(y: float) -> str:
-    """A key to the edge colours (SVG), one entry per kind drawn."""
-    keys = [("po", COLORS["po"]), ("rf", COLORS["rf"]), ("co", COLORS["co"]),
-            ("bxb (barrier)", COLORS["bxb"]), ("failed check's witness", "#e01010")]
+HOT = "#e01010"       # the failed check's witness and the synchronisation behind it
+
+
+def _legend(y: float, kinds: list[str], hot: list[str]) -> tuple[str, float]:
+    """A key to the colours of what the picture shows, and only that: the base relations drawn
+    (``kinds``, in the order po rf co bxb) and, when a witness is drawn, its relation names
+    (``hot``). Returns the markup and its right end."""
+    names = {"bxb": "bxb (barrier)"}
+    keys = [(names.get(k, k), COLORS[k]) for k in ("po", "rf", "co", "bxb") if k in kinds]
+    if hot:
+        keys.append((f"failed check's witness: {', '.join(hot)}", HOT))
     parts, x = [], 10.0
     for name, color in keys:
         parts.append(f'<line x1="{x:.0f}" y1="{y:.0f}" x2="{x + 24:.0f}" y2="{y:.0f}" '
-                     f'stroke="{color}" stroke-width="2"/><text x="{x + 28:.0f}" y="{y + 4:.0f}" '
+                     f'stroke="{color}" stroke-width="{2.5 if color == HOT else 2}"/>'
+                     f'<text x="{x + 28:.0f}" y="{y + 4:.0f}" '
                      f'font-size="11" fill="{color}">{html.escape(name)}</text>')
         x += 40 + len(name) * 6.5
-    return '<g class="legend">' + "".join(parts) + "</g>"
+    return '<g class="legend">' + "".join(parts) + "</g>", x
+
+
+TITLE_CHARS = 110     # a block's title (the witness) wraps at spaces to lines this long
+
+
+def _wrap(text: str, n: int) -> list[str]:
+    """``text`` in lines of at most ``n`` characters, broken at spaces (a longer word alone)."""
+    lines, cur = [], ""
+    for word in text.split(" "):
+        if cur and len(cur) + 1 + len(word) > n:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}" if cur else word
+    return lines + [cur]
+
+
+LABEL_W, LABEL_H = 6.2, 12.0     # per character, and the height of an 11px edge label
+
+
+def _place_label(points, lab: str, placed: list, boxes: dict, drawing) -> tuple[float, float]:
+    """Where an edge's label goes: on one of its straight pieces (horizontal ones first, longest
+    first; along each, the middle, then nearer its ends), the first spot whose label box overlaps
+    no event box and no label placed before; the middle of the longest piece when there is none.
+    The chosen box is added to ``placed``."""
+    w, h = len(lab) * LABEL_W + 4, LABEL_H
+    pieces = sorted(zip(points, points[1:]),
+                    key=lambda s: (abs(s[0][1] - s[1][1]) > 1e-6,
+                                   -(abs(s[0][0] - s[1][0]) + abs(s[0][1] - s[1][1]))))
+    rects = [(x - bw / 2 - 2, y - drawing.height_of(i) / 2 - 2, bw + 4,
+              drawing.height_of(i) + 4) for i, (x, y, bw) in boxes.items()]
+
+    def free(cx, cy):
+        r = (cx - w / 2, cy - h / 2, w, h)
+        return not any(r[0] < q[0] + q[2] and q[0] < r[0] + r[2] and r[1] < q[1] + q[3]
+                       and q[1] < r[1] + r[3] for q in rects + placed)
+    for (ax, ay), (bx, by) in pieces:
+        for f in (0.5, 0.35, 0.65, 0.2, 0.8):
+            cx, cy = ax + (bx - ax) * f, ay + (by - ay) * f
+            if free(cx, cy):
+                placed.append((cx - w / 2, cy - h / 2, w, h))
+                return cx, cy
+    cx, cy = label_point(points)
+    placed.append((cx - w / 2, cy - h / 2, w, h))
+    return cx, cy
 
 
 def _svg(ex: Explanation) -> str:
@@ -525,7 +617,9 @@ def _svg(ex: Explanation) -> str:
     gaps between rows (:mod:`oracle.routing`), so none crosses a box other than its ends."""
     top = 70                    # from a block's top to the centre of its initial-write row
     nth = len(ex.test.threads)
-    blocks = [_legend(14)]
+    blocks: list[str] = []
+    kinds: list[str] = []       # base relations drawn (for the legend)
+    hot_names: list[str] = []   # the witnesses' relation names, in order of appearance
     y0 = 30
     width = 600
     for k, it in enumerate(ex.items, 1):
@@ -543,41 +637,57 @@ def _svg(ex: Explanation) -> str:
         edges = _candidate_edges(it)
         hot_events = {a for a, _, b, hot in edges if hot and a == b}
         edges = [e for e in edges if e[0] != e[2]]
-        drawing = layout(nodes, [(a, b) for a, _, b, _ in edges], x0=10.0, y0=y0 + top,
-                         columns=nth)
+        title_lines = _wrap(f"[{k}] {it.witness_text}", TITLE_CHARS)
+        extra = 16 * (len(title_lines) - 1)     # a wrapped title pushes the drawing down
+        drawing = layout(nodes, [(a, b) for a, _, b, _ in edges], x0=10.0,
+                         y0=y0 + top + extra, columns=nth)
         pos = drawing.boxes
-        title = f"[{k}] {it.witness_text}"
-        width = max(width, int(len(title) * 7.5) + 40, int(drawing.width) + 30)
-        parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(title)}</text>']
+        placed: list[tuple[float, float, float, float]] = []     # labels' boxes so far
+        width = max(width, max(int(len(x) * 7.5) + 40 for x in title_lines),
+                    int(drawing.width) + 30)
+        parts = [f'<text x="10" y="{y0 + 20 + 16 * n}" font-weight="bold">{html.escape(x)}</text>'
+                 for n, x in enumerate(title_lines)]
         for t in range(nth):
-            parts.append(f'<text x="{drawing.column_x[t]:.1f}" y="{y0 + 45}" '
+            parts.append(f'<text x="{drawing.column_x[t]:.1f}" y="{y0 + 45 + extra}" '
                          f'font-weight="bold">P{t}</text>')
         # po down each column, between neighbouring boxes
         for t in range(nth):
             evs = [i for i, e in enumerate(pe.events) if e.thread == t]
             x = drawing.column_x[t] + 8
+            if len(evs) > 1 and "po" not in kinds:
+                kinds.append("po")
             for a, b in zip(evs, evs[1:]):
-                parts.append(f'<line x1="{x:.1f}" y1="{pos[a][1] + BOX_H / 2:.1f}" x2="{x:.1f}" '
-                             f'y2="{pos[b][1] - BOX_H / 2 - 1:.1f}" stroke="#999" '
-                             f'marker-end="url(#arr)"/>')
+                parts.append(f'<line x1="{x:.1f}" y1="{pos[a][1] + drawing.height_of(a) / 2:.1f}" '
+                             f'x2="{x:.1f}" y2="{pos[b][1] - drawing.height_of(b) / 2 - 1:.1f}" '
+                             f'stroke="#999" marker-end="url(#arr)"/>')
         for (a, lab, b, hot), points in zip(edges, drawing.paths):
             if points is None:
                 continue
-            color = "#e01010" if hot else COLORS.get(lab.replace("^-1", ""), "#333")
+            color = HOT if hot else COLORS.get(lab.replace("^-1", ""), "#333")
+            if hot and lab not in hot_names:
+                hot_names.append(lab)
+            elif not hot and lab not in kinds:
+                kinds.append(lab)
             parts.append(f'<path d="{path_data(points)}" fill="none" stroke="{color}" '
                          f'stroke-width="{2 if hot else 1.2}" marker-end="url(#arr)"/>')
-            lx, ly = label_point(points)
+            lx, ly = _place_label(points, lab, placed, pos, drawing)
             parts.append(f'<text x="{lx:.1f}" y="{ly + 4:.1f}" fill="{color}" font-size="11" '
                          f'text-anchor="middle" stroke="white" stroke-width="3" '
                          f'paint-order="stroke">{html.escape(lab)}</text>')
+        for a, lab, b, hot in _candidate_edges(it):
+            if hot and a == b and lab not in hot_names:
+                hot_names.append(lab)
         for i, (x, y, w) in pos.items():
-            stroke = '"#e01010" stroke-width="2.5"' if i in hot_events else '"#bbb"'
-            parts.append(f'<rect x="{x - w / 2:.1f}" y="{y - BOX_H / 2:.1f}" width="{w:.1f}" '
-                         f'height="{BOX_H}" rx="4" fill="white" stroke={stroke}/>'
+            stroke = f'"{HOT}" stroke-width="2.5"' if i in hot_events else '"#bbb"'
+            h = drawing.height_of(i)
+            parts.append(f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" '
+                         f'height="{h:.1f}" rx="4" fill="white" stroke={stroke}/>'
                          f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" '
                          f'font-family="monospace" font-size="12">{html.escape(labels[i])}</text>')
         blocks.append("\n".join(parts))
-        y0 += top + drawing.height + 30
+        y0 += top + extra + drawing.height + 30
+    legend, legend_end = _legend(14, kinds, hot_names)
+    width = max(width, int(legend_end) + 10)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y0 + 40}" '
             f'font-family="sans-serif" font-size="13">\n'
             f'<defs><marker id="arr" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
@@ -585,4 +695,4 @@ def _svg(ex: Explanation) -> str:
             f'</defs>\n<text x="10" y="{y0 + 25}">{html.escape(ex.test.name)}: '
             f'{html.escape(ex.outcome_text)} '
             f'{"allowed" if ex.allowed else "forbidden"} ({html.escape(ex.model)})</text>\n')
-    return head + "\n".join(blocks) + "\n</svg>\n"
+    return head + legend + "\n" + "\n".join(blocks) + "\n</svg>\n"

@@ -15,6 +15,18 @@ Neither holds a box, so an edge that keeps to them crosses no box:
 
 Each edge gets its own *track* in every channel and gap it uses and its own point on each box
 side it leaves or enters, so parallel edges (rf and a witness between the same events) run apart.
+No two edges run closer than :data:`MIN_SEP` pixels along each other (a reader must be able to
+follow each one):
+
+- tracks are :data:`TRACK` apart;
+- the short horizontal stubs between a box side and a channel are at the height of the box's
+  row, and the stubs of *every* box of that row that open onto that channel (the right sides of
+  one column and the left sides of the next) share one pool of heights, :data:`SPREAD_SIDE`
+  apart, so two stubs never lie on one line; a row is made as tall as its fullest pool;
+- an initial write or final read is made wide enough for its ports (:data:`SPREAD_TOP` apart) and
+  shifted right until none of its ports lies within :data:`MIN_SEP` of a channel's track (its
+  vertical stub would otherwise run along that track's vertical segments).
+
 The channels and gaps are made wide enough for their tracks, then the coordinates are fixed.
 :func:`layout` does it all; the caller (:func:`oracle.explanation._svg`) only draws.
 """
@@ -28,8 +40,10 @@ TRACK = 7             # distance between two tracks of a channel or gap
 PAD = 10              # from a channel's or gap's border to its first track
 MIN_CHANNEL = 56      # narrowest channel between columns (room for a label)
 MIN_GAP = 40          # narrowest gap between rows
-SPREAD_SIDE = 5       # distance between two edges leaving one side of a box
-SPREAD_TOP = 8        # ... one top or bottom
+MIN_SEP = 6           # no two edges run closer than this along each other
+SPREAD_SIDE = 7       # distance between two stubs at one row's height in one channel
+SPREAD_TOP = 8        # ... two edges leaving one top or bottom
+PORT_MARGIN = 5       # from a box's corner to its outermost port
 
 
 @dataclasses.dataclass
@@ -54,11 +68,16 @@ class Drawing:
     column_x: list[float]
     width: float
     height: float
+    box_h: dict[int, float] = dataclasses.field(default_factory=dict)   # id -> box height
+
+    def height_of(self, node: int) -> float:
+        return self.box_h.get(node, BOX_H)
 
 
 # A route is a list of points whose coordinates are symbolic until the sizes are known:
 #   ("chan", v, track)  the x of a track of channel v      ("gap", g, track)  the y of a track of gap g
-#   ("port", node, side, slot)  the x or y where the edge meets a box side
+#   ("port", node, side, slot)  the x or y where the edge meets a box side (for a left or right
+#   side, ``slot`` is the place in the pool of the box's row and the channel beside that side)
 #   ("cx", node) / ("cy", node)  a box's centre
 
 
@@ -72,7 +91,7 @@ class _Router:
         self.ncols, self.nrows = ncols, nrows          # nrows: thread rows; finals at nrows + 1
         self.chan_tracks = [0] * (ncols + 1)
         self.gap_tracks = [0] * (nrows + 3)
-        self.ports: dict[tuple[int, str], int] = {}     # (node, side) -> edges using it
+        self.ports: dict[tuple, int] = {}     # (node, side) or (row, channel) -> ports in it
 
     def _track(self, kind: str, i: int) -> tuple:
         counts = self.chan_tracks if kind == "chan" else self.gap_tracks
@@ -80,8 +99,13 @@ class _Router:
         return (kind, i, counts[i] - 1)
 
     def _port(self, node: int, side: str) -> tuple:
-        k = self.ports.get((node, side), 0)
-        self.ports[(node, side)] = k + 1
+        n = self.nodes[node]
+        if side in ("left", "right"):       # one pool per row and channel
+            key = ("row", n.row, n.column + (1 if side == "right" else 0))
+        else:
+            key = (node, side)
+        k = self.ports.get(key, 0)
+        self.ports[key] = k + 1
         return ("port", node, side, k)
 
     def _is_thread(self, n: Node) -> bool:
@@ -147,11 +171,15 @@ class _Router:
 
 
 class _Geometry:
-    """Channel and gap positions from their track counts; box positions from those."""
+    """Channel and gap positions from their track counts; row heights from the side-port pools;
+    box positions from those (initial writes and final reads kept clear of the channels'
+    tracks)."""
 
     def __init__(self, nodes: list[Node], ncols: int, nrows: int, chan_tracks: list[int],
-                 gap_tracks: list[int], x0: float, y0: float):
+                 gap_tracks: list[int], x0: float, y0: float, ports: dict | None = None):
+        ports = ports or {}
         self.ncols, self.nrows = ncols, nrows
+        self.ports = ports
         col_w = [max([n.width for n in nodes if n.column == c] + [30.0]) for c in range(ncols)]
         self.chan_w = [max(MIN_CHANNEL if 0 < v < ncols else 2 * PAD,
                            2 * PAD + TRACK * max(n - 1, 0)) for v, n in enumerate(chan_tracks)]
@@ -164,21 +192,35 @@ class _Geometry:
                 self.col_x.append(x)
                 x += col_w[c]
         self.right = x
+        self.chan_tracks, self.gap_tracks = chan_tracks, gap_tracks
+        # a row is as tall as its fullest pool of side ports needs
+        self.row_h = [float(BOX_H)] * (nrows + 2)
+        for key, m in ports.items():
+            if key[0] == "row":
+                self.row_h[key[1]] = max(self.row_h[key[1]],
+                                         SPREAD_SIDE * (m - 1) + 2 * PORT_MARGIN)
         self.gap_h = [max(MIN_GAP, 2 * PAD + TRACK * max(n - 1, 0)) for n in gap_tracks]
         self.row_y = [y0]
         for g in range(1, nrows + 2):
-            self.row_y.append(self.row_y[-1] + BOX_H + self.gap_h[g])
-        self.chan_tracks, self.gap_tracks = chan_tracks, gap_tracks
+            self.row_y.append(self.row_y[-1] + self.row_h[g - 1] / 2 + self.gap_h[g]
+                              + self.row_h[g] / 2)
         self.boxes: dict[int, tuple[float, float, float]] = {}
+        self.box_h: dict[int, float] = {}
+        tracks = [self.track_x(v, k) for v in range(ncols + 1) for k in range(chan_tracks[v])]
         specials: dict[int, float] = {}
         for n in nodes:
             if n.column >= 0:
                 self.boxes[n.id] = (self.col_x[n.column] + n.width / 2, self.row_y[n.row], n.width)
             else:
+                side = "bottom" if n.row == 0 else "top"
+                m = ports.get((n.id, side), 0)
+                w = max(n.width, SPREAD_TOP * (m - 1) + 2 * PORT_MARGIN)
                 sx = specials.get(n.row, self.col_x[0] if ncols else x0 + PAD)
-                self.boxes[n.id] = (sx + n.width / 2, self.row_y[n.row], n.width)
-                specials[n.row] = sx + n.width + 30
-                self.right = max(self.right, sx + n.width + PAD)
+                sx = _clear_of(sx, w, m, tracks)
+                self.boxes[n.id] = (sx + w / 2, self.row_y[n.row], w)
+                specials[n.row] = sx + w + 30
+                self.right = max(self.right, sx + w + PAD)
+            self.box_h[n.id] = self.row_h[n.row]
 
     def cx(self, n: Node) -> float:
         return self.boxes[n.id][0]
@@ -192,8 +234,30 @@ class _Geometry:
 
     def track_y(self, g: int, k: int) -> float:
         n = self.gap_tracks[g]
-        top = self.row_y[g - 1] + BOX_H / 2
+        top = self.row_y[g - 1] + self.row_h[g - 1] / 2
         return top + (self.gap_h[g] - TRACK * (n - 1)) / 2 + TRACK * k
+
+
+def _top_ports(x: float, w: float, m: int) -> list[float]:
+    """The xs of ``m`` ports on the top or bottom of a box centred at ``x``, ``w`` wide."""
+    step = SPREAD_TOP if m < 2 else min(SPREAD_TOP, (w - 2 * PORT_MARGIN) / (m - 1))
+    return [x + (k - (m - 1) / 2) * step for k in range(m)]
+
+
+def _clear_of(sx: float, w: float, m: int, tracks: list[float]) -> float:
+    """The least left edge from ``sx`` on at which none of a box's ``m`` top or bottom ports lies
+    within :data:`MIN_SEP` of a channel track (each shift moves a port past a track, so this
+    ends)."""
+    for _ in range(4 * len(tracks) + 4):
+        shift = 0.0
+        for p in _top_ports(sx + w / 2, w, m):
+            for t in tracks:
+                if abs(p - t) < MIN_SEP:
+                    shift = max(shift, t + MIN_SEP - p)
+        if shift <= 0:
+            break
+        sx += shift + 1e-6
+    return sx
 
 
 def _resolve(p, geo: _Geometry, ports: dict) -> tuple[float, float]:
@@ -201,12 +265,13 @@ def _resolve(p, geo: _Geometry, ports: dict) -> tuple[float, float]:
     if p[0] == "port":
         _, node, side, k = p
         x, y, w = geo.boxes[node]
-        m = ports[(node, side)]
         if side in ("left", "right"):
-            step = min(SPREAD_SIDE, (BOX_H - 6) / max(m - 1, 1))
-            return (x - w / 2 if side == "left" else x + w / 2), y + (k - (m - 1) / 2) * step
-        step = min(SPREAD_TOP, (w - 12) / max(m - 1, 1))
-        return x + (k - (m - 1) / 2) * step, (y + BOX_H / 2 if side == "bottom" else y - BOX_H / 2)
+            n = geo.node_of[node]
+            m = ports[("row", n.row, n.column + (1 if side == "right" else 0))]
+            return (x - w / 2 if side == "left" else x + w / 2), y + (k - (m - 1) / 2) * SPREAD_SIDE
+        m = ports[(node, side)]
+        return _top_ports(x, w, m)[k], (y + geo.box_h[node] / 2 if side == "bottom"
+                                        else y - geo.box_h[node] / 2)
     xs, ys = p
 
     def coord(c, axis):
@@ -234,11 +299,13 @@ def layout(nodes: list[Node], edges: list[tuple[int, int]], x0: float = 10.0,
     near = _Geometry(nodes, ncols, nrows, [0] * (ncols + 1), [0] * (nrows + 3), x0, y0)
     routes = [router.route(a, b, near) if a in known and b in known and a != b else None
               for a, b in edges]
-    geo = _Geometry(nodes, ncols, nrows, router.chan_tracks, router.gap_tracks, x0, y0)
+    geo = _Geometry(nodes, ncols, nrows, router.chan_tracks, router.gap_tracks, x0, y0,
+                    router.ports)
+    geo.node_of = router.nodes
     paths = [None if r is None else _simplify([_resolve(p, geo, router.ports) for p in r])
              for r in routes]
-    height = geo.row_y[nrows + 1] + BOX_H / 2 - y0
-    return Drawing(geo.boxes, paths, geo.col_x, geo.right + PAD, height)
+    height = geo.row_y[nrows + 1] + geo.row_h[nrows + 1] / 2 - y0
+    return Drawing(geo.boxes, paths, geo.col_x, geo.right + PAD, height, geo.box_h)
 
 
 def _simplify(points: list[tuple[float, float]]) -> list[tuple[float, float]]:

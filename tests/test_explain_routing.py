@@ -1,4 +1,6 @@
-"""The explanation SVG routes no edge through a box (issue 17 item 9).
+"""The explanation SVG routes no edge through a box (issue 17 item 9), and no two edges share a
+stretch or run within MIN_SEP (6) pixels of each other (issue 33): such a pair reads as one edge,
+or as an edge from the wrong box.
 
 The check is geometric and independent of how the drawing is made: the SVG is parsed with
 ``xml.etree``; every ``rect`` outside the legend is an event box; every ``path`` and ``line``
@@ -7,6 +9,10 @@ segments, quadratic and cubic curves, as the path data says) is sampled every ha
 ends are the boxes nearest its first and last points (and must touch them); no sample may lie
 inside any other box. The old layout (straight quadratic bends from centre to centre) fails this on
 MP, IRIW, WRC and ISA2; the routed one must pass on every corpus program below and on random grids.
+The separation check takes each edge's straight pieces (the path data's M/L/H/V; rounded corners
+are where edges turn) and reports two pieces of different edges that are nearly parallel, overlap
+along their direction and lie closer than MIN_SEP; the routing before issue 33 fails it on every
+corpus program below (stubs 2.5-5 px apart, two stubs on one line).
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from hypothesis import strategies as st
 
 import litmus
 import oracle
-from oracle.routing import BOX_H, TRACK, Node, layout, path_data
+from fuzz.strategies import litmus_programs
+from oracle.routing import TRACK, Node, layout, path_data
 
 NS = "{http://www.w3.org/2000/svg}"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -146,6 +153,114 @@ def crossings(svg: str) -> list[str]:
     return bad
 
 
+def _pieces(d: str) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """The straight pieces (M/L/H/V) of SVG path data; curves (the rounded corners, at most a
+    few pixels) are left out: two edges may meet or cross, and corners are where they turn."""
+    toks = re.findall(r"[A-Za-z]|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", d)
+    out = []
+    cur = start = (0.0, 0.0)
+    i, cmd = 0, "M"
+    while i < len(toks):
+        if toks[i].isalpha():
+            cmd = toks[i]
+            i += 1
+        kind, rel = cmd.upper(), cmd.islower()
+        a = [float(x) for x in toks[i:i + _ARGS[kind]]]
+        i += _ARGS[kind]
+        ox, oy = cur if rel else (0.0, 0.0)
+        if kind == "M":
+            cur = start = (a[0] + ox, a[1] + oy)
+            cmd = "l" if rel else "L"
+            continue
+        nxt = {"L": lambda: (a[0] + ox, a[1] + oy), "H": lambda: (a[0] + ox, cur[1]),
+               "V": lambda: (cur[0], a[0] + oy), "Z": lambda: start}.get(kind)
+        if nxt is None:            # a curve: its end point
+            end = (a[-2] + ox, a[-1] + oy)
+        else:
+            end = nxt()
+            out.append((cur, end))
+        cur = end
+    return [s for s in out if math.dist(*s) > 1e-9]
+
+
+def edge_pieces(svg: str) -> list[list[tuple[tuple[float, float], tuple[float, float]]]]:
+    """Each edge of the drawing (as :func:`boxes_and_edges` finds them) as its straight pieces."""
+    root = ET.fromstring(svg)
+    skip = set()
+    for el in root.iter():
+        if el.tag == NS + "defs" or (el.tag == NS + "g" and el.get("class") == "legend"):
+            skip |= set(el.iter())
+    out = []
+    for el in root.iter():
+        if el in skip:
+            continue
+        if el.tag == NS + "path":
+            out.append(_pieces(el.get("d")))
+        elif el.tag == NS + "line":
+            out.append([((float(el.get("x1")), float(el.get("y1"))),
+                         (float(el.get("x2")), float(el.get("y2"))))])
+    return out
+
+
+MIN_SEP = 6.0       # pixels: no two edges run closer than this along each other
+
+
+def _run_along(s, t) -> tuple[float, float]:
+    """(distance, shared length) of two straight pieces that run side by side: nearly parallel
+    (under 10 degrees apart), the length over which their projections on ``s``'s direction
+    overlap and the distance between them there; (inf, 0) when they do not run side by side."""
+    (ax, ay), (bx, by) = s
+    ux, uy = bx - ax, by - ay
+    n = math.hypot(ux, uy)
+    ux, uy = ux / n, uy / n
+    (cx, cy), (dx, dy) = t
+    vx, vy = dx - cx, dy - cy
+    m = math.hypot(vx, vy)
+    if abs(ux * vy - uy * vx) / m > math.sin(math.radians(10)):
+        return math.inf, 0.0
+    p0, p1 = sorted(((cx - ax) * ux + (cy - ay) * uy, (dx - ax) * ux + (dy - ay) * uy))
+    lo, hi = max(0.0, p0), min(n, p1)
+    if hi - lo <= 0.5:
+        return math.inf, 0.0
+    # the largest perpendicular distance of t's ends from s's line bounds it over the overlap
+    dist = max(abs((cx - ax) * uy - (cy - ay) * ux), abs((dx - ax) * uy - (dy - ay) * ux))
+    return dist, hi - lo
+
+
+def close_runs(svg: str, sep: float = MIN_SEP) -> list[str]:
+    """Every pair of edges with pieces that share a stretch or run within ``sep`` pixels of each
+    other along it (edges that cross or meet at an angle are fine)."""
+    edges = edge_pieces(svg)
+    bad = []
+    for i, e in enumerate(edges):
+        for j in range(i + 1, len(edges)):
+            for s in e:
+                for t in edges[j]:
+                    dist, length = _run_along(s, t)
+                    if dist < sep - 1e-6:
+                        bad.append(f"edges {i} and {j}: {s} and {t} run {dist:.1f} px apart "
+                                   f"for {length:.1f} px")
+    return bad
+
+
+def test_the_check_sees_edges_that_run_close():
+    """The separation check itself: two edges on one line, 2.5 px apart, 6 px apart, crossing,
+    and meeting at a right angle."""
+    head = '<svg xmlns="http://www.w3.org/2000/svg">'
+
+    def svg(*ds):
+        return head + "".join(f'<path d="{d}"/>' for d in ds) + "</svg>"
+    assert close_runs(svg("M0,0 L100,0", "M50,0 L150,0"))                 # a shared segment
+    assert close_runs(svg("M0,0 L100,0", "M0,2.5 L100,2.5"))               # 2.5 px apart
+    assert close_runs(svg("M0,0 L0,100", "M3,50 l0,80"))                   # relative, vertical
+    assert close_runs(svg("M0,0 L100,0", "M0,6 L100,6")) == []             # 6 px apart
+    assert close_runs(svg("M0,0 L100,0", "M50,-50 L50,50")) == []          # crossing
+    assert close_runs(svg("M0,0 L100,0", "M100,0 L100,80")) == []          # meeting at a corner
+    assert close_runs(svg("M0,0 L100,0", "M101,0 L200,0")) == []           # end to end
+    assert close_runs(svg("M0,0 L100,0 Q105,0 105,5 L105,90", "M111,5 L111,90")) == []
+    assert close_runs(svg("M0,0 L100,0 Q105,0 105,5 L105,90", "M110,5 L110,90"))
+
+
 def test_the_check_sees_an_edge_through_a_box():
     """The check itself: a straight line from the first box to the third through the second is
     found; the same edge bent around the middle box is not."""
@@ -170,6 +285,7 @@ def test_no_edge_of_a_corpus_explanation_crosses_a_box(name):
         test = litmus.parse(f.read())
     svg = oracle.explain(test, _condition_outcome(test)).svg()
     assert crossings(svg) == []
+    assert close_runs(svg) == []
 
 
 LONG = """AMDGPU LONG+chain
@@ -199,6 +315,7 @@ def test_no_edge_crosses_a_box_with_ten_events_per_thread():
     svg = ex.svg()
     assert svg.count("<rect") >= 30
     assert crossings(svg) == []
+    assert close_runs(svg) == []
 
 
 # --- the router on random grids -------------------------------------------------------------------
@@ -221,8 +338,8 @@ def grids(draw):
 
 
 def _svg_of(drawing) -> str:
-    rects = "".join(f'<rect x="{x - w / 2}" y="{y - BOX_H / 2}" width="{w}" height="{BOX_H}"/>'
-                    for x, y, w in drawing.boxes.values())
+    rects = "".join(f'<rect x="{x - w / 2}" y="{y - drawing.height_of(i) / 2}" width="{w}" '
+                    f'height="{drawing.height_of(i)}"/>' for i, (x, y, w) in drawing.boxes.items())
     paths = "".join(f'<path d="{path_data(p)}"/>' for p in drawing.paths if p)
     return f'<svg xmlns="http://www.w3.org/2000/svg">{rects}{paths}</svg>'
 
@@ -249,6 +366,7 @@ def test_routed_edges_cross_no_box_and_parallel_edges_run_apart(grid):
     drawing = layout(nodes, edges)
     if any(drawing.paths):
         assert crossings(_svg_of(drawing)) == []
+        assert close_runs(_svg_of(drawing)) == []
     for k, (p, (a, b)) in enumerate(zip(drawing.paths, edges)):
         assert p is not None
         assert all(p[i][0] == p[i + 1][0] or p[i][1] == p[i + 1][1] for i in range(len(p) - 1))
@@ -278,3 +396,71 @@ def test_a_thread_without_events_keeps_its_column():
     assert drawing.column_x[0] < drawing.column_x[1] < drawing.column_x[2] < drawing.column_x[3]
     assert drawing.boxes[1][0] - 30 == pytest.approx(drawing.column_x[2])
     assert crossings(_svg_of(drawing)) == []
+
+
+# --- many explanations: corpus tests and generated programs ----------------------------------------
+
+def _amdgpu_corpus() -> list[str]:
+    """Every AMDGPU-dialect corpus test (the dialect ``explain`` draws), relative to corpora/."""
+    out = []
+    for d, _, files in os.walk(os.path.join(ROOT, "corpora")):
+        for f in sorted(files):
+            if f.endswith(".litmus"):
+                path = os.path.join(d, f)
+                with open(path, encoding="utf-8") as fh:
+                    if fh.readline().startswith("AMDGPU"):
+                        out.append(os.path.relpath(path, os.path.join(ROOT, "corpora")))
+    return sorted(out)
+
+
+def _explanation_svgs(test):
+    """The SVG of the test's condition and of one outcome the model forbids (if any): both kinds
+    of picture (a consistent execution; failing candidates with their witness)."""
+    out = [oracle.explain(test, _condition_outcome(test)).svg()]
+    forbidden = _a_forbidden_outcome(test)
+    if forbidden is not None:
+        ex = oracle.explain(test, forbidden)
+        assert not ex.allowed
+        out.append(ex.svg())
+    return out
+
+
+def _a_forbidden_outcome(test) -> dict | None:
+    """An outcome the model forbids, one value away from an allowed state (None if none is)."""
+    res = oracle.check(test)
+    for state in list(res.states)[:4]:
+        concrete = {k: v for k, v in state.items() if isinstance(v, int)}
+        for k in sorted(concrete):
+            for v in (0, 1, 2):
+                o = dict(concrete, **{k: v})
+                if o != concrete and len(o) == len(state) and not res.allows(o):
+                    return o
+    return None
+
+
+def _assert_readable(svg: str) -> None:
+    """No edge through a box (when there are edges: a consistent execution may have none) and
+    no two edges closer than MIN_SEP along each other."""
+    if edge_pieces(svg):
+        assert crossings(svg) == []
+    assert close_runs(svg) == []
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(_amdgpu_corpus()))
+def test_corpus_explanations_keep_edges_apart(name):
+    """Any AMDGPU corpus test's explanation: no edge through a box, no two edges along each
+    other closer than MIN_SEP."""
+    with open(os.path.join(ROOT, "corpora", name), encoding="utf-8") as f:
+        test = litmus.parse(f.read())
+    for svg in _explanation_svgs(test):
+        _assert_readable(svg)
+
+
+@settings(max_examples=80, deadline=None)
+@given(litmus_programs("atomics,plain,rmw,fences,barriers", near_miss=0.5))
+def test_generated_explanations_keep_edges_apart(test):
+    """Programs from the public strategy (near misses included, so forbidden outcomes with
+    witnesses are drawn): the same two checks."""
+    for svg in _explanation_svgs(test):
+        _assert_readable(svg)

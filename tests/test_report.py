@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import html.parser
+import json
 import math
 import os
+import re
 
 import pytest
 
@@ -125,10 +127,31 @@ def test_report_cli_rejects_a_non_campaign(tmp_path, capsys):
 
 
 def test_timeline_marks_findings(campaign_dir):
+    """Exactly one mark per distinct finding (not one per program that hit it), a legend that
+    counts them, and both axes labelled (issue 33)."""
     build_report(campaign_dir, explainer=None)
     page = open(os.path.join(campaign_dir, "report.html"), encoding="utf-8").read()
-    n = len({r["first"]["index"] for r in load_findings(campaign_dir)})
-    assert page.count('class="finding" cx=') >= n
+    fs = load_findings(campaign_dir)
+    programs_with_findings = sum(
+        1 for line in open(os.path.join(campaign_dir, "journal.jsonl"), encoding="utf-8")
+        if json.loads(line).get("status") == "finding")
+    timeline = page[page.index('<section id="timeline">'):]
+    timeline = timeline[:timeline.index("</section>")]
+    assert timeline.count('class="finding" cx=') == len(fs) >= 1
+    assert programs_with_findings >= len(fs)
+    assert f"finding, when first found ({len(fs)})" in timeline
+    assert "campaign time (s)" in timeline and "programs run" in timeline
+    for r in fs:
+        assert f"finding {r['id']}, first found at {r['first']['t']:.2f} s" in timeline
+
+
+def test_the_why_block_wraps_and_inline_code_renders():
+    """The explanation is wrapped text (no clipping on the right), and the baseline line's
+    `backend` is code, not literal backticks (issue 33)."""
+    from fuzz.report import _CSS, inline_code
+    assert re.search(r"pre\.explanation\{[^}]*white-space:\s*pre-wrap", _CSS)
+    assert inline_code("baseline `sim` <ok>") == "baseline <code>sim</code> &lt;ok&gt;"
+    assert inline_code("one ` only") == "one ` only"
 
 
 def test_report_renders_for_a_real_simulator_finding(tmp_path):
