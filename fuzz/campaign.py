@@ -560,6 +560,7 @@ class Campaign:
                 record["evidence"] = self.backend.evidence(small)
             except Exception as e:
                 record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
+        record["bucket"] = finding_bucket(record, self.backend)
         if publish(self.root, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
@@ -583,6 +584,17 @@ def reproduction(backend: str, seed: int, iterations: int, params: dict,
         "params": json.loads(json.dumps(params, default=str)),
         "kernel": kernel,
     }
+
+
+def finding_bucket(record: dict, backend) -> dict:
+    """The finding's bucket (fuzz/buckets.py); an explanation that fails leaves the finding its
+    own bucket, with the reason."""
+    from .buckets import bucket_id, bucket_of
+    try:
+        return bucket_of(record, backend)
+    except Exception as e:
+        sig = f"finding {record['id']}"
+        return {"kind": "none", "signature": sig, "id": bucket_id(sig), "error": _one_line(e)}
 
 
 def kernel_source(backend, test: Test) -> str | None:

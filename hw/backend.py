@@ -110,6 +110,17 @@ class EvidenceBackend(Backend, Protocol):
         ...
 
 
+@runtime_checkable
+class CulpritBackend(Backend, Protocol):
+    """A backend that can name the machine instruction at fault in a finding (the ``isa``
+    backend), so that findings are grouped by it (fuzz/buckets.py)."""
+
+    def culprit(self, test: Test, reads: list[tuple[int, int]]) -> dict | None:
+        """``{"kind", "signature", ...}`` for a forbidden outcome of ``test`` the model blames on
+        ``reads`` (thread, litmus instruction index); None when the backend cannot tell."""
+        ...
+
+
 class BackendFactory(Protocol):
     """What ``hw.FAMILIES`` names per backend family: ``factory(spec)`` with the part of the
     backend name after ``family:`` (None when there is none)."""

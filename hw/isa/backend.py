@@ -63,6 +63,14 @@ class IsaBackend(SimBackend, EvidenceBackend):
         from .evidence import markdown
         return markdown(self.build(test))
 
+    def culprit(self, test: Test, reads: list[tuple[int, int]]) -> dict | None:
+        """The compiled instruction at fault for a forbidden outcome the oracle blames on
+        ``reads`` (see :mod:`hw.isa.culprit`): the finding's bucket signature."""
+        from .culprit import culprit
+        b = self.build(test)
+        glue.machine(b)
+        return culprit(b, reads)
+
 
 def make_backend(spec: str | None) -> IsaBackend:
     why = tools_available()
