@@ -156,7 +156,7 @@ def signature(test: Test, outcome: dict, explainer=None) -> dict:
     if explainer is None:
         import oracle
         explainer = oracle.explain
-    ex = explainer(test, outcome)
+    ex = explainer(test, outcome)         # under the test's default model (its dialect's)
     check, reads, parts = culprits(ex)
     if check == "may-see":
         what = sorted({stale_read_sig(test, t, k) for t, k in reads}) or ["(no read named)"]

@@ -560,7 +560,7 @@ class Campaign:
                 record["evidence"] = self.backend.evidence(small)
             except Exception as e:
                 record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
-        record["bucket"] = finding_bucket(record, self.backend)
+        record["bucket"] = finding_bucket(record, self.backend, self.cfg.model)
         if publish(self.root, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
@@ -586,12 +586,16 @@ def reproduction(backend: str, seed: int, iterations: int, params: dict,
     }
 
 
-def finding_bucket(record: dict, backend) -> dict:
-    """The finding's bucket (fuzz/buckets.py); an explanation that fails leaves the finding its
-    own bucket, with the reason."""
+def finding_bucket(record: dict, backend, model: str | None = None) -> dict:
+    """The finding's bucket (fuzz/buckets.py), explained under the campaign's model; an
+    explanation that fails leaves the finding its own bucket, with the reason."""
     from .buckets import bucket_id, bucket_of
+
+    def explainer(test, outcome):
+        import oracle
+        return oracle.explain(test, outcome, model)
     try:
-        return bucket_of(record, backend)
+        return bucket_of(record, backend, explainer)
     except Exception as e:
         sig = f"finding {record['id']}"
         return {"kind": "none", "signature": sig, "id": bucket_id(sig), "error": _one_line(e)}
