@@ -196,6 +196,7 @@ class Campaign:
         self._stop = stop            # asked between programs: True ends the session early
         self._backend = backend
         self._baseline = baseline
+        self._draw_features: frozenset | None = None
         self.new_findings = 0
         self._checker = checker
         self.progress = progress
@@ -304,6 +305,21 @@ class Campaign:
         return self._backend
 
     @property
+    def draw_features(self) -> frozenset:
+        """The features programs are drawn with: the campaign's, narrowed to what the backend
+        (and the baseline) declare they can express (``capabilities()``; AMDGPU programs)."""
+        if self._draw_features is None:
+            feats = self.cfg.features
+            if program_kind(self.cfg.model)[0] == "AMDGPU":
+                from .strategies import for_backend
+                for b in (self.backend, self.baseline):
+                    caps = getattr(b, "capabilities", None)
+                    if caps is not None:
+                        feats = for_backend(feats, caps())
+            self._draw_features = feats
+        return self._draw_features
+
+    @property
     def baseline(self):
         if self._baseline is None and self.cfg.baseline:
             import hw
@@ -398,7 +414,7 @@ class Campaign:
         """Program number ``i``: its journal entry (and its finding, published before)."""
         pseed = program_seed(self.cfg.seed, i)
         draw = program_kind(self.cfg.model)[1]
-        test = draw(self.cfg.seed, i, self.cfg.features, self.cfg.near_miss)
+        test = draw(self.cfg.seed, i, self.draw_features, self.cfg.near_miss)
         entry = {"type": "program", "campaign": self.uid, "i": i, "seed": pseed, "name": test.name,
                  "kinds": cov.kinds(test), "pairs": cov.scope_pairs(test), "size": test.size}
         execs = [0]

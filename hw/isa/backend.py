@@ -63,6 +63,10 @@ class IsaBackend(SimBackend, EvidenceBackend):
         from .evidence import markdown
         return markdown(self.build(test))
 
+    def capabilities(self) -> frozenset[str]:
+        """What this target can express (:meth:`hw.isa.targets.Target.capabilities`)."""
+        return self.target.capabilities()
+
     def culprit(self, test: Test, reads: list[tuple[int, int]]) -> dict | None:
         """The compiled instruction at fault for a forbidden outcome the oracle blames on
         ``reads`` (see :mod:`hw.isa.culprit`): the finding's bucket signature."""
