@@ -166,6 +166,9 @@ def mutant_of(backend: str) -> str | None:
 
 #: journal statuses of programs that ran on the backend (the only ones that exercised anything)
 EXECUTED = ("ok", "finding", "unconfirmed")
+
+#: programs drawn ahead and prepared together by a backend that batches (``prepare``)
+BATCH = 32
 #: journal statuses of programs that errored (the oracle, the backend, or the size limit)
 ERRORED = ("oracle-error", "backend-error", "too-big")
 
@@ -197,6 +200,7 @@ class Campaign:
         self._backend = backend
         self._baseline = baseline
         self._draw_features: frozenset | None = None
+        self._drawn: dict = {}           # programs drawn ahead for a batch (`_batched`)
         self.new_findings = 0
         self._checker = checker
         self.progress = progress
@@ -365,7 +369,7 @@ class Campaign:
         start = time.monotonic()
         base = self.stats.active
         try:
-            for i in self.indices():
+            for i in self._batched(self.indices()):
                 if self.cfg.time is not None and time.monotonic() - start >= self.cfg.time:
                     break
                 entry = self.one(i, lambda: base + time.monotonic() - start)
@@ -388,6 +392,28 @@ class Campaign:
             if self.progress:
                 self.progress.finish(self.stats, self.coverage)
         return self.stats
+
+    def _batched(self, indices):
+        """``indices``, read :data:`BATCH` ahead: the programs of each batch are drawn at once
+        and handed to the backend's ``prepare`` (the isa backend compiles them in one clang-22
+        call, hw/isa/toolchain.compile_batch), so that ``one`` finds them compiled."""
+        prepare = getattr(self.backend, "prepare", None)
+        if prepare is None:
+            yield from indices
+            return
+        draw = program_kind(self.cfg.model)[1]
+        it = iter(indices)
+        while True:
+            batch = [i for _, i in zip(range(BATCH), it)]
+            if not batch:
+                return
+            self._drawn = {i: draw(self.cfg.seed, i, self.draw_features, self.cfg.near_miss)
+                           for i in batch}
+            try:
+                prepare(list(self._drawn.values()))
+            except Exception:            # each program then meets its own error in `one`
+                pass
+            yield from batch
 
     def _warm_up(self) -> None:
         """Compile the oracle's and the backends' kernels (numba JIT) before the clock starts, so
@@ -414,7 +440,8 @@ class Campaign:
         """Program number ``i``: its journal entry (and its finding, published before)."""
         pseed = program_seed(self.cfg.seed, i)
         draw = program_kind(self.cfg.model)[1]
-        test = draw(self.cfg.seed, i, self.draw_features, self.cfg.near_miss)
+        test = self._drawn.pop(i, None) or draw(self.cfg.seed, i, self.draw_features,
+                                                self.cfg.near_miss)
         entry = {"type": "program", "campaign": self.uid, "i": i, "seed": pseed, "name": test.name,
                  "kinds": cov.kinds(test), "pairs": cov.scope_pairs(test), "size": test.size}
         execs = [0]

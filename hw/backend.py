@@ -139,6 +139,16 @@ class CapableBackend(Backend, Protocol):
 
 
 @runtime_checkable
+class BatchBackend(Backend, Protocol):
+    """A backend that prepares many tests at once (the ``isa`` backend compiles them in one
+    clang-22 call); a campaign hands it each batch of programs before running them."""
+
+    def prepare(self, tests: list[Test]) -> None:
+        """Get ready to run ``tests`` (best effort: a test it cannot prepare fails in ``run``)."""
+        ...
+
+
+@runtime_checkable
 class CulpritBackend(Backend, Protocol):
     """A backend that can name the machine instruction at fault in a finding (the ``isa``
     backend), so that findings are grouped by it (fuzz/buckets.py)."""

@@ -63,6 +63,20 @@ class IsaBackend(SimBackend, EvidenceBackend):
         from .evidence import markdown
         return markdown(self.build(test))
 
+    def prepare(self, tests: list[Test]) -> None:
+        """Compile ``tests`` ahead, in one clang-22 and one llvm-objdump-22 call
+        (:func:`hw.isa.toolchain.compile_batch`); those it cannot express are left out (their
+        run says why)."""
+        from .source import generate
+        from .toolchain import compile_batch
+        srcs = []
+        for t in tests:
+            try:
+                srcs.append(generate(t, self.target).text)
+            except Exception:
+                continue
+        compile_batch(srcs, self.target)
+
     def capabilities(self) -> frozenset[str]:
         """What this target can express (:meth:`hw.isa.targets.Target.capabilities`)."""
         return self.target.capabilities()
