@@ -187,3 +187,42 @@ def test_isa_bucket_names_the_scalar_load(spec, family):
 def test_isa_bucket_without_scalar_loads_is_not_finding_1():
     b = bucket_of(_record(BAR_WG, {"P1:r0": 0}), _isa("gfx942,noscalar"))
     assert "scalar-load" not in b["signature"]
+
+
+def test_report_separates_known_from_new_buckets(tmp_path):
+    """A campaign directory with two hand-made findings in two buckets; a known-bugs file
+    matching one of them."""
+    import subprocess as sp
+    camp = tmp_path / "camp"
+    r = sp.run([sys.executable, "-m", "fuzz.cli", "fuzz", "--backend", "sim", "--programs", "3",
+                "--jobs", "1", "--quiet", "--out", str(camp)], capture_output=True, text=True,
+               timeout=600)
+    assert r.returncode == 0, r.stderr
+    for fid, text, outcome in (("f1", MP_LD, {"P0:r0": 1, "P0:r1": 0}),
+                               ("f2", CORR, {"P1:r0": 1, "P1:r1": 0})):
+        rec = _record(text, outcome)
+        rec.update(id=fid, backend="sim", original=text, bucket=bucket_of(rec),
+                   histogram=[{"outcome": outcome, "count": 1, "allowed": False}],
+                   minimize={"size_after": 4}, first={"t": 0.0})
+        d = camp / "findings" / fid
+        d.mkdir(parents=True)
+        (d / "finding.json").write_text(json.dumps(rec))
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps({"bugs": [{"name": "planted acq-no-inv",
+                                           "match": "after acquire\\.cluster",
+                                           "links": ["https://example.org/acq"]}]}))
+    r = sp.run([sys.executable, "-m", "fuzz.cli", "report", str(camp), "--known", str(known)],
+               capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    md = (camp / "report.md").read_text()
+    assert "2 finding(s) in 2 bucket(s) (1 new, 1 known)" in md
+    new, known_part = md.split("### Known bugs (1 bucket(s))")
+    assert "### New bugs (1 bucket(s))" in new
+    assert "planted acq-no-inv" in known_part and "https://example.org/acq" in known_part
+    assert "[f1]" in known_part.split("## Finding")[0] and "[f1]" not in new
+    assert "[f2]" in new
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    r = sp.run([sys.executable, "-m", "fuzz.cli", "report", str(camp), "--known", str(bad)],
+               capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "bad.json:1:2:" in r.stderr
