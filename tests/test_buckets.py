@@ -189,17 +189,14 @@ def test_isa_bucket_without_scalar_loads_is_not_finding_1():
     assert "scalar-load" not in b["signature"]
 
 
-def test_report_separates_known_from_new_buckets(tmp_path):
-    """A campaign directory with two hand-made findings in two buckets; a known-bugs file
-    matching one of them."""
+def _camp_with(camp, findings, seed=1):
+    """A real (small) sim campaign directory, with hand-made findings added."""
     import subprocess as sp
-    camp = tmp_path / "camp"
     r = sp.run([sys.executable, "-m", "fuzz.cli", "fuzz", "--backend", "sim", "--programs", "3",
-                "--jobs", "1", "--quiet", "--out", str(camp)], capture_output=True, text=True,
-               timeout=600)
+                "--seed", str(seed), "--jobs", "1", "--quiet", "--out", str(camp)],
+               capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    for fid, text, outcome in (("f1", MP_LD, {"P0:r0": 1, "P0:r1": 0}),
-                               ("f2", CORR, {"P1:r0": 1, "P1:r1": 0})):
+    for fid, text, outcome in findings:
         rec = _record(text, outcome)
         rec.update(id=fid, backend="sim", original=text, bucket=bucket_of(rec),
                    histogram=[{"outcome": outcome, "count": 1, "allowed": False}],
@@ -207,6 +204,31 @@ def test_report_separates_known_from_new_buckets(tmp_path):
         d = camp / "findings" / fid
         d.mkdir(parents=True)
         (d / "finding.json").write_text(json.dumps(rec))
+
+
+def test_merge_counts_buckets(tmp_path):
+    import subprocess as sp
+    _camp_with(tmp_path / "a", [("f1", MP_LD, {"P0:r0": 1, "P0:r1": 0}),
+                                ("f2", CORR, {"P1:r0": 1, "P1:r1": 0})])
+    _camp_with(tmp_path / "b", [("f3", MP_RMW, {"P1:r0": 1, "P1:r1": 0})], seed=2)
+    r = sp.run([sys.executable, "-m", "fuzz.cli", "merge", str(tmp_path / "m"),
+                str(tmp_path / "a"), str(tmp_path / "b")], capture_output=True, text=True,
+               timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "3 finding(s) in 2 bucket(s)" in r.stdout
+    r = sp.run([sys.executable, "-m", "fuzz.cli", "report", str(tmp_path / "m")],
+               capture_output=True, text=True, timeout=600)
+    md = (tmp_path / "m" / "report.md").read_text()
+    assert "### New bugs (2 bucket(s))" in md and "(2 form(s))" in md
+
+
+def test_report_separates_known_from_new_buckets(tmp_path):
+    """A campaign directory with two hand-made findings in two buckets; a known-bugs file
+    matching one of them."""
+    import subprocess as sp
+    camp = tmp_path / "camp"
+    _camp_with(camp, [("f1", MP_LD, {"P0:r0": 1, "P0:r1": 0}),
+                      ("f2", CORR, {"P1:r0": 1, "P1:r1": 0})])
     known = tmp_path / "known.json"
     known.write_text(json.dumps({"bugs": [{"name": "planted acq-no-inv",
                                            "match": "after acquire\\.cluster",
