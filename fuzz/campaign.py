@@ -166,6 +166,9 @@ def mutant_of(backend: str) -> str | None:
 
 #: journal statuses of programs that ran on the backend (the only ones that exercised anything)
 EXECUTED = ("ok", "finding", "unconfirmed")
+
+#: programs drawn ahead and prepared together by a backend that batches (``prepare``)
+BATCH = 32
 #: journal statuses of programs that errored (the oracle, the backend, or the size limit)
 ERRORED = ("oracle-error", "backend-error", "too-big")
 
@@ -196,6 +199,8 @@ class Campaign:
         self._stop = stop            # asked between programs: True ends the session early
         self._backend = backend
         self._baseline = baseline
+        self._draw_features: frozenset | None = None
+        self._drawn: dict = {}           # programs drawn ahead for a batch (`_batched`)
         self.new_findings = 0
         self._checker = checker
         self.progress = progress
@@ -304,6 +309,21 @@ class Campaign:
         return self._backend
 
     @property
+    def draw_features(self) -> frozenset:
+        """The features programs are drawn with: the campaign's, narrowed to what the backend
+        (and the baseline) declare they can express (``capabilities()``; AMDGPU programs)."""
+        if self._draw_features is None:
+            feats = self.cfg.features
+            if program_kind(self.cfg.model)[0] == "AMDGPU":
+                from .strategies import for_backend
+                for b in (self.backend, self.baseline):
+                    caps = getattr(b, "capabilities", None)
+                    if caps is not None:
+                        feats = for_backend(feats, caps())
+            self._draw_features = feats
+        return self._draw_features
+
+    @property
     def baseline(self):
         if self._baseline is None and self.cfg.baseline:
             import hw
@@ -349,7 +369,7 @@ class Campaign:
         start = time.monotonic()
         base = self.stats.active
         try:
-            for i in self.indices():
+            for i in self._batched(self.indices()):
                 if self.cfg.time is not None and time.monotonic() - start >= self.cfg.time:
                     break
                 entry = self.one(i, lambda: base + time.monotonic() - start)
@@ -372,6 +392,28 @@ class Campaign:
             if self.progress:
                 self.progress.finish(self.stats, self.coverage)
         return self.stats
+
+    def _batched(self, indices):
+        """``indices``, read :data:`BATCH` ahead: the programs of each batch are drawn at once
+        and handed to the backend's ``prepare`` (the isa backend compiles them in one clang-22
+        call, hw/isa/toolchain.compile_batch), so that ``one`` finds them compiled."""
+        prepare = getattr(self.backend, "prepare", None)
+        if prepare is None:
+            yield from indices
+            return
+        draw = program_kind(self.cfg.model)[1]
+        it = iter(indices)
+        while True:
+            batch = [i for _, i in zip(range(BATCH), it)]
+            if not batch:
+                return
+            self._drawn = {i: draw(self.cfg.seed, i, self.draw_features, self.cfg.near_miss)
+                           for i in batch}
+            try:
+                prepare(list(self._drawn.values()))
+            except Exception:            # each program then meets its own error in `one`
+                pass
+            yield from batch
 
     def _warm_up(self) -> None:
         """Compile the oracle's and the backends' kernels (numba JIT) before the clock starts, so
@@ -398,7 +440,8 @@ class Campaign:
         """Program number ``i``: its journal entry (and its finding, published before)."""
         pseed = program_seed(self.cfg.seed, i)
         draw = program_kind(self.cfg.model)[1]
-        test = draw(self.cfg.seed, i, self.cfg.features, self.cfg.near_miss)
+        test = self._drawn.pop(i, None) or draw(self.cfg.seed, i, self.draw_features,
+                                                self.cfg.near_miss)
         entry = {"type": "program", "campaign": self.uid, "i": i, "seed": pseed, "name": test.name,
                  "kinds": cov.kinds(test), "pairs": cov.scope_pairs(test), "size": test.size}
         execs = [0]
@@ -560,6 +603,7 @@ class Campaign:
                 record["evidence"] = self.backend.evidence(small)
             except Exception as e:
                 record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
+        record["bucket"] = finding_bucket(record, self.backend, self.cfg.model)
         if publish(self.root, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
@@ -583,6 +627,21 @@ def reproduction(backend: str, seed: int, iterations: int, params: dict,
         "params": json.loads(json.dumps(params, default=str)),
         "kernel": kernel,
     }
+
+
+def finding_bucket(record: dict, backend, model: str | None = None) -> dict:
+    """The finding's bucket (fuzz/buckets.py), explained under the campaign's model; an
+    explanation that fails leaves the finding its own bucket, with the reason."""
+    from .buckets import bucket_id, bucket_of
+
+    def explainer(test, outcome):
+        import oracle
+        return oracle.explain(test, outcome, model)
+    try:
+        return bucket_of(record, backend, explainer)
+    except Exception as e:
+        sig = f"finding {record['id']}"
+        return {"kind": "none", "signature": sig, "id": bucket_id(sig), "error": _one_line(e)}
 
 
 def kernel_source(backend, test: Test) -> str | None:

@@ -134,7 +134,8 @@ def cmd_fuzz(args) -> int:
               "(--resume continues)", file=sys.stderr)
         return EXIT_STORAGE
     print(f"{args.out}: {stats.programs} programs ({stats.executed} executed), "
-          f"{stats.findings} finding(s), {stats.undef} undef, {stats.errors} errors "
+          f"{stats.findings} finding(s){bucket_count_text(args.out)}, {stats.undef} undef, "
+          f"{stats.errors} errors "
           f"({stats.budget} over the oracle's search budget), {stats.refused} refused, "
           f"{stats.unconfirmed} unconfirmed", file=sys.stderr)
     if args.report:
@@ -150,6 +151,14 @@ def cmd_fuzz(args) -> int:
               f"to nothing (exit {EXIT_ERRORS})", file=sys.stderr)
         return EXIT_ERRORS
     return EXIT_OK
+
+
+def bucket_count_text(directory: str) -> str:
+    """`` in B bucket(s)`` of a campaign's findings (fuzz/buckets.py), "" when it has none."""
+    from .buckets import group
+    from .findings import load_findings
+    fs = load_findings(directory, on_bad=lambda m: None)
+    return f" in {len(group(fs))} bucket(s)" if fs else ""
 
 
 def storage_message(where: str, e: OSError) -> str:
@@ -182,13 +191,17 @@ def _jobs(args) -> tuple[int, list[str] | None]:
     return (jobs if jobs is not None else default_jobs(args.backend, devices)), devices
 
 
-def write_report(directory: str, who: str) -> tuple[int, tuple[str, str] | None]:
+def write_report(directory: str, who: str,
+                 known_file: str | None = None) -> tuple[int, tuple[str, str] | None]:
     """Build the report of ``directory``: (0, (html, md)), or (exit status, None) after one line
-    on stderr prefixed by ``who`` (2: not a campaign; 3: it could not be written)."""
+    on stderr prefixed by ``who`` (2: not a campaign or a bad ``known_file``; 3: it could not be
+    written)."""
+    from .known import KnownFileError, load_known
     from .report import ReportError, build_report
     try:
-        return EXIT_OK, build_report(directory)
-    except ReportError as e:
+        known = load_known(known_file) if known_file else None
+        return EXIT_OK, build_report(directory, known=known)
+    except (ReportError, KnownFileError) as e:
         print(f"{who}: {e}", file=sys.stderr)
         return EXIT_USAGE, None
     except OSError as e:
@@ -197,7 +210,17 @@ def write_report(directory: str, who: str) -> tuple[int, tuple[str, str] | None]
 
 
 def cmd_report(args) -> int:
-    rc, paths = write_report(args.dir, "scopefuzz report")
+    if args.upstream:
+        from .upstream import cmd_upstream
+        return cmd_upstream(args.upstream)
+    if args.dir is None:
+        print("scopefuzz report: give DIR (or --upstream FINDING_DIR)", file=sys.stderr)
+        return EXIT_USAGE
+    known = args.known
+    if known == "default":
+        from .known import default_known_path
+        known = default_known_path()
+    rc, paths = write_report(args.dir, "scopefuzz report", known)
     if paths is None:
         return rc
     print(paths[0])
@@ -216,7 +239,8 @@ def cmd_merge(args) -> int:
         print(f"scopefuzz merge: {storage_message(args.out, e)}", file=sys.stderr)
         return EXIT_STORAGE
     print(f"{args.out}: {counts['parts']} parts, {counts['programs']} programs, "
-          f"{counts['findings']} finding(s); {counts['budget']} programs over the oracle's search "
+          f"{counts['findings']} finding(s){bucket_count_text(args.out)}; {counts['budget']} "
+          "programs over the oracle's search "
           f"budget")
     return 0
 
@@ -280,7 +304,15 @@ def register(sub) -> None:
                        description="Write DIR/report.html (inline SVG) and DIR/report.md for a "
                                    "campaign directory: findings, histograms, explanations, "
                                    "throughput, coverage, timeline.")
-    r.add_argument("dir", metavar="DIR")
+    r.add_argument("dir", metavar="DIR", nargs="?")
+    r.add_argument("--known", metavar="FILE", nargs="?", const="default", default=None,
+                   help="known bugs (JSON, docs/fuzzing.md): their buckets are reported apart "
+                        "from the new ones; without FILE: the maintained list of clang-22's "
+                        "known AMDGPU bugs (hw/isa/known-clang22.json)")
+    r.add_argument("--upstream", metavar="FINDING_DIR", default=None,
+                   help="write FINDING_DIR/upstream.md, an LLVM issue for an isa finding: "
+                        "reduced LLVM IR and OpenCL reproducers with their commands, the "
+                        "marked instructions, the AMDGPUUsage rule, the histogram")
     r.set_defaults(func=cmd_report)
 
     m = sub.add_parser("merge", help="join campaign directories (shards) into OUT",

@@ -21,10 +21,12 @@ from typing import Callable
 from litmus.scopes import SCOPES
 
 from .campaign import ERRORED, EXECUTED, META
+from .buckets import group
 from .coverage import ComboTally
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
                        outcome_text, reproduced_text)
 from .journal import atomic_write, read_json
+from .known import mark_known
 from .layout import part_metas, program_entries
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
 from .workitems import fleet_html, fleet_markdown, incomplete_line, read_fleet
@@ -94,9 +96,10 @@ def _count_bounded(counter: Counter, msg: str) -> None:
     counter[msg if msg in counter or len(counter) < ERROR_KINDS else "(other errors)"] += 1
 
 
-def load_campaign(directory: str) -> dict:
+def load_campaign(directory: str, known: list[dict] | None = None) -> dict:
     """Stream the campaign's journal(s) into aggregates (memory bounded by the constants above,
-    not by the number of programs) and load its findings."""
+    not by the number of programs) and load its findings, grouped by bucket (``known``: the
+    known bugs of :func:`fuzz.known.load_known`, which mark their buckets)."""
     meta_path = os.path.join(directory, META)
     if not os.path.exists(meta_path):
         raise ReportError(f"{directory}: not a campaign directory (no {META})")
@@ -133,7 +136,7 @@ def load_campaign(directory: str) -> dict:
                                      r.get("first", {}).get("t", 0.0), r["id"]))
     return {"dir": directory, "meta": meta, "parts": parts, "kinds": kinds, "pairs": pairs,
             "errors": errors, "refused": refused, "unconfirmed": unconfirmed,
-            "findings": findings}
+            "findings": findings, "buckets": mark_known(group(findings), known)}
 
 
 def oracle_explainer(test, outcome):
@@ -337,7 +340,11 @@ def counts(camp: dict) -> dict[str, int]:
 def summary_text(camp: dict) -> str:
     """The report's first line: findings, programs drawn, executed and errored."""
     n = counts(camp)
-    return (f"{len(camp['findings'])} finding(s); {n['programs']} programs drawn, "
+    bs = camp.get("buckets", [])
+    known = sum(1 for g in bs if g.get("known"))
+    return (f"{len(camp['findings'])} finding(s) in {len(bs)} bucket(s)"
+            + (f" ({len(bs) - known} new, {known} known)" if known else "")
+            + f"; {n['programs']} programs drawn, "
             f"{n['executed']} executed on the backend, {n['errors']} errored.")
 
 
@@ -354,6 +361,43 @@ def no_finding_text(camp: dict) -> str:
     return text
 
 
+def _finding_line(r: dict) -> str:
+    return (f"[{r['id']}](findings/{r['id']}/report.md): `{r['backend']}`, "
+            f"forbidden `{outcome_text(r['forbidden'][0]['outcome'])}`, "
+            f"{r['minimize']['size_after']} instructions"
+            + (" (also on the baseline)" if (r.get("baseline") or {}).get("forbidden") else ""))
+
+
+def bucket_markdown(camp: dict) -> list[str]:
+    """One row per bucket (new ones first, then known bugs), its findings (forms) folded under
+    it."""
+    lines = []
+    for title, gs in (("New", [g for g in camp["buckets"] if not g.get("known")]),
+                      ("Known", [g for g in camp["buckets"] if g.get("known")])):
+        if not gs:
+            continue
+        lines += [f"### {title} bugs ({len(gs)} bucket(s))", "",
+                  "| bucket | cause | programs | forms | first program |" +
+                  (" known as |" if title == "Known" else ""),
+                  "|---|---|---:|---:|---|" + ("---|" if title == "Known" else "")]
+        for g in gs:
+            first = g["findings"][0]
+            fst = first.get("first") or {}
+            row = (f"| {g['id']} | {md_cell(g['signature'])} | {g['count']} | "
+                   f"{len(g['findings'])} | [{first['id']}](findings/{first['id']}/report.md) "
+                   f"(program {fst.get('index')}) |")
+            if title == "Known":
+                k = g["known"]
+                row += f" {md_cell(k['name'])}: " + ", ".join(k.get("links", [])) + " |"
+            lines.append(row)
+        lines.append("")
+        for g in gs:
+            lines += [f"- bucket {g['id']} ({len(g['findings'])} form(s)):"]
+            lines += [f"  - {_finding_line(r)}" for r in g["findings"]]
+        lines.append("")
+    return lines
+
+
 def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
     fs = camp["findings"]
     lines = [f"# scopefuzz campaign report: {camp['dir']}", ""]
@@ -363,13 +407,7 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
     lines += [summary_text(camp), ""] + (fleet_markdown(fleet) if fleet else []) + ["## Findings", ""]
     if not fs:
         lines += [no_finding_text(camp), ""]
-    for r in fs:
-        lines += [f"- [{r['id']}](findings/{r['id']}/report.md): `{r['backend']}`, "
-                  f"forbidden `{outcome_text(r['forbidden'][0]['outcome'])}`, "
-                  f"{r['minimize']['size_after']} instructions"
-                  + (" (also on the baseline)" if (r.get("baseline") or {}).get("forbidden")
-                     else "")]
-    lines.append("")
+    lines += bucket_markdown(camp)
     for r in fs:
         body = finding_markdown(r, explanations.get(r["id"], ("", ""))[0])
         lines += ["#" + line if line.startswith("#") else line for line in body.splitlines()]
@@ -473,10 +511,26 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
            *fleet_html(read_fleet(camp["dir"])),
            '<section id="summary"><h2>Findings</h2>']
     if fs:
-        out.append("<ul>" + "".join(
-            f'<li><a href="#f-{e(r["id"])}">{e(r["id"])}</a>: <code>{e(r["backend"])}</code>, '
-            f'forbidden <code>{e(outcome_text(r["forbidden"][0]["outcome"]))}</code></li>'
-            for r in fs) + "</ul>")
+        for title, gs in (("New", [g for g in camp["buckets"] if not g.get("known")]),
+                          ("Known", [g for g in camp["buckets"] if g.get("known")])):
+            if not gs:
+                continue
+            rows = []
+            for g in gs:
+                forms = "".join(
+                    f'<li><a href="#f-{e(r["id"])}">{e(r["id"])}</a>: <code>{e(r["backend"])}'
+                    f'</code>, forbidden <code>{e(outcome_text(r["forbidden"][0]["outcome"]))}'
+                    f'</code></li>' for r in g["findings"])
+                k = g.get("known")
+                rows.append([e(g["id"]), f"<code>{e(g['signature'])}</code>"
+                             + (f"<br>known: {e(k['name'])} "
+                                + " ".join(f'<a href="{e(u)}">{e(u)}</a>' for u in k.get("links", []))
+                                if k else ""),
+                             f'<td class="num">{g["count"]}</td>',
+                             f"<details><summary>{len(g['findings'])} form(s)</summary>"
+                             f"<ul>{forms}</ul></details>"])
+            out.append(f"<h3>{title} bugs ({len(gs)} bucket(s))</h3>"
+                       + _table(["bucket", "cause", "programs", "forms"], rows, "buckets"))
     else:
         out.append(f"<p>{e(no_finding_text(camp))}</p>")
     out.append("</section>")
@@ -532,9 +586,11 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
 
 
 def build_report(directory: str,
-                 explainer: Callable | None = oracle_explainer) -> tuple[str, str]:
-    """Write ``report.html`` and ``report.md`` into ``directory``; returns their paths."""
-    camp = load_campaign(directory)
+                 explainer: Callable | None = oracle_explainer,
+                 known: list[dict] | None = None) -> tuple[str, str]:
+    """Write ``report.html`` and ``report.md`` into ``directory``; returns their paths
+    (``known``: known bugs, :func:`fuzz.known.load_known`)."""
+    camp = load_campaign(directory, known)
     explanations = {r["id"]: explain_finding(r, explainer) for r in camp["findings"]}
     md = os.path.join(directory, "report.md")
     page = os.path.join(directory, "report.html")

@@ -51,6 +51,39 @@ FEATURES: tuple[str, ...] = (
     "agents",     # threads on different agents (system scope matters)
 )
 
+#: Drawing restrictions a backend's capabilities add to a feature set (:func:`for_backend`):
+#: not features a user names, markers the shapes read.
+NO_SPLIT_BARRIERS = "!split-barriers"
+NO_CLUSTER_BARRIER = "!cluster-barrier"
+NO_LANES = "!lanes"            # no two threads in one wave
+
+#: feature -> the capability (hw.backend.CAPABILITIES) it needs; a feature whose capability
+#: the backend lacks is not drawn
+FEATURE_NEEDS: dict[str, tuple[str, ...]] = {
+    "av": ("av",), "noav": ("noav",), "cas": ("cas",), "lds": ("lds",),
+    "async": ("asyncmark", "lds-dma", "lds"), "named": ("named-barriers",),
+}
+
+
+def for_backend(features: frozenset[str], caps: frozenset[str] | None) -> frozenset[str]:
+    """``features`` narrowed to what a backend with capabilities ``caps`` can run (None: all):
+    the features it cannot express are dropped, and barrier kinds it lacks are marked, so that a
+    campaign draws only programs the backend runs (docs/fuzzing.md "Only expressible
+    programs")."""
+    if caps is None:
+        return features
+    out = {f for f in features if all(c in caps for c in FEATURE_NEEDS.get(f, ()))}
+    if "split-barriers" not in caps:
+        out.add(NO_SPLIT_BARRIERS)
+    if "cluster-barrier" not in caps:
+        out.add(NO_CLUSTER_BARRIER)
+    if "lanes" not in caps:
+        out.add(NO_LANES)
+    if not out & {"atomics", "plain", "av", "vol", "rmw", "cas"}:
+        return features              # nothing left to draw: keep the user's set (refusals say why)
+    return frozenset(out)
+
+
 #: Every instruction kind (``Instr.kind``): the fuzzer's coverage denominator.
 ALL_KINDS: tuple[str, ...] = (
     "ld", "ld.atom", "ld.vis", "ld.vol", "st", "st.atom", "st.av", "st.vol", "rmw", "cas", "fence",
@@ -164,7 +197,9 @@ def draw_placements(src, n: int, features: frozenset[str]) -> tuple[Placement, .
     Relations are weighted toward crossing a boundary (other workgroup, other wave), where scoped
     synchronization matters. Unshared ids are left out so the printed placements stay short.
     """
-    rel_opts = [("wg", 4.0), ("wave", 3.0), ("lane", 0.5)]
+    rel_opts = [("wg", 4.0), ("wave", 3.0)]
+    if NO_LANES not in features:
+        rel_opts.append(("lane", 0.5))
     if "cluster" in features:
         rel_opts.append(("cluster", 1.5))
     if "agents" in features:
@@ -667,8 +702,10 @@ def _async(src, features: frozenset[str], near_miss: float) -> Test:
 
 def _barrier(src, features: frozenset[str], near_miss: float) -> Test:
     """Message passing through an execution barrier with release/acquire fences around it."""
-    kinds = [("wg", 3.0), ("split", 2.0)]
-    if "cluster" in features:
+    kinds = [("wg", 3.0)]
+    if NO_SPLIT_BARRIERS not in features:
+        kinds.append(("split", 2.0))
+    if "cluster" in features and NO_CLUSTER_BARRIER not in features:
         kinds.append(("cluster", 1.5))
     if "named" in features:
         kinds.append(("named", 1.5))

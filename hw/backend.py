@@ -110,6 +110,55 @@ class EvidenceBackend(Backend, Protocol):
         ...
 
 
+#: What a backend may declare it can run (:class:`CapableBackend`); fuzz strategies draw only
+#: programs within it. A backend without ``capabilities()`` runs everything its dialect has.
+CAPABILITIES: dict[str, str] = {
+    "av": "ld.vis / st.av on global memory",
+    "noav": "the .noav MMRA on atomics and fences",
+    "asyncmark": "async.mark / async.wait (asyncmark waits)",
+    "lds-dma": "async.ld: LDS DMA from global memory",
+    "lds": "LDS locations",
+    "split-barriers": "bar.signal / bar.wait on the workgroup barrier",
+    "cluster-barrier": "bar.signal / bar.wait on the cluster barrier",
+    "named-barriers": "bar.init / bar.join / bar.leave and named barrier ids",
+    "cas": "compare-exchange",
+    "lanes": "several threads as lanes of one wave",
+    "wave64": "64-lane waves",
+    "tgsplit": "the waves of a workgroup on different CUs",
+}
+
+
+@runtime_checkable
+class CapableBackend(Backend, Protocol):
+    """A backend that declares what it can express (not probed: a table per target), so that
+    a campaign draws only programs it can run instead of journaling them as refused."""
+
+    def capabilities(self) -> frozenset[str]:
+        """The names of :data:`CAPABILITIES` this backend has."""
+        ...
+
+
+@runtime_checkable
+class BatchBackend(Backend, Protocol):
+    """A backend that prepares many tests at once (the ``isa`` backend compiles them in one
+    clang-22 call); a campaign hands it each batch of programs before running them."""
+
+    def prepare(self, tests: list[Test]) -> None:
+        """Get ready to run ``tests`` (best effort: a test it cannot prepare fails in ``run``)."""
+        ...
+
+
+@runtime_checkable
+class CulpritBackend(Backend, Protocol):
+    """A backend that can name the machine instruction at fault in a finding (the ``isa``
+    backend), so that findings are grouped by it (fuzz/buckets.py)."""
+
+    def culprit(self, test: Test, reads: list[tuple[int, int]]) -> dict | None:
+        """``{"kind", "signature", ...}`` for a forbidden outcome of ``test`` the model blames on
+        ``reads`` (thread, litmus instruction index); None when the backend cannot tell."""
+        ...
+
+
 class BackendFactory(Protocol):
     """What ``hw.FAMILIES`` names per backend family: ``factory(spec)`` with the part of the
     backend name after ``family:`` (None when there is none)."""

@@ -177,7 +177,7 @@ def test_report_renders_for_a_real_simulator_finding(tmp_path):
         assert rec["mutant"] == "cas-spurious" and "mutant `cas-spurious`" in text
     assert "**FORBIDDEN**" in text and "| outcome | count | model |" in text
     # the report's summary and the throughput table count the same findings
-    assert text.count(f"{len(fs)} finding(s);") == 1
+    assert text.count(f"{len(fs)} finding(s) in ") == 1
     assert f"| `sim:cas-spurious` | " in text
     row = next(line for line in text.splitlines() if "| `sim:cas-spurious` |" in line)
     assert row.split("|")[4].strip() == str(len(fs))

@@ -63,6 +63,32 @@ class IsaBackend(SimBackend, EvidenceBackend):
         from .evidence import markdown
         return markdown(self.build(test))
 
+    def prepare(self, tests: list[Test]) -> None:
+        """Compile ``tests`` ahead, in one clang-22 and one llvm-objdump-22 call
+        (:func:`hw.isa.toolchain.compile_batch`); those it cannot express are left out (their
+        run says why)."""
+        from .source import generate
+        from .toolchain import compile_batch
+        srcs = []
+        for t in tests:
+            try:
+                srcs.append(generate(t, self.target).text)
+            except Exception:
+                continue
+        compile_batch(srcs, self.target)
+
+    def capabilities(self) -> frozenset[str]:
+        """What this target can express (:meth:`hw.isa.targets.Target.capabilities`)."""
+        return self.target.capabilities()
+
+    def culprit(self, test: Test, reads: list[tuple[int, int]]) -> dict | None:
+        """The compiled instruction at fault for a forbidden outcome the oracle blames on
+        ``reads`` (see :mod:`hw.isa.culprit`): the finding's bucket signature."""
+        from .culprit import culprit
+        b = self.build(test)
+        glue.machine(b)
+        return culprit(b, reads)
+
 
 def make_backend(spec: str | None) -> IsaBackend:
     why = tools_available()

@@ -72,6 +72,29 @@ class Target:
             flags += ["-mllvm", "-amdgpu-scalarize-global-loads=false"]
         return flags
 
+    def capabilities(self) -> frozenset[str]:
+        """What clang-22 can express for this target (hw.backend.CAPABILITIES; the refusals of
+        :func:`hw.isa.source.refusal`, declared per target). Never: ``av`` (no
+        __builtin_amdgcn_av_load/store in LLVM 22), ``noav`` (no way to attach the amdgcn-av
+        MMRA from OpenCL C), ``asyncmark`` (no __builtin_amdgcn_asyncmark), ``named-barriers``
+        (OpenCL C cannot declare barrier objects)."""
+        caps = set()
+        if not self.tgsplit:
+            caps.add("lds")
+            if self.family == "gfx9" or self.name == "gfx1250":
+                caps.add("lds-dma")
+        if self.family == "gfx12":
+            caps.add("split-barriers")
+            if self.name == "gfx1250":
+                caps.add("cluster-barrier")
+        if self.opt != "-O0":
+            caps.update(("cas", "lanes"))    # -O0: lanes of a wave share stack accesses
+        if self.waves == 64:
+            caps.add("wave64")
+        if self.tgsplit:
+            caps.add("tgsplit")
+        return frozenset(caps)
+
     def label(self) -> str:
         return ",".join([self.name, *self.options])
 

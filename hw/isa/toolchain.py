@@ -15,6 +15,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -166,16 +167,99 @@ def compile_source(source: str, target: Target) -> Compiled:
         disasm = r.stdout
     out = Compiled(source, cc, oc, version(), disasm)
     if path:
-        try:
-            fd, tmpname = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"source": source, "target": target.label(), "clang": cc,
-                           "version": version(), "disasm": disasm}, f)
-            os.replace(tmpname, path)
-        except OSError:
-            pass                                  # caching is best effort
+        _store(key, out, target)
     _remember(key, out)
     return out
+
+
+_KERNEL_DEF = re.compile(r"__kernel void (\w+)\(")
+
+
+def _batch_name(k: int, name: str) -> str:
+    return f"sfb{k}_{name}"
+
+
+def compile_batch(sources: list[str], target: Target) -> int:
+    """Compile many sources for ``target`` in one clang-22 call and disassemble them in one
+    llvm-objdump-22 call, filling the caches that :func:`compile_source` reads; returns how many
+    were compiled (those already cached are skipped).
+
+    The sources become one translation unit, each kernel renamed ``sfb<k>_<name>`` (one ``cc1``
+    run instead of one process pair per test: on a loaded machine, process start-up and loading
+    LLVM dominate the time of compiling a litmus test). Every kernel is compiled on its own (no
+    calls between them), so its code is the code of its own compilation; the listing is cut per
+    source and renamed back, and each part cached under that source's key. When the batch fails
+    (one source clang rejects), nothing is cached: each test then compiles alone, and its own
+    error names it.
+    """
+    todo: dict[str, tuple[int, str]] = {}
+    d = cache_dir()
+    for src in sources:
+        key = _key(src, target)
+        if key in _MEMO or key in todo or (d and os.path.exists(os.path.join(d, key + ".json"))):
+            continue
+        todo[key] = (len(todo), src)
+    if len(todo) < 2:
+        return 0
+    names: dict[str, tuple[str, str]] = {}          # batch name -> (key, original name)
+    parts = []
+    for key, (k, src) in todo.items():
+        def rename(m, k=k, key=key):
+            names[_batch_name(k, m.group(1))] = (key, m.group(1))
+            return f"__kernel void {_batch_name(k, m.group(1))}("
+        parts.append(f"/* ---- batch part {k} ---- */\n" + _KERNEL_DEF.sub(rename, src))
+    with tempfile.TemporaryDirectory(prefix="scopefuzz-isab-") as tmp:
+        src_path, obj = os.path.join(tmp, "batch.cl"), os.path.join(tmp, "batch.o")
+        with open(src_path, "w", encoding="utf-8") as f:
+            f.write("\n".join(parts))
+        for args in (clang_args(target, src_path, obj), objdump_args(target, obj)):
+            try:
+                r = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S * 4)
+            except (OSError, subprocess.SubprocessError):
+                return 0
+            if r.returncode != 0:
+                return 0
+    per: dict[str, list[str]] = {key: [] for key in todo}
+    cur = None
+    sym = re.compile(r"^([0-9a-fA-F]+) <([^>]+)>:\s*$")
+    for line in r.stdout.splitlines():
+        m = sym.match(line)
+        if m:
+            name = m.group(2)
+            base = name[len("__clang_ocl_kern_imp_"):] if name.startswith("__clang_ocl_kern_imp_") \
+                else name
+            cur = names.get(base)
+            if cur is not None:
+                per[cur[0]].append("")
+        if cur is not None:
+            per[cur[0]].append(line)
+    cc, oc = _commands(target)
+    ver = version()
+    for key, (k, src) in todo.items():
+        text = "\n".join(per[key]) + "\n"
+        for bname, (bkey, orig) in names.items():
+            if bkey == key:
+                text = re.sub(rf"\b{re.escape(bname)}\b", orig, text)
+        out = Compiled(src, cc, oc, ver, "batch.o:\tfile format elf64-amdgpu\n\n"
+                       "Disassembly of section .text:\n" + text)
+        _store(key, out, target)
+        _remember(key, out)
+    return len(todo)
+
+
+def _store(key: str, out: Compiled, target: Target) -> None:
+    """Write one compilation to the disk cache (atomically; best effort)."""
+    d = cache_dir()
+    if not d:
+        return
+    try:
+        fd, tmpname = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"source": out.source, "target": target.label(), "clang": out.clang_cmd,
+                       "version": out.version, "disasm": out.disasm}, f)
+        os.replace(tmpname, os.path.join(d, key + ".json"))
+    except OSError:
+        pass                                  # caching is best effort
 
 
 def _remember(key: str, c: Compiled) -> None:
