@@ -134,7 +134,11 @@ def culprits(ex) -> tuple[str, list[tuple[int, int]], list[str]]:
     reads: list[tuple[int, int]] = []
     parts: list[str] = []
     if check == "may-see":
-        for _, _, r in it.edges:
+        # the check's own pairs (write, read); the explanation also draws the hb paths behind
+        # them, whose events are not the stale read
+        for _, lab, r in it.edges:
+            if lab != check:
+                continue
             e = evs[r]
             if e.thread >= 0 and e.instr >= 0 and (e.thread, e.instr) not in reads:
                 reads.append((e.thread, e.instr))

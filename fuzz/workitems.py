@@ -256,8 +256,9 @@ def live_line(plan: Plan, results: dict[int, dict], session: set[int], elapsed: 
     mine = [results[j] for j in sorted(session) if j in results]
     programs = sum(r.get("programs", 0) for r in mine)
     ids = {f["id"] for r in results.values() for f in r.get("findings", [])}
-    buckets = {f.get("bucket") for r in results.values() for f in r.get("findings", [])
-               if f.get("bucket")}
+    # a finding's bucket is the record fuzz.buckets writes: {"id", "signature", ...}
+    buckets = {f["bucket"]["id"] for r in results.values() for f in r.get("findings", [])
+               if isinstance(f.get("bucket"), dict) and "id" in f["bucket"]}
     hosts = tally(mine)["hosts"]
     per = " | ".join(f"{h}: {r['items']} items {r['programs']} programs "
                      f"{r['programs'] / max(elapsed, 1e-9):.0f}/s"
