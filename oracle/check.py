@@ -26,7 +26,7 @@ from .events import WORD, table_of
 from .gcpause import paused
 from .lang import load_model
 from .search import explore_pe, product_rows
-from .states import States
+from .states import SMALL_SET, States
 from .registry import ModelUnit, get as get_unit
 from .ubflags import witness
 from .warmup import ready
@@ -192,9 +192,10 @@ def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | N
         else:
             back = [keys.index(k) for k in order]
         if searched:         # the outcomes found so far let bounding skip subtrees: expand them
-            if searched[-1][0] is not None:
+            if searched[-1][0] is not None and len(searched[-1][0]) > 1:   # a product
                 size = math.prod(rows.shape[0] for _, rows in searched[-1][0])
-                guard(size * len(keys) * 8 * 2, size, "expanding the outcomes found so far")
+                if size > SMALL_SET:
+                    guard(size * len(keys) * 8 * 2, size, "expanding the outcomes found so far")
             last = product_rows(*searched[-1])
             seen = last if seen is None or not seen.shape[0] else np.concatenate([seen, last])
         known = seen if back is None or seen is None else seen[:, back]
