@@ -476,6 +476,12 @@ class States(Sequence):
         value)? An observable ``outcome`` leaves out is any value (``absent="free"``, as an outcome
         query reads it: :func:`matches_free`) or matches only undef (``absent="undef"``:
         :func:`litmus.outcome.matches`, what ``Result.allows`` has always used)."""
+        if self._src is not None and self.is_lazy:
+            if absent == "free" and any(k not in self.keys for k in outcome):
+                raise KeyError(next(k for k in outcome if k not in self.keys))
+            got = _lazy_allows(self._src, self.keys, outcome, absent)
+            if got is not None:
+                return got
         if self._dicts is not None:
             return any(self._dict_match(s, outcome, absent) for s in self._dicts)
         if absent == "free" and len(self) and any(k not in self.keys for k in outcome):
@@ -614,6 +620,46 @@ def _factors(found: list, ncols: int) -> list:
             factors.append((rest, np.zeros((1, len(rest)), np.int64)))
         searches.append(factors)
     return searches
+
+
+#: :func:`_lazy_allows`: an observable only undef matches
+_ONLY_UNDEF = object()
+
+
+def _lazy_allows(searches: list, keys: list[str], outcome: dict, absent: str) -> bool | None:
+    """:meth:`States.allows` of a lazy set from its factors: a state of a product matches when
+    each factor has a row matching on its columns (matching is column by column), so some search
+    must have every factor matching; None when a value is not an int (the general path)."""
+    want = []
+    for k in keys:
+        if k in outcome:
+            v = outcome[k]
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+                return None
+            want.append(int(v))
+        else:
+            want.append(None if absent == "free" else _ONLY_UNDEF)      # None: any value
+    for factors in searches:
+        for cols, rows in factors:
+            ok = np.ones(rows.shape[0], np.bool_)
+            for j, c in enumerate(cols):
+                v = want[c]
+                if v is None:
+                    continue
+                col = rows[:, j]
+                if v == DEFINED:
+                    ok &= col != UNDEF_VAL
+                elif v is _ONLY_UNDEF:        # an absent observable: only undef matches
+                    ok &= col == UNDEF_VAL
+                elif -(1 << 63) <= v < (1 << 63):
+                    ok &= (col == UNDEF_VAL) | (col == v)
+                else:
+                    ok &= col == UNDEF_VAL
+            if not ok.any():
+                break
+        else:
+            return True
+    return False
 
 
 def _distinct(rows: np.ndarray) -> np.ndarray:

@@ -24,12 +24,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import litmus
 import oracle
 from litmus.ir import UNDEF, And, Atom, Condition, Not, Or
-from litmus.outcome import verdict
+from litmus.outcome import matches, verdict
 from oracle import ceiling
 from oracle import states as states_mod
 from oracle.errors import MemoryCeiling
 from oracle.events import UNDEF_VAL
-from oracle.states import States
+from oracle.explore import DEFINED
+from oracle.states import States, matches_free
 
 check_mod = importlib.import_module("oracle.check")
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -109,6 +110,24 @@ def _atom(key: str, op: str, value: int) -> Atom:
     return Atom(thread, name, op, value)
 
 
+outcomes = st.dictionaries(st.sampled_from(KEYS), st.sampled_from([0, 1, 2, 7, -1, DEFINED]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(searches(), outcomes, st.sampled_from(["free", "undef"]))
+def test_allows_on_a_lazy_set_is_matching_against_every_state(found, outcome, absent):
+    every = _dicts(_reference(found, len(KEYS)))
+    if absent == "free":
+        want = any(matches_free(s, outcome) for s in every)
+    else:
+        if DEFINED in outcome.values():
+            return                        # (the undef reading takes concrete outcomes)
+        want = any(matches(s, outcome) for s in every)
+    s = _lazy(found)
+    assert s.allows(outcome, absent) == want
+    assert s.is_lazy                      # answered from the factors
+
+
 atoms = st.builds(_atom, st.sampled_from(KEYS), st.sampled_from(["==", "!="]),
                   st.sampled_from([0, 1, 2, 7]))
 props = st.recursive(atoms, lambda p: st.one_of(
@@ -156,11 +175,12 @@ def test_the_ceiling_stops_an_expansion_with_one_line_naming_the_count():
     ceiling.set_limit(1)
     try:
         with pytest.raises(MemoryCeiling) as e:
-            s.allows({"P0:r0": 1})               # needs the arrays
+            s[5]                                 # random access needs the arrays
         msg = str(e.value)
         assert "\n" not in msg and "7,200 allowed states" in msg and "--max-memory" in msg \
             and "--outcome" in msg
-        assert len(s) == 7200 and s.is_lazy      # the count needs no expansion
+        assert len(s) == 7200 and s.is_lazy      # the count needs no expansion ...
+        assert s.allows({"P0:r0": 1}) and not s.allows({"P0:r0": 99})   # ... nor allows
     finally:
         ceiling.set_limit(None)
     assert s.allows({"P0:r0": 1, "P1:r0": 0})
