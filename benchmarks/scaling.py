@@ -102,6 +102,164 @@ def amdgpu_multi(nthreads: int, rmw: bool) -> str:
         "\nexists (P0:r0 == 0 /\\ P1:r0 == 0)\n"
 
 
+# --- issue 32: asymmetric AMDGPU programs (shapes nobody tuned the engine for) ----------------------
+
+#: issue 32's program (five threads in separate workgroups, two locations, relaxed agent atomics,
+#: one rmw, 21 events, no two threads interchangeable): threads 0 and 1 store both locations
+#: twice and then load one, thread 2 loads x, y, x, y, thread 3 does an rmw on x then loads y and
+#: stores y, thread 4 loads y, x, y (the other order). The issue describes it in words only; this
+#: is that description written out.
+ISSUE32 = """AMDGPU issue32-5t-21ev
+{ x = 0; y = 0; }
+ P0@wg 0             | P1@wg 1             | P2@wg 2             | P3@wg 3                | P4@wg 4             ;
+ st.atom.agent x, 1  | st.atom.agent y, 3  | ld.atom.agent r0, x | rmw.add.agent r0, x, 5 | ld.atom.agent r0, y ;
+ st.atom.agent y, 1  | st.atom.agent x, 3  | ld.atom.agent r1, y | ld.atom.agent r1, y    | ld.atom.agent r1, x ;
+ st.atom.agent x, 2  | st.atom.agent y, 4  | ld.atom.agent r2, x | st.atom.agent y, 5     | ld.atom.agent r2, y ;
+ st.atom.agent y, 2  | st.atom.agent x, 4  | ld.atom.agent r3, y |                        |                     ;
+ ld.atom.agent r0, y | ld.atom.agent r0, x |                     |                        |                     ;
+exists (P2:r0 == 2 /\\ P2:r2 == 1 /\\ P4:r0 == 4 /\\ P4:r1 == 0)
+"""
+
+#: scopes of the asymmetric family (every thread in its own workgroup)
+ASYM_SCOPES = ("wg", "agent", "sys")
+
+
+def asymmetric(nthreads: int, nlocs: int, events: int, scope: str, seed: int = 0) -> str:
+    """An AMDGPU program of ``nthreads`` threads, each in its own workgroup, over ``nlocs``
+    locations, with ``events`` memory events (a load or a store is one, an rmw two), relaxed
+    atomics at ``scope``: the events are dealt to the threads unevenly and each thread draws its
+    own mix of loads, stores and rmws (a seeded ``random.Random``: the same program every run),
+    so that no two threads are interchangeable. Stores write distinct values; the condition asks
+    for the first two loads of the program to see the last store to their location."""
+    import random
+    rng = random.Random(f"{nthreads}/{nlocs}/{events}/{scope}/{seed}")
+    sizes = [2] * nthreads                       # at least a load and a store each
+    for _ in range(events - 2 * nthreads):
+        sizes[rng.randrange(nthreads)] += 1
+    suffix = "" if scope == "sys" else f".{scope}"
+    locs = [chr(ord("x") + i) if i < 3 else f"l{i}" for i in range(nlocs)]
+    cols, value, loads, stores = [], 0, [], {}
+    for t in range(nthreads):
+        code, left, reg = [], sizes[t], 0
+        mix = rng.choice(["ld", "st", "rmw", "mixed", "mixed"])
+        while left > 0:
+            kind = rng.choice({"ld": ["ld", "ld", "st"], "st": ["st", "st", "ld"],
+                               "rmw": ["rmw", "ld", "st"], "mixed": ["ld", "st", "rmw"]}[mix])
+            if kind == "rmw" and left < 2:
+                kind = "ld"
+            loc = locs[(t + len(code) + rng.randrange(2)) % nlocs]
+            if kind == "ld":
+                code.append(f"ld.atom{suffix} r{reg}, {loc}")
+                loads.append((t, f"r{reg}", loc))
+                reg, left = reg + 1, left - 1
+            elif kind == "st":
+                value += 1
+                code.append(f"st.atom{suffix} {loc}, {value}")
+                stores[loc] = value
+                left -= 1
+            else:
+                value += 1
+                code.append(f"rmw.add{suffix} r{reg}, {loc}, {value}")
+                reg, left = reg + 1, left - 2
+        cols.append([f"P{t}@wg {t}"] + code)
+    depth = max(len(c) for c in cols)
+    for c in cols:
+        c += [""] * (depth - len(c))
+    width = max(len(c) for col in cols for c in col) + 1
+    rows = [" | ".join(col[k].ljust(width) for col in cols) + " ;" for k in range(depth)]
+    atoms = [f"P{t}:{r} == {stores.get(loc, 0)}" for t, r, loc in loads[:2]] or ["x == 0"]
+    init = " ".join(f"{x} = 0;" for x in locs)
+    name = f"asym-{nthreads}t-{nlocs}l-{events}e-{scope}"
+    cond = " /\\ ".join(atoms)
+    return f"AMDGPU {name}\n{{ {init} }}\n" + "\n".join(" " + r for r in rows) + \
+        f"\nexists ({cond})\n"
+
+
+#: (name, test text) of the asymmetric cases: issue 32's program, then per scope 5-8 threads
+#: over 2-3 locations at 16-32 events (the six-thread 24-30-event cases the issue's target names)
+def asymmetric_cases(quick: bool = False) -> list[tuple[str, str]]:
+    shapes = [(5, 2, 16), (5, 3, 20), (5, 2, 24), (6, 2, 24), (6, 3, 27), (6, 2, 30),
+              (7, 3, 28), (8, 2, 32)]
+    if quick:
+        shapes = [(5, 2, 16), (6, 2, 24), (6, 3, 30)]
+    out = [("issue32-5t-21ev", ISSUE32)]
+    for scope in ASYM_SCOPES:
+        for nt, nl, ev in shapes:
+            out.append((f"asym {nt}t {nl}l {ev}e {scope}", asymmetric(nt, nl, ev, scope)))
+    return out
+
+
+#: what each measurement runs in its own process (argv: file, what): "verdict" (oracle.check and
+#: its verdict), "count" (the verdict, then the number of states), "stream" (check --json's whole
+#: text written to /dev/null as it is made); prints the in-process seconds
+_CHILD = r"""
+import sys, time, os
+import litmus, oracle
+from oracle.warmup import ready
+from oracle.registry import get
+from oracle.check import default_model
+from oracle.states import dump_pieces
+test = litmus.parse(open(sys.argv[1]).read())
+ready(get(default_model(test)))
+t0 = time.perf_counter()
+res = oracle.check(test)
+n = -1
+if sys.argv[2] in ("count", "stream"):
+    n = len(res.states)
+if sys.argv[2] == "stream":
+    with open(os.devnull, "w") as f:
+        for piece in dump_pieces({"test": test.name, "states": res.states}):
+            f.write(piece)
+print(res.verdict, n, time.perf_counter() - t0)
+"""
+
+
+def measure(text: str, what: str, timeout: float) -> tuple[str, int, float, float, bool]:
+    """(verdict, states or -1, seconds in the process, peak RSS in MB, timed out) of ``what``
+    (see :data:`_CHILD`) on the test ``text``, in a child process killed after ``timeout`` s."""
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".litmus", delete=False) as f:
+        f.write(text)
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", _CHILD, f.name, what],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        t0 = time.perf_counter()
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - t0 > timeout:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                return "timeout", -1, timeout, usage.ru_maxrss / 1024, True
+            time.sleep(0.02)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out = proc.stdout.read().split()
+        if len(out) != 3:
+            return f"error {proc.returncode}", -1, 0.0, usage.ru_maxrss / 1024, False
+        return out[0], int(out[1]), float(out[2]), usage.ru_maxrss / 1024, False
+    finally:
+        os.unlink(f.name)
+
+
+def asymmetric_table(quick: bool = False, timeout: float = 60.0, reps: int = 1,
+                     only: str | None = None):
+    """Yield (case, what, verdict, states, worst s, median s, worst peak RSS MB) per case and
+    measurement (verdict, count, stream), ``reps`` processes each."""
+    for name, text in asymmetric_cases(quick):
+        if only and only not in name:
+            continue
+        for what in ("verdict", "count", "stream"):
+            runs = [measure(text, what, timeout) for _ in range(reps)]
+            secs = [r[2] for r in runs]
+            v, n = runs[-1][0], runs[-1][1]
+            yield name, what, v, n, max(secs), statistics.median(secs), max(r[3] for r in runs)
+            if any(r[4] for r in runs) and what != "stream":
+                break                   # the next measurement does more: it would time out too
+
+
 #: family -> (events -> test text, event sizes)
 FAMILIES = {
     "sb-ring": (lambda e: sb_ring(e // 2), range(6, 25, 2)),
@@ -227,7 +385,25 @@ def main(argv=None) -> int:
     ap.add_argument("--shared", default=None)
     ap.add_argument("--no-full", action="store_true",
                     help="AMDGPU shapes: one outcome only, not the full allowed set")
+    ap.add_argument("--asymmetric", action="store_true",
+                    help="issue 32's asymmetric AMDGPU cases only: verdict, state count and "
+                         "streamed state list per case, each in its own process (seconds and "
+                         "peak RSS)")
+    ap.add_argument("--timeout", type=float, default=60.0,
+                    help="--asymmetric: kill a measurement's process after this many seconds")
+    ap.add_argument("--reps", type=int, default=1, help="--asymmetric: processes per figure")
+    ap.add_argument("--only", default=None, help="--asymmetric: cases whose name holds this")
     args = ap.parse_args(argv)
+    if args.asymmetric:
+        print(f"{'case':<26} {'what':<8} {'verdict':<8} {'states':>10} {'worst s':>8} "
+              f"{'median s':>8} {'peak MB':>8}   (herd7: not installed here)")
+        sys.stdout.flush()
+        for name, what, v, n, worst, med, rss in asymmetric_table(args.quick, args.timeout,
+                                                                  args.reps, args.only):
+            print(f"{name:<26} {what:<8} {v:<8} {n if n >= 0 else '':>10} {worst:>8.3f} "
+                  f"{med:>8.3f} {rss:>8.0f}")
+            sys.stdout.flush()
+        return 0
     print(f"{'family':<16} {'events':>6} {'states':>7} {'worst s':>9} {'mean s':>9} "
           f"{'CPU s':>9} {'herd7 s':>10}  note")
     sys.stdout.flush()

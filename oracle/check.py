@@ -9,6 +9,7 @@ rules (undef = any value).
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,15 +17,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from litmus.dialects import DEFAULT_MODEL
-from litmus.ir import UNDEF, Test
+from litmus.ir import UNDEF, Test, prop_atoms
 from litmus.outcome import matches, verdict
 
+from .ceiling import guard
 from .errors import BudgetExhausted, OracleError, TooManyEvents
 from .events import WORD, table_of
 from .gcpause import paused
 from .lang import load_model
 from .search import explore_pe, product_rows
-from .states import States
+from .states import SMALL_SET, States
 from .registry import ModelUnit, get as get_unit
 from .ubflags import witness
 from .warmup import ready
@@ -190,6 +192,10 @@ def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | N
         else:
             back = [keys.index(k) for k in order]
         if searched:         # the outcomes found so far let bounding skip subtrees: expand them
+            if searched[-1][0] is not None and len(searched[-1][0]) > 1:   # a product
+                size = math.prod(rows.shape[0] for _, rows in searched[-1][0])
+                if size > SMALL_SET:
+                    guard(size * len(keys) * 8 * 2, size, "expanding the outcomes found so far")
             last = product_rows(*searched[-1])
             seen = last if seen is None or not seen.shape[0] else np.concatenate([seen, last])
         known = seen if back is None or seen is None else seen[:, back]
@@ -213,7 +219,7 @@ def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | N
     for flag in raised:
         if flag in unit.ub_flags:       # a flag meaning undefined behaviour: name the pair
             ub.append(witness(pes, prog, unit.hints, flag) if name_ub else flag)
-    res = Result(model, verdict(test.condition, states, bool(ub)), states, raised, ub,
+    res = Result(model, verdict_of(test.condition, states, bool(ub)), states, raised, ub,
                  candidates, consistent, time.perf_counter() - t0)
     if len(_CACHE) >= CACHE_LIMIT:
         _CACHE.clear()
@@ -221,6 +227,22 @@ def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | N
     _CACHE[key] = Result(res.model, res.verdict, states, list(res.flags), list(res.ub),
                          res.candidates, res.consistent, res.seconds)
     return res
+
+
+def verdict_of(condition, states, undefined: bool) -> str:
+    """:func:`litmus.outcome.verdict` of ``condition`` over ``states``; a large set still kept as
+    its searches' products (:meth:`States.lazy`) answers from the distinct values of the
+    observables the condition names (:meth:`States.projection`: a few rows, whatever the size of
+    the set), so a verdict never expands the set."""
+    if undefined:
+        return "Undef"
+    if isinstance(states, States) and states.is_lazy:
+        names = sorted({a.key for a in prop_atoms(condition.prop)})
+        if all(k in states.keys for k in names):
+            small = states.projection(names)
+            if small is not None:
+                return verdict(condition, small, undefined)
+    return verdict(condition, states, undefined)
 
 
 def _check_size(test: Test) -> None:

@@ -31,6 +31,9 @@ def _report_error(path: str, e: Exception, as_json: bool) -> None:
 
 def cmd_check(args) -> int:
     from .check import check
+    if getattr(args, "max_memory", None) is not None:
+        from .ceiling import set_limit
+        set_limit(args.max_memory)
     files = litmus_files(args.files)
     if not files:
         print("scopefuzz check: no *.litmus files found", file=sys.stderr)
@@ -65,24 +68,36 @@ def cmd_check(args) -> int:
             _report_error(path, e, args.json)
             status = 2
             continue
-        if args.format == "herd":
-            from .herd_format import herd_lines
-            print("\n".join(herd_lines(test, res)))
-        elif args.json:
-            from .states import dumps       # json.dumps, writing a large States from its arrays
-            print(dumps({"test": test.name, "file": path, "model": res.model,
-                              "verdict": res.verdict, "condition": format_condition(test.condition),
-                              "states": res.states, "flags": res.flags, "ub": res.ub,
-                              "candidates": res.candidates, "consistent": res.consistent,
-                              "seconds": round(res.seconds, 6), "schema": JSON_SCHEMA}))
-        else:
-            print(f"{test.name}  {res.verdict}  ({len(res.states)} states, {res.candidates} "
-                  f"candidates, {res.consistent} consistent, {res.seconds:.4f} s)")
-            if res.ub:
-                print(f"  ub: {'; '.join(res.ub)}")
-            if args.states:
-                for s in res.states:
-                    print("  " + " ".join(f"{k}={v};" for k, v in s.items()))
+        try:                        # the output may expand a large set: within the ceiling
+            if args.format == "herd":
+                from .herd_format import herd_lines
+                print("\n".join(herd_lines(test, res)))
+            elif args.json:
+                # json.dumps, a large States written block by block as it is streamed
+                from .states import dump_pieces
+                for piece in dump_pieces({"test": test.name, "file": path, "model": res.model,
+                                          "verdict": res.verdict,
+                                          "condition": format_condition(test.condition),
+                                          "states": res.states, "flags": res.flags, "ub": res.ub,
+                                          "candidates": res.candidates,
+                                          "consistent": res.consistent,
+                                          "seconds": round(res.seconds, 6), "schema": JSON_SCHEMA}):
+                    sys.stdout.write(piece)
+                sys.stdout.write("\n")
+                sys.stdout.flush()
+            else:
+                print(f"{test.name}  {res.verdict}  ({len(res.states)} states, {res.candidates} "
+                      f"candidates, {res.consistent} consistent, {res.seconds:.4f} s)")
+                if res.ub:
+                    print(f"  ub: {'; '.join(res.ub)}")
+                if args.states:
+                    for s in res.states:
+                        print("  " + " ".join(f"{k}={v};" for k, v in s.items()))
+        except OracleError as e:    # (oracle.ceiling.MemoryCeiling)
+            sys.stdout.flush()
+            _report_error(path, e, args.json)
+            status = 2
+            continue
         if expected is not None:
             want = expected.lookup(path)
             if want is None:
@@ -160,6 +175,22 @@ def timeout_option(p) -> None:
                         "out, never given a verdict (default: no limit)")
 
 
+def max_memory_option(p) -> None:
+    p.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                   help="memory ceiling of the oracle (e.g. 2G, 500M): a test that would need "
+                        "more is an error (exit 2), never an out-of-memory kill (default: a "
+                        "quarter of the machine's memory, or $SCOPEFUZZ_MAX_MEMORY)")
+
+
+def _size(text: str) -> int:
+    import argparse
+    from .ceiling import parse_size
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _seconds(text: str) -> float:
     import argparse
     import math
@@ -216,6 +247,7 @@ def register(sub) -> None:
                    help="compare the racy flag, not the verdict (Dat3M -DR suites: 1 = race-free;"
                         " automatic when the CSV name ends in -DR)")
     timeout_option(p)
+    max_memory_option(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("explain", help="why the model forbids (or allows) an outcome",

@@ -12,3 +12,8 @@ class TooManyEvents(OracleError):
 class BudgetExhausted(OracleError):
     """The search ran past its step budget (``budget`` of :func:`oracle.check` and the outcome
     queries): a safety net of campaigns, counted apart from the other oracle errors."""
+
+
+class MemoryCeiling(OracleError):
+    """Going on would take the process past its memory ceiling (:mod:`oracle.ceiling`,
+    ``--max-memory``): the test is an error (exit 2 from the CLI), never an out-of-memory kill."""

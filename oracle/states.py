@@ -43,6 +43,7 @@ import numpy as np
 from litmus.ir import UNDEF
 from litmus.outcome import matches
 
+from .ceiling import guard
 from .events import UNDEF_VAL
 from .explore import DEFINED
 from .search import product_rows
@@ -54,6 +55,12 @@ SMALL_SET = 2048
 CHUNK = 1 << 16
 
 _U64 = (1 << 64) - 1
+
+#: the largest block of states a lazy set expands at a time when streamed (:meth:`States.stream`)
+STREAM_ROWS = 1 << 20
+
+#: the slots holding a set's representations (unset in a lazy set until one is read)
+_ARRAY_SLOTS = ("_dl", "_tups", "_packed", "_layout", "_rows")
 
 
 class Layout:
@@ -132,7 +139,7 @@ class States(Sequence):
     read-only sequence of dicts (observable -> int or :data:`litmus.UNDEF`). Immutable: the result
     cache keeps it and every result of the same program shares it."""
 
-    __slots__ = ("keys", "_dl", "_tups", "_packed", "_layout", "_rows")
+    __slots__ = ("keys", "_dl", "_tups", "_packed", "_layout", "_rows", "_src", "_count")
 
     def __init__(self, keys: list[str], dicts: list[dict] | None = None, packed=None,
                  layout: Layout | None = None, rows: np.ndarray | None = None,
@@ -146,6 +153,88 @@ class States(Sequence):
         self._packed = packed
         self._layout = layout
         self._rows = rows
+        self._src = None             # a lazy set's searches (see :meth:`lazy`), else None
+        self._count = None
+
+    # -- a large set kept as the searches' products (lazy) -----------------------------------------
+    @classmethod
+    def lazy(cls, keys: list[str], searches: list, count: int | None = None) -> "States":
+        """A large set kept as the products its searches found (``searches``: per search, its
+        factors as (columns, distinct rows) pairs over disjoint columns, every column covered),
+        never expanded unless an array is asked for: its size (:meth:`__len__`), the verdict's
+        columns (:meth:`projection`) and its states in order (:meth:`stream`) are read from the
+        factors, in memory bounded by :data:`STREAM_ROWS` rows, not by the size of the set. The
+        array representations (random access, :meth:`allows`) are built on first use, within the
+        memory ceiling (:func:`guard`)."""
+        self = cls.__new__(cls)
+        self.keys = list(keys)
+        self._src = searches
+        self._count = count
+        return self
+
+    def __getattr__(self, name):
+        # a lazy set leaves its array slots unset: the first read of one builds them
+        if name in _ARRAY_SLOTS and object.__getattribute__(self, "_src") is not None:
+            self._materialize()
+            return object.__getattribute__(self, name)
+        raise AttributeError(name)
+
+    @property
+    def is_lazy(self) -> bool:
+        """Whether the set is still kept as its searches' products (nothing expanded)."""
+        try:
+            object.__getattribute__(self, "_packed")
+            return False
+        except AttributeError:
+            return self._src is not None
+
+    def _materialize(self) -> None:
+        """Build the packed keys (or sorted rows) of a lazy set, within the memory ceiling."""
+        n = len(self)
+        guard(n * 8 * 3, n, "expanding the allowed states into an array")
+        built = States._build(self.keys, self._src)
+        for name in _ARRAY_SLOTS:
+            object.__setattr__(self, name, object.__getattribute__(built, name))
+
+    def projection(self, names: list[str], limit: int = 1 << 16) -> list[dict] | None:
+        """The distinct states restricted to the observables ``names`` (dicts, undef as
+        :data:`litmus.UNDEF`, in no particular order), from the factors alone (the product of
+        each factor's distinct restricted rows), or None when that product exceeds ``limit``.
+        A condition's truth in a state depends only on the observables it names, so its verdict
+        over these is its verdict over the set."""
+        src = self._src
+        if src is None:
+            return None
+        idx = [self.keys.index(k) for k in names]
+        out: set = set()
+        for factors in src:
+            combos = [()]
+            cols_in_order: list[int] = []
+            for cols, rows in factors:
+                sel = [j for j, c in enumerate(cols) if c in idx]
+                if not sel:
+                    continue
+                part = np.unique(rows[:, sel], axis=0)
+                if len(combos) * part.shape[0] > limit:
+                    return None
+                cols_in_order += [cols[j] for j in sel]
+                combos = [a + tuple(b) for a in combos for b in part.tolist()]
+            pos = [cols_in_order.index(c) for c in idx]
+            out.update(tuple(t[p] for p in pos) for t in combos)
+        return [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(names, t)} for t in out]
+
+    def stream(self, rows: int | None = None) -> Iterator[np.ndarray]:
+        """The states in the contract's order as int64 row blocks (undef as ``UNDEF_VAL``), at
+        most about ``rows`` (:data:`STREAM_ROWS`) at a time for a lazy set: the set is split on
+        its first column's values (ascending, undef last), each part on the next column while
+        its product is larger, and each small part is expanded, sorted and deduplicated alone,
+        so memory is bounded by the part, not the set."""
+        if self._src is None or not self.is_lazy:
+            for start in range(0, len(self), CHUNK):
+                yield self.rows(start, start + CHUNK)
+            return
+        limit = STREAM_ROWS if rows is None else rows
+        yield from _stream(self._src, len(self.keys), 0, limit)
 
     @property
     def _dicts(self) -> list[dict] | None:
@@ -195,17 +284,16 @@ class States(Sequence):
             all_rows = rows[0] if len(rows) == 1 else np.concatenate(rows) if rows else \
                 np.zeros((0, ncols), np.int64)
             return cls(keys, tups=set(map(tuple, all_rows.tolist())))
-        # each search's factors: (columns, rows), a column in no part being the constant 0
-        searches = []
-        for parts, _ in found:
-            if parts is None or any(rows.shape[0] == 0 for _, rows in parts):
-                continue
-            factors = [(list(cols), rows) for cols, rows in parts if cols]
-            covered = {c for cols, _ in factors for c in cols}
-            rest = [c for c in range(ncols) if c not in covered]
-            if rest:
-                factors.append((rest, np.zeros((1, len(rest)), np.int64)))
-            searches.append(factors)
+        searches = _factors(found, ncols)
+        return cls.lazy(keys, searches, _size(searches) if len(searches) == 1 else None)
+
+    @staticmethod
+    def _build(keys: list[str], searches: list) -> "States":
+        """The packed keys (or sorted rows) of the union of the searches' products (each a list
+        of (columns, rows) factors covering every column: :func:`_factors`)."""
+        ncols = len(keys)
+        cls = States
+        found = [(factors, ncols) for factors in searches]
         columns: list[list[np.ndarray]] = [[] for _ in range(ncols)]
         for factors in searches:
             for cols, rows in factors:
@@ -283,6 +371,10 @@ class States(Sequence):
 
     # -- the sequence -------------------------------------------------------------------------------
     def __len__(self) -> int:
+        if self._src is not None:
+            if self._count is None:
+                self._count = _count(self._src, len(self.keys))
+            return self._count
         if self._dl is not None:
             return len(self._dl)
         if self._tups is not None:
@@ -312,8 +404,8 @@ class States(Sequence):
         return iter(self._dicts) if self._dicts is not None else self._chunks()
 
     def _chunks(self) -> Iterator[dict]:
-        for start in range(0, len(self), CHUNK):
-            for r in self.rows(start, start + CHUNK).tolist():
+        for block in self.stream():
+            for r in block.tolist():
                 yield self._dict(r)
 
     def __contains__(self, item) -> bool:
@@ -363,12 +455,16 @@ class States(Sequence):
         return f"States([{head}, ... {n - 4:,} more ..., {self[-1]!r}] ({n:,} states))"
 
     def __reduce__(self):
+        if self._src is not None and self.is_lazy:
+            return (States.lazy, (self.keys, self._src, self._count))
         return (States, (self.keys, self._dicts, self._packed, self._layout, self._rows))
 
     # -- what the harness asks ---------------------------------------------------------------------
     @property
     def all_undef(self) -> bool:
         """Every value of every state undef (true of no state at all)."""
+        if self._src is not None and self.is_lazy and len(self) > 1:
+            return False                # two distinct states: some value is not undef
         if self._dicts is not None:
             return all(v == UNDEF for s in self._dicts for v in s.values())
         # the states are distinct: a large set has two, so some value is not undef
@@ -380,6 +476,12 @@ class States(Sequence):
         value)? An observable ``outcome`` leaves out is any value (``absent="free"``, as an outcome
         query reads it: :func:`matches_free`) or matches only undef (``absent="undef"``:
         :func:`litmus.outcome.matches`, what ``Result.allows`` has always used)."""
+        if self._src is not None and self.is_lazy:
+            if absent == "free" and any(k not in self.keys for k in outcome):
+                raise KeyError(next(k for k in outcome if k not in self.keys))
+            got = _lazy_allows(self._src, self.keys, outcome, absent)
+            if got is not None:
+                return got
         if self._dicts is not None:
             return any(self._dict_match(s, outcome, absent) for s in self._dicts)
         if absent == "free" and len(self) and any(k not in self.keys for k in outcome):
@@ -480,17 +582,132 @@ class States(Sequence):
 
     def json(self) -> str:
         """``json.dumps(list(self))``, byte for byte, without building the dicts."""
-        if self._dicts is not None or len(self) == 0:
-            return json.dumps(list(self))
+        return "".join(self.json_pieces())
+
+    def json_pieces(self) -> Iterator[str]:
+        """:meth:`json`'s text in pieces (one per block of states: :meth:`stream`), so that a
+        caller can write a large set out without holding its text."""
+        if self._src is None and (self._dicts is not None or len(self) == 0):
+            yield json.dumps(list(self))
+            return
         # one %-template per state (the keys' JSON text fixed), an undef value as its JSON text
         template = "{" + ", ".join(json.dumps(k) + ": %s" for k in self.keys) + "}"
-        out = []
-        for start in range(0, len(self), CHUNK):
-            block = self.rows(start, start + CHUNK)
-            values = block.astype(object)
-            values[block == UNDEF_VAL] = json.dumps(UNDEF)
-            out.append(", ".join([template % tuple(r) for r in values.tolist()]))
-        return "[" + ", ".join(out) + "]"
+        yield "["
+        first = True
+        for big in self.stream():
+            for start in range(0, big.shape[0], CHUNK):
+                block = big[start:start + CHUNK]
+                values = block.astype(object)
+                values[block == UNDEF_VAL] = json.dumps(UNDEF)
+                yield ("" if first else ", ") + ", ".join([template % tuple(r)
+                                                           for r in values.tolist()])
+                first = False
+        yield "]"
+
+
+def _factors(found: list, ncols: int) -> list:
+    """Each search's factors (``(columns, rows)`` pairs, columns in keys order), a column in no
+    part being the constant 0; searches with no outcome left out."""
+    searches = []
+    for parts, _ in found:
+        if parts is None or any(rows.shape[0] == 0 for _, rows in parts):
+            continue
+        # (each factor's rows made distinct: the product's size is then its count)
+        factors = [(list(cols), _distinct(rows)) for cols, rows in parts if cols]
+        covered = {c for cols, _ in factors for c in cols}
+        rest = [c for c in range(ncols) if c not in covered]
+        if rest:
+            factors.append((rest, np.zeros((1, len(rest)), np.int64)))
+        searches.append(factors)
+    return searches
+
+
+#: :func:`_lazy_allows`: an observable only undef matches
+_ONLY_UNDEF = object()
+
+
+def _lazy_allows(searches: list, keys: list[str], outcome: dict, absent: str) -> bool | None:
+    """:meth:`States.allows` of a lazy set from its factors: a state of a product matches when
+    each factor has a row matching on its columns (matching is column by column), so some search
+    must have every factor matching; None when a value is not an int (the general path)."""
+    want = []
+    for k in keys:
+        if k in outcome:
+            v = outcome[k]
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+                return None
+            want.append(int(v))
+        else:
+            want.append(None if absent == "free" else _ONLY_UNDEF)      # None: any value
+    for factors in searches:
+        for cols, rows in factors:
+            ok = np.ones(rows.shape[0], np.bool_)
+            for j, c in enumerate(cols):
+                v = want[c]
+                if v is None:
+                    continue
+                col = rows[:, j]
+                if v == DEFINED:
+                    ok &= col != UNDEF_VAL
+                elif v is _ONLY_UNDEF:        # an absent observable: only undef matches
+                    ok &= col == UNDEF_VAL
+                elif -(1 << 63) <= v < (1 << 63):
+                    ok &= (col == UNDEF_VAL) | (col == v)
+                else:
+                    ok &= col == UNDEF_VAL
+            if not ok.any():
+                break
+        else:
+            return True
+    return False
+
+
+def _distinct(rows: np.ndarray) -> np.ndarray:
+    """The distinct rows of ``rows`` (the array itself when they are)."""
+    if rows.shape[0] < 2:
+        return rows
+    d = np.unique(rows, axis=0)
+    return rows if d.shape[0] == rows.shape[0] else d
+
+
+def _size(searches: list) -> int:
+    """Rows of the searches' products, duplicates across searches counted."""
+    return sum(math.prod(rows.shape[0] for _, rows in f) for f in searches)
+
+
+def _count(searches: list, ncols: int) -> int:
+    """The distinct states of the searches' products: their product size for one search (each
+    factor's rows are distinct, over disjoint columns), else counted block by block."""
+    if len(searches) <= 1:
+        return _size(searches)
+    return sum(block.shape[0] for block in _stream(searches, ncols, 0, STREAM_ROWS))
+
+
+def _stream(searches: list, ncols: int, c: int, limit: int) -> Iterator[np.ndarray]:
+    """:meth:`States.stream` of the searches' products from column ``c`` on (every state of
+    ``searches`` has the same values before ``c``)."""
+    total = _size(searches)
+    if total == 0:
+        return
+    if total <= limit or c >= ncols:
+        guard(total * (8 * 3 + 8 * ncols), total, "a block of the states")
+        yield States._build([str(i) for i in range(ncols)], searches).rows()
+        return
+    where = []              # per search: its factor holding column c, and the column there
+    values: set = set()
+    for f in searches:
+        i = next(i for i, (cols, _) in enumerate(f) if c in cols)
+        j = f[i][0].index(c)
+        where.append((i, j))
+        values.update(np.unique(f[i][1][:, j]).tolist())
+    for v in sorted(values, key=lambda v: (v == UNDEF_VAL, v)):
+        sub = []
+        for f, (i, j) in zip(searches, where):
+            cols, rows = f[i]
+            keep = rows[rows[:, j] == v]
+            if keep.shape[0]:
+                sub.append(f[:i] + [(cols, keep)] + f[i + 1:])
+        yield from _stream(sub, ncols, c + 1, limit)
 
 
 def matches_free(state: dict, outcome: dict) -> bool:
@@ -531,13 +748,30 @@ def _sorted_rows(rows: np.ndarray) -> np.ndarray:
 def dumps(obj) -> str:
     """``json.dumps(obj)`` where a :class:`States` anywhere in dicts and lists is written as the
     list it stands for (:meth:`States.json`)."""
+    return "".join(dump_pieces(obj))
+
+
+def dump_pieces(obj) -> Iterator[str]:
+    """:func:`dumps`'s text in pieces, a large :class:`States` block by block
+    (:meth:`States.json_pieces`): ``check --json`` writes them as they come, so the text of a
+    set of millions of states is never held whole."""
     if isinstance(obj, States):
-        return obj.json()
-    if isinstance(obj, dict) and any(_holds_states(v) for v in obj.values()):
-        return "{" + ", ".join(json.dumps(str(k)) + ": " + dumps(v) for k, v in obj.items()) + "}"
-    if isinstance(obj, list) and any(_holds_states(v) for v in obj):
-        return "[" + ", ".join(dumps(v) for v in obj) + "]"
-    return json.dumps(obj)
+        yield from obj.json_pieces()
+    elif isinstance(obj, dict) and any(_holds_states(v) for v in obj.values()):
+        yield "{"
+        for i, (k, v) in enumerate(obj.items()):
+            yield (", " if i else "") + json.dumps(str(k)) + ": "
+            yield from dump_pieces(v)
+        yield "}"
+    elif isinstance(obj, list) and any(_holds_states(v) for v in obj):
+        yield "["
+        for i, v in enumerate(obj):
+            if i:
+                yield ", "
+            yield from dump_pieces(v)
+        yield "]"
+    else:
+        yield json.dumps(obj)
 
 
 def _holds_states(obj) -> bool:
