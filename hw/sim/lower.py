@@ -413,6 +413,8 @@ def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
         plen[t] = len(rows)
         for j, u in enumerate(rows):
             prog[t, j, :len(u)] = u
+            if u[0] == WAIT and profile.wavecnt:
+                prog[t, j, 3] = 1          # per-wave counters (kernel._wait_ok)
     R = max(1, max(len(r) for r in regmaps))
     reginit = np.zeros((T, R), np.int64)
     for t, regs in enumerate(regmaps):
