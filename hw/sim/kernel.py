@@ -211,15 +211,17 @@ def _barwait(t, k, prog, twg, tcl, nwg, joined, arrg, bgen):
 def _wait_ok(t, mask, k, wave, nq, qlive, qnoack, qc, qt, qi, qcu, issued, tcu):
     """s_waitcnt: all but the k newest ops of each counter in ``mask`` have performed; with
     k == 0 and ``wave == 0`` also the earlier ops of the CU's other waves on vector-memory
-    counters (the CU-wide acknowledge path); ``wave == 1`` (WAIT field c, profile option
-    ``wavecnt``) counts the wave's own operations only, as the hardware counters do
-    (AMDGPUUsage: completion is "reported to a wavefront in execution order")."""
+    counters (the CU-wide acknowledge path); ``wave != 0`` (WAIT field c, profile option
+    ``wavecnt``: bit 0 set, bit u + 1 for each other thread u of the wave) counts the wave's own
+    operations only, as the hardware counters do (AMDGPUUsage: completion is "reported to a
+    wavefront in execution order"); lanes of one wave run as separate threads here."""
     for q in range(nq):
         if qlive[q] and qnoack[q] == 0 and (mask >> qc[q]) & 1:
             if qt[q] == t:
                 if qi[q] < issued[t, qc[q]] - k:
                     return False
-            elif k == 0 and wave == 0 and qc[q] != CNT_LGKM and qcu[q] == tcu[t]:
+            elif k == 0 and qc[q] != CNT_LGKM and qcu[q] == tcu[t] and \
+                    (wave == 0 or (wave >> (qt[q] + 1)) & 1):
                 return False
     return True
 
