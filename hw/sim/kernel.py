@@ -208,15 +208,20 @@ def _barwait(t, k, prog, twg, tcl, nwg, joined, arrg, bgen):
 
 
 @njit(cache=True)
-def _wait_ok(t, mask, k, nq, qlive, qnoack, qc, qt, qi, qcu, issued, tcu):
+def _wait_ok(t, mask, k, wave, nq, qlive, qnoack, qc, qt, qi, qcu, issued, tcu):
     """s_waitcnt: all but the k newest ops of each counter in ``mask`` have performed; with
-    k == 0 also the earlier ops of the CU's other waves on vector-memory counters."""
+    k == 0 and ``wave == 0`` also the earlier ops of the CU's other waves on vector-memory
+    counters (the CU-wide acknowledge path); ``wave != 0`` (WAIT field c, profile option
+    ``wavecnt``: bit 0 set, bit u + 1 for each other thread u of the wave) counts the wave's own
+    operations only, as the hardware counters do (AMDGPUUsage: completion is "reported to a
+    wavefront in execution order"); lanes of one wave run as separate threads here."""
     for q in range(nq):
         if qlive[q] and qnoack[q] == 0 and (mask >> qc[q]) & 1:
             if qt[q] == t:
                 if qi[q] < issued[t, qc[q]] - k:
                     return False
-            elif k == 0 and qc[q] != CNT_LGKM and qcu[q] == tcu[t]:
+            elif k == 0 and qc[q] != CNT_LGKM and qcu[q] == tcu[t] and \
+                    (wave == 0 or (wave >> (qt[q] + 1)) & 1):
                 return False
     return True
 
@@ -304,7 +309,8 @@ def simulate(P, mode, sched, out, S, niter, table):
                 while pc[t] < plen[t]:
                     op = prog[t, pc[t], 0]
                     if op == WAIT:
-                        if not _wait_ok(t, prog[t, pc[t], 1], prog[t, pc[t], 2], nq, qlive,
+                        if not _wait_ok(t, prog[t, pc[t], 1], prog[t, pc[t], 2], prog[t, pc[t], 3],
+                                        nq, qlive,
                                         qnoack, qc, qt, qi, qcu, issued, tcu):
                             ok = False
                             break

@@ -408,11 +408,20 @@ def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
     L = max(1, max(len(x) for x in listings))
     prog = np.zeros((T, L, NFIELDS), np.int64)
     plen = np.zeros(T, np.int64)
+    # wavecnt: a wait's field c is 1 | (the other threads of its wave, one bit each from bit 1):
+    # the simulator runs the lanes of one wave as separate streams, which share the counters
+    if profile.wavecnt and T > 62:
+        raise LoweringError(f"{T} threads: wavecnt supports at most 62")
+    wave_of = [test.instance(t, "wave") for t in range(T)]
+    wavemask = [1 | sum(1 << (u + 1) for u in range(T) if u != t and wave_of[u] == wave_of[t])
+                for t in range(T)]
     for t, lst in enumerate(listings):
         rows = _link_barrier_waits(_merge_waits([u for _, u in lst]))
         plen[t] = len(rows)
         for j, u in enumerate(rows):
             prog[t, j, :len(u)] = u
+            if u[0] == WAIT and profile.wavecnt:
+                prog[t, j, 3] = wavemask[t]    # per-wave counters (kernel._wait_ok)
     R = max(1, max(len(r) for r in regmaps))
     reginit = np.zeros((T, R), np.int64)
     for t, regs in enumerate(regmaps):

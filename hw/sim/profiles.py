@@ -5,7 +5,9 @@ scope needs, whether ``s_barrier`` needs the memory waits) and how the machine i
 (one L1 per workgroup's CU, or one per wave in tgsplit mode). Options:
 
 - ``tgsplit``: the waves of a workgroup may run on different CUs (GFX90A/GFX942 only; no LDS);
-- ``mtype=RW|NC|UC|CC``: the memory type of every global location (default RW).
+- ``mtype=RW|NC|UC|CC``: the memory type of every global location (default RW);
+- ``wavecnt``: vector-memory waits count the wave's own operations only (the hardware counters
+  are per wave); without it a ``vmcnt(0)``-style wait also waits for the CU's other waves.
 
 Backend names: ``sim`` (default profile gfx942), ``sim:PROFILE``, ``sim:MUTANT``,
 ``sim:MUTANT@PROFILE``, and comma-separated options after either: ``sim:gfx90a,tgsplit``,
@@ -31,6 +33,7 @@ class Profile:
     async_counter: int = CNT_VM
     tgsplit: bool = False
     mtype: str = "RW"
+    wavecnt: bool = False
     doc: str = ""
 
     @property
@@ -45,6 +48,8 @@ class Profile:
         opts = [self.name] + (["tgsplit"] if self.tgsplit else [])
         if self.mtype != "RW":
             opts.append(f"mtype={self.mtype}")
+        if self.wavecnt:
+            opts.append("wavecnt")
         return ",".join(opts)
 
 
@@ -83,6 +88,9 @@ def with_options(profile: Profile, options: list[str]) -> Profile:
             if mt not in MTYPES:
                 raise ValueError(f"unknown memory type {mt!r} (RW, NC, UC, CC)")
             profile = replace(profile, mtype=mt)
+        elif opt == "wavecnt":
+            profile = replace(profile, wavecnt=True)
         elif opt:
-            raise ValueError(f"unknown simulator option {opt!r} (tgsplit, mtype=RW|NC|UC|CC)")
+            raise ValueError(f"unknown simulator option {opt!r} "
+                             f"(tgsplit, mtype=RW|NC|UC|CC, wavecnt)")
     return profile
