@@ -60,4 +60,7 @@ class ClangOcl(Spelling):
     def refuse(self, ins):
         if ins.scope == "cluster":
             return "OpenCL C has no cluster scope"
+        if ins.scope == "thread" and ins.base != "fence":
+            return ("memory_scope_work_item on an atomic operation (OpenCL C 2.0 allows it on "
+                    "fences only; clang rejects it)")
         return None

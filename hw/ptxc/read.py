@@ -139,6 +139,8 @@ def _inline(funcs, f: Function, names: dict[str, str], suffix: str, out: list, c
             if words[0] == ".param" and depth >= 0:
                 nm = re.sub(r"\[.*", "", words[-1])
                 local_params[nm] = f"{nm}{suffix}#{counter[0]}"
+            if words[0] == ".branchtargets":
+                item = Decl(item.line, _rename(item.text, {}, suffix, labels))
             out.append(item)
             continue
         st = item
@@ -204,6 +206,26 @@ class _Role:
         self.specials = specials
         self.symbols = symbols
         self.labels = {it.name: i for i, it in enumerate(code) if isinstance(it, Label)}
+        #: jump tables: ``NAME: .branchtargets L0, L1, ...`` (the targets of ``brx.idx``)
+        self.tables: dict[str, list[str]] = {}
+        for i, it in enumerate(code[:-1]):
+            nxt = code[i + 1]
+            if isinstance(it, Label) and isinstance(nxt, Decl) and \
+                    nxt.text.startswith(".branchtargets"):
+                self.tables[it.name] = [t.strip() for t in
+                                        nxt.text[len(".branchtargets"):].split(",")]
+
+    def brx_target(self, st, state) -> int:
+        """The code index ``brx.idx INDEX, TABLE`` jumps to (its index must be a role constant)."""
+        idx = self.val(st.operands[0], state, st)
+        table = self.tables.get(st.operands[1])
+        if table is None:
+            raise _err(st, f"brx.idx to unknown table {st.operands[1]!r}")
+        if idx == DYN or idx[0] != "c":
+            raise _err(st, "brx.idx on a loaded value is not read")
+        if not 0 <= idx[1] < len(table):
+            raise _err(st, f"brx.idx index {idx[1]} outside its table")
+        return self.labels[table[idx[1]]]
 
     # value of an operand in a state
     def val(self, op: str, state: dict, st) -> tuple:
@@ -395,7 +417,9 @@ def _succs(role: _Role, i: int, state: dict) -> list[int]:
             return nxt + [t]
         return [t] if bool(g[1]) != it.guard.startswith("!") else nxt
     if it.op == "brx":
-        raise _err(it, "unknown instruction 'brx.idx' (jump tables are not read)")
+        if it.guard is not None:
+            raise _err(it, "a guarded brx.idx is not read")
+        return [role.brx_target(it, state)]
     return nxt
 
 
@@ -515,6 +539,8 @@ class _Emitter:
                 succ = _succs(self.role, i, self.states[i])
                 if len(succ) == 2 or (succ and succ[0] != i + 1):
                     targets.add(st.operands[0])
+            if isinstance(st, Stmt) and st.op == "brx":
+                targets.add(code[self.role.brx_target(st, self.states[i])].name)
         self.pending = None
         for n, i in enumerate(order):
             st = code[i]
@@ -583,6 +609,10 @@ class _Emitter:
         return self.label("$end")
 
     def stmt(self, st: Stmt, state: dict, i: int) -> None:
+        if st.op == "brx":
+            self.put(f"goto {self.label(self.role.code[self.role.brx_target(st, state)].name)}",
+                     st)
+            return
         if st.op == "bra":
             succ = _succs(self.role, i, state)
             tgt = self.role.labels[st.operands[0]]
