@@ -138,7 +138,7 @@ def _body(clean: str, k: int, f: Function, main: set[str]) -> int:
                 return k
             continue
         start_line = line
-        if clean.startswith((".loc", ".file"), k):
+        if re.match(r"\.(loc|file)\s", clean[k:k + 6]):
             end = clean.find("\n", k)
             end = n if end < 0 else end
             lm = _LOC.match(clean, k, end)
