@@ -26,6 +26,7 @@ from .emit_clang_ocl import ClangOcl
 from .emit_common import Spelling, emit, refusal_of
 from .emit_nvcc_builtins import NvccBuiltins
 from .emit_nvcc_libcu import NvccLibcu
+from .layout import make_layout
 from .read import litmus_text, read_back, read_roles
 
 COMPILERS = ("clang-cuda", "clang-ocl", "nvcc-libcu", "nvcc-builtins")
@@ -121,18 +122,28 @@ def compile_test(test: Test, c: Compiler,
     em = emit(test, sp, c.per_role)
     ptx, cached = toolchain.compile_ptx(c.name, c.sm, c.opt, sp.SUFFIX, em.text)
     text = mutate(ptx) if mutate is not None else ptx
-    kernels = {k: (f"P{k}" if c.per_role else "litmus") for k in range(len(test.threads))}
-    reads = read_roles(text, "test" + sp.SUFFIX, kernels, em.layout,
-                       [name for name, _ in em.layout.params], _register_base(test))
-    back = read_back(test, litmus_text(test, em.layout, reads))
+    back, origin = read_ptx(test, text, c.per_role, "test" + sp.SUFFIX, em.layout)
+    cmd = toolchain.command(c.name, c.sm, c.opt, sp.SUFFIX)
+    return Compiled(c, em.text, text, [cmd], toolchain.version(c.name), back, origin, cached)
+
+
+def read_ptx(test: Test, ptx: str, per_role: bool = False, source_name: str = "test.cu",
+             layout=None) -> tuple[Test, list]:
+    """Read PTX compiled from ``test``'s kernel (the layout of :mod:`hw.ptxc.layout`: kernel
+    ``litmus`` with a role switch, or ``P<k>`` per role) back into a PTX-dialect test, and the
+    per-row origins; BackendError naming the PTX line on anything the reader does not follow."""
+    lay = layout if layout is not None else make_layout(test)
+    kernels = {k: (f"P{k}" if per_role else "litmus") for k in range(len(test.threads))}
+    reads = read_roles(ptx, source_name, kernels, lay, [name for name, _ in lay.params],
+                       _register_base(test))
+    back = read_back(test, litmus_text(test, lay, reads))
     origin = []
     for tid, r in enumerate(reads):
         if len(back.threads[tid].code) != len(r.origin):
             raise BackendError(f"P{tid}: read-back rows ({len(back.threads[tid].code)}) and "
                                f"PTX origins ({len(r.origin)}) differ")
         origin.append(list(r.origin))
-    cmd = toolchain.command(c.name, c.sm, c.opt, sp.SUFFIX)
-    return Compiled(c, em.text, text, [cmd], toolchain.version(c.name), back, origin, cached)
+    return back, origin
 
 
 def ptxas_check(ptx: str, sm: int) -> str | None:
@@ -141,4 +152,4 @@ def ptxas_check(ptx: str, sm: int) -> str | None:
 
 
 __all__ = ["COMPILERS", "Compiler", "Compiled", "available", "compile_test", "parse_spec",
-           "ptxas_check", "refusal"]
+           "ptxas_check", "read_ptx", "refusal"]

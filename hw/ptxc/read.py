@@ -52,6 +52,7 @@ instruction the reader does not know (named), a non-constant address, a vector o
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -167,7 +168,7 @@ def _inline(funcs, f: Function, names: dict[str, str], suffix: str, out: list, c
         text = _rename(st.text, local_params, suffix, labels)
         if text != st.text:
             from .ptx_text import _stmt
-            st = _stmt(st.line, text, st.src_line)
+            st = dataclasses.replace(_stmt(st.line, text, st.src_line), text=st.text)
         if end is not None and st.op == "ret":
             st = Stmt(st.line, st.text, st.guard, "bra", ("uni",), (end,), st.src_line)
         out.append(st)
@@ -291,9 +292,21 @@ def _transfer(role: _Role, st: Stmt, state: dict) -> dict:
     return _exec(role, st, state)
 
 
+class _Tracked(dict):
+    """A state copy that records the cells an instruction writes."""
+
+    def __init__(self, state: dict):
+        super().__init__(state)
+        self.written: set[str] = set()
+
+    def __setitem__(self, key, value):
+        self.written.add(key)
+        super().__setitem__(key, value)
+
+
 def _exec(role: _Role, st: Stmt, state: dict) -> dict:
     op = st.op
-    s = dict(state)
+    s = _Tracked(state)
     ops = st.operands
     if op in ("ld", "ldu"):
         if "param" in st.mods:
@@ -470,10 +483,11 @@ class _Emitter:
             st = self.role.code[i]
             if not isinstance(st, Stmt):
                 continue
-            after = _transfer(self.role, st, state)
-            for c, v in after.items():
-                if state.get(c, None) is v and c in state:
-                    continue
+            after = _exec(self.role, st, state)
+            for c in after.written:
+                v = after[c]
+                if st.guard is not None and self.role.val(st.guard.lstrip("!"), state, st) == DYN:
+                    v = DYN                    # written on one path only: a register
                 if v == DYN or (c in seen and seen[c] != v):
                     dyn.add(c)
                 seen.setdefault(c, v)
@@ -568,7 +582,7 @@ class _Emitter:
                 if st.op in ("st", "red", "bra", "fence", "membar", "bar", "barrier") or \
                         st.guard is not None or \
                         st.operands[0].split("|")[0] in (self.pending[5]) or \
-                        st.operands[0] == p:
+                        any(p in re.findall(r"%[\w.@]+", o) for o in st.operands):
                     self.flush()
             if self.defer(st, state):
                 continue
@@ -917,7 +931,11 @@ def read_roles(ptx: str, source_name: str, kernels: dict[int, str], lay: Layout,
 def litmus_text(source: Test, lay: Layout, reads: list[Read]) -> str:
     """The read-back test as PTX-dialect text (same locations, threads, condition)."""
     lines = [f"PTX {source.name}"]
-    lines += ["{", *[f"{loc.name}={loc.init};" for loc in source.locations], "}"]
+    # every observed register is declared with its source initial value, so a role whose PTX
+    # never stores one (a mutant, a role with no code) still names it
+    regs = [f"P{tid}:{r}={source.register_init(tid, r)};" for tid, role in enumerate(lay.roles)
+            for r in role.observed]
+    lines += ["{", *[f"{loc.name}={loc.init};" for loc in source.locations], *regs, "}"]
     head = []
     for tid, th in enumerate(source.threads):
         p = th.placement
