@@ -173,7 +173,7 @@ def _inline(funcs, f: Function, names: dict[str, str], suffix: str, out: list, c
             st = Stmt(st.line, st.text, st.guard, "bra", ("uni",), (end,), st.src_line)
         out.append(st)
     if end is not None:
-        out.append(Label(f.line, end))
+        out.append(Label(0, end))
 
 
 # --- values -----------------------------------------------------------------------------------
@@ -526,7 +526,13 @@ class _Emitter:
     def put(self, text: str, st) -> None:
         self.cells.append(text)
         src = st.src_line if isinstance(st, Stmt) else None
-        self.origin.append((st.line, getattr(st, "text", getattr(st, "name", "")), src))
+        if isinstance(st, Label):
+            # an inlined callee's label carries its call suffix; a synthetic one has line 0
+            text = st.name.split("@")[0] + ":"
+            line = 0 if text.startswith("$ret") else st.line
+        else:
+            text, line = st.text, st.line
+        self.origin.append((line, text, src))
 
     def opnd(self, o: str, state: dict, st) -> str:
         v = self.role.val(o, state, st)

@@ -6,7 +6,8 @@ Commands (recorded verbatim in :class:`hw.ptxc.Compiled`, with ``test.cu``/``tes
 - ``clang-cuda``: ``clang-22 -x cuda --cuda-device-only -nocudainc -nocudalib
   --cuda-gpu-arch=sm_XX -OX -gline-tables-only -Wno-unknown-cuda-version -S -o test.ptx test.cu``
 - ``clang-ocl``: ``clang-22 -x cl -cl-std=CL2.0 -target nvptx64-nvidia-nvcl -march=sm_XX -OX
-  -gline-tables-only -S -o test.ptx test.cl``
+  -S -o test.ptx test.cl`` (no line tables: for the ``nvcl`` target clang then emits a ``.file``
+  directive and debug sections that ptxas rejects, so clang-ocl origins have no source line)
 - ``nvcc-libcu`` / ``nvcc-builtins``: ``nvcc -arch=sm_XX -ptx -Xcicc -OX -lineinfo -o test.ptx
   test.cu``. nvcc's own ``-O`` is the host optimisation level; device code is optimised by
   cicc (NVVM), whose level ``-Xcicc -O0..-O3`` is what the option level means here (nvcc's
@@ -51,7 +52,7 @@ def args(name: str, sm: int, opt: str, src: str, out: str) -> list[str]:
                 "-Wno-unknown-cuda-version", "-S", "-o", out, src]
     if name == "clang-ocl":
         return [CLANG, "-x", "cl", "-cl-std=CL2.0", "-target", "nvptx64-nvidia-nvcl",
-                f"-march=sm_{sm}", f"-{opt}", "-gline-tables-only", "-S", "-o", out, src]
+                f"-march=sm_{sm}", f"-{opt}", "-S", "-o", out, src]
     return [NVCC, f"-arch=sm_{sm}", "-ptx", "-Xcicc", f"-{opt}", "-lineinfo", "-o", out, src]
 
 
