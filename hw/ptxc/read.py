@@ -79,6 +79,8 @@ ATOM_OPS = {"add": "add", "inc": "inc", "dec": "dec", "exch": "exch", "and": "an
             "xor": "xor", "min": "min", "max": "max", "cas": "cas"}
 ALU = {"mov", "add", "sub", "mul", "mad", "neg", "not", "and", "or", "xor", "shl", "shr", "cvt",
        "cvta", "selp", "setp", "min", "max", "div", "rem", "abs"}
+#: external functions that do not return: a call ends the thread
+NORETURN = {"__assertfail", "__trap"}
 SPECIAL = re.compile(r"%(tid|ntid|ctaid|nctaid)\.[xyz]\Z|%laneid\Z")
 INT = re.compile(r"-?(0[xX][0-9a-fA-F]+|\d+)U?\Z")
 ADDR = re.compile(r"\[\s*([^\]+\-\s]+)\s*(?:([+-])\s*(-?\w+))?\s*\]\Z")
@@ -156,6 +158,10 @@ def _inline(funcs, f: Function, names: dict[str, str], suffix: str, out: list, c
             args = [x.strip() for x in ops[1][1:-1].split(",") if x.strip()] if len(ops) > 1 \
                 else []
             g = funcs.get(callee)
+            if g is None and callee in NORETURN:
+                # a failed assertion ends the thread (nvcc -O0 keeps libcu++'s checks)
+                out.append(Stmt(st.line, st.text, st.guard, "trap", (), (), st.src_line))
+                continue
             if g is None:
                 raise _err(st, f"call to a function the PTX does not define: {callee!r}")
             sub = {}
@@ -643,7 +649,7 @@ class _Emitter:
             elif succ == [tgt] and tgt != i + 1:
                 self.put(f"goto {self.label(st.operands[0])}", st)
             return
-        if st.op in ("ret", "exit"):
+        if st.op in ("ret", "exit", "trap"):
             if st.guard is not None:
                 g = self.role.val(st.guard.lstrip("!"), state, st)
                 if g == DYN:
