@@ -12,7 +12,7 @@ import re
 import pytest
 
 from hw import BackendRefused
-from hw.ptxc import Compiler, available, compile_test, ptxas_check, refusal
+from hw.ptxc import Compiler, available, compile_many, compile_test, ptxas_check, refusal
 from hw.ptxc import toolchain
 from litmus.dialects import litmus_files, parse_file
 from litmus.parse_c import parse_c
@@ -151,3 +151,49 @@ def test_compiler_error_is_one_line_with_the_command():
         toolchain.compile_ptx("clang-cuda", 90, "O2", ".cu", "this is not C++;\n")
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith("clang-22 -x cuda") and "error" in msg
+
+
+SB = parse_c("""C SB
+{ [x]=0; [y]=0; }
+P0 (atomic_int* x, atomic_int* y) {
+  atomic_store_explicit(x, 1, memory_order_seq_cst);
+  int r0 = atomic_load_explicit(y, memory_order_seq_cst);
+}
+P1 (atomic_int* x, atomic_int* y) {
+  atomic_store_explicit(y, 1, memory_order_seq_cst);
+  int r1 = atomic_load_explicit(x, memory_order_seq_cst);
+}
+exists (0:r0=0 /\\ 1:r1=0)
+""")
+
+BARRIER = parse_file(os.path.join(CONF, "OPENCL", "herd", "barrier_example.litmus")) \
+    if os.path.isfile(os.path.join(CONF, "OPENCL", "herd", "barrier_example.litmus")) else None
+
+
+@pytest.mark.parametrize("c", CLANG + [Compiler("clang-cuda", 80, "O1", True)],
+                         ids=lambda c: c.spec())
+def test_compile_many_reads_back_like_compile_test(c):
+    if available(c) is not None:
+        pytest.skip(available(c))
+    tests = [MP, SB] + ([BARRIER] if BARRIER is not None else [])
+    res = compile_many(tests, c)
+    for t, r in zip(tests[:2], res[:2]):
+        alone = compile_test(t, c)
+        assert [th.code for th in r.test.threads] == [th.code for th in alone.test.threads]
+        assert r.test.condition == t.condition
+    if BARRIER is not None:
+        assert isinstance(res[2], BackendRefused)
+
+
+def test_compile_many_with_nvcc():
+    c = Compiler("nvcc-builtins")
+    if available(c) is not None:
+        pytest.skip(available(c))
+    mp, sb = compile_many([MP, SB], c)
+    assert [(i.base, i.loc, i.order) for i in mp.test.threads[1].code if i.is_memory_access] == \
+        [("ld", "y", "acq"), ("ld", "x", "rlx")]
+    # a seq_cst load is a fence.sc then an acquire load (the standard mapping), in both roles
+    for tid in (0, 1):
+        code = [i for i in sb.test.threads[tid].code if i.base in ("fence", "ld", "st")]
+        assert code[-2].base == "fence" and code[-2].order == "sc"
+        assert code[-1].base == "ld" and code[-1].order == "acq"

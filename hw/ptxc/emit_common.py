@@ -148,8 +148,11 @@ def _value(ins: Instr, key: str, k: int, regs: dict[str, str]) -> str:
     return str(ins.args[k])
 
 
-def emit(test: Test, sp: Spelling, per_role: bool) -> Emitted:
-    """The kernel source of ``test`` in spelling ``sp`` (BackendRefused when inexpressible)."""
+def emit(test: Test, sp: Spelling, per_role: bool, prefix: str = "",
+         prelude: bool = True) -> Emitted:
+    """The kernel source of ``test`` in spelling ``sp`` (BackendRefused when inexpressible).
+    ``prefix`` goes before every kernel name and ``prelude=False`` leaves the front end's
+    prelude out: a batch of tests is one source of several tests' kernels (:func:`emit_batch`)."""
     why = refusal_of(test, sp)
     if why is not None:
         raise BackendRefused(f"{sp.NAME}: {why}")
@@ -157,22 +160,22 @@ def emit(test: Test, sp: Spelling, per_role: bool) -> Emitted:
     w = _Writer()
     w.line(f"// scopefuzz ptxc: {test.name} for {sp.NAME} "
            f"({'one kernel per role' if per_role else 'one kernel, role switch'})")
-    for ln in sp.prelude():
+    for ln in sp.prelude() if prelude else ():
         w.line(ln)
     params = [sp.param(p) for _, p in lay.params] + [sp.param("out")]
     lines: list[list[int | None]] = [[] for _ in test.threads]
     kernels: list[str] = []
     if not per_role:
-        kernels.append("litmus")
-        w.line(sp.kernel_head("litmus", params))
+        kernels.append(f"{prefix}litmus")
+        w.line(sp.kernel_head(f"{prefix}litmus", params))
         w.line(f"  int gid = {sp.gid()};")
         w.line("  switch (gid) {")
     for tid, th in enumerate(test.threads):
         role = lay.roles[tid]
         ind = "    "
         if per_role:
-            kernels.append(f"P{tid}")
-            w.line(sp.kernel_head(f"P{tid}", params))
+            kernels.append(f"{prefix}P{tid}")
+            w.line(sp.kernel_head(f"{prefix}P{tid}", params))
             w.line("  {")
         else:
             w.line(f"  case {role.gid}: {{  // P{tid}")
@@ -238,3 +241,19 @@ def _statement(ins: Instr, sp: Spelling, lay: Layout, regs: dict[str, str],
         tail = f" {regs[ins.reg]} = e_;" if ins.reg else ""
         return f"{{ int e_ = {e}; {stmt}{tail} }}"
     raise BackendRefused(f"{sp.NAME}: instruction {b!r} has no C spelling")
+
+
+def emit_batch(tests: list[Test], sp: Spelling, per_role: bool) -> tuple[str, list[Emitted]]:
+    """One source holding every test's kernels (test i's kernels prefixed ``t<i>_``), and each
+    test's :class:`Emitted` with its lines shifted to the batch text. All must be expressible."""
+    head = sp.prelude()
+    text = "".join(ln + "\n" for ln in head)
+    offset = len(head)
+    out = []
+    for i, t in enumerate(tests):
+        em = emit(t, sp, per_role, prefix=f"t{i}_", prelude=False)
+        em.lines = [[None if ln is None else ln + offset for ln in rows] for rows in em.lines]
+        offset += em.text.count("\n")
+        text += em.text
+        out.append(em)
+    return text, out
