@@ -146,3 +146,15 @@ def test_parse_spec():
         with pytest.raises(BackendError, match=msg) as e:
             parse_spec(bad)
         assert "\n" not in str(e.value)
+
+
+def test_cuda_dialect_scope_words():
+    # the CUDA source dialect's IR names scopes cta/gpu/sys (INTERFACE.md): block/device/system
+    import dataclasses
+    th = [dataclasses.replace(t, code=tuple(
+        i.replace(scope={"wg": "cta", "agent": "gpu"}.get(i.scope, i.scope)) for i in t.code))
+        for t in MP_WG.threads]
+    cuda = dataclasses.replace(MP_WG, threads=tuple(th), dialect="CUDA")
+    assert refusal(cuda, Compiler("nvcc-libcu")) is None
+    lines = [ln.strip() for ln in emit(cuda, SPELLINGS["nvcc-libcu"](), False).text.splitlines()]
+    assert SPELLED["nvcc-libcu"][0] in lines and SPELLED["nvcc-libcu"][1] in lines
