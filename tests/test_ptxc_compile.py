@@ -97,6 +97,12 @@ def test_mp_reads_back_its_release_and_acquire(c):
     assert [(i.base, i.loc, i.order) for i in p1] == [("ld", "y", "acq"), ("ld", "x", "rlx")]
     assert all(i.scope == "sys" for i in p0 + p1)
     assert r.command[0].startswith("clang-22 ") and "test.ptx" in r.command[0]
+    if c.name == "clang-cuda":
+        # the release store's row names the source line that spells it (from the .loc tables)
+        src = r.source.splitlines()
+        rel = [o for ins, o in zip(r.test.threads[0].code, r.origin[0]) if ins.order == "rel"]
+        assert rel and rel[0][2] is not None
+        assert "__ATOMIC_RELEASE" in src[rel[0][2] - 1] and "p_y" in src[rel[0][2] - 1]
     assert r.version.startswith(("clang version", "Debian clang version", "Ubuntu clang"))
 
 
