@@ -285,3 +285,22 @@ def test_external_call_is_an_error():
 def test_missing_kernel_is_an_error():
     with pytest.raises(BackendError, match="no kernel 'P1'"):
         read_ptx(SOURCE, module("ret;").replace(".entry P1", ".entry Q1"), per_role=True)
+
+
+def test_vector_store_to_the_output_array():
+    # a compiler may merge a role's adjacent out[] words into one st.v2: each word is read
+    src = parse_c("""C two
+{ [x]=0; [y]=0; }
+P0 (atomic_int* x, atomic_int* y) { int r0 = atomic_load_explicit(x, memory_order_relaxed);
+  int r1 = atomic_load_explicit(y, memory_order_relaxed); }
+P1 (atomic_int* x, atomic_int* y) { atomic_store_explicit(x, 1, memory_order_relaxed); }
+exists (0:r0=1 /\\ 0:r1=1)
+""")
+    ptx = module("ld.relaxed.gpu.global.u32 %r1, [%rd1];\nld.relaxed.gpu.global.u32 %r2, [%rd2];\n"
+                 "st.global.v2.u32 [%rd3], {%r1, %r2};\nret;",
+                 "st.relaxed.gpu.global.u32 [%rd1], 1;\nret;")
+    test, _ = read_ptx(src, ptx, per_role=True)
+    text = ("PTX e\n{ x=0; y=0; P0:r0=0; P0:r1=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n"
+            " ld.relaxed.gpu r10, x | st.relaxed.gpu x, 1 ;\n ld.relaxed.gpu r11, y | ;\n"
+            " ld r0, r10 | ;\n ld r1, r11 | ;\nexists (P0:r0 == 1 /\\ P0:r1 == 1)\n")
+    assert [th.code for th in test.threads] == [th.code for th in parse_ptx(text).threads]

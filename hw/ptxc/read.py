@@ -814,6 +814,16 @@ class _Emitter:
     def access(self, st: Stmt, state: dict) -> None:
         ops = st.operands
         load = st.op != "st"
+        vec = [m for m in st.mods if re.fullmatch(r"v[248]", m)]
+        if vec and not load and "param" not in st.mods and "local" not in st.mods:
+            # a vector store: only to the output array (the compiler merged adjacent out[] words)
+            base, off = self.role.address(ops[0], state, st)
+            if base[0] == "param" and base[1] >= len(self.loc_names):
+                vals = [v.strip() for v in ops[1].strip("{}").split(",")]
+                width = _width(st.mods)[0] // 8
+                for n, v in enumerate(vals):
+                    self.out_word(st, (off + n * width) // 4, self.opnd(v, state, st))
+                return
         if "param" in st.mods:
             if load:
                 d = self.dest(ops[0])
@@ -848,13 +858,17 @@ class _Emitter:
             return
         v = self.opnd(ops[1], state, st)
         if word is not None:
-            role = self.lay.roles[self.k]
-            j = word - self.k * self.lay.stride
-            if not 0 <= j < len(role.observed):
-                raise _err(st, f"store to output word {word}, not one of P{self.k}'s")
-            self.put(f"ld {role.observed[j]}, {v}", st)
+            self.out_word(st, word, v)
             return
         self.put(f"st{q} {loc}, {v}", st)
+
+    def out_word(self, st: Stmt, word: int, v: str) -> None:
+        """A store of ``v`` to ``out[word]``: the role's observed register of that word."""
+        role = self.lay.roles[self.k]
+        j = word - self.k * self.lay.stride
+        if not 0 <= j < len(role.observed):
+            raise _err(st, f"store to output word {word}, not one of P{self.k}'s")
+        self.put(f"ld {role.observed[j]}, {v}", st)
 
     def atomic(self, st: Stmt, state: dict) -> None:
         ops = st.operands
