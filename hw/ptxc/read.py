@@ -162,6 +162,9 @@ def _inline(funcs, f: Function, names: dict[str, str], suffix: str, out: list, c
                 # a failed assertion ends the thread (nvcc -O0 keeps libcu++'s checks)
                 out.append(Stmt(st.line, st.text, st.guard, "trap", (), (), st.src_line))
                 continue
+            if g is None and callee.startswith("%"):
+                raise _err(st, f"indirect call through {callee} is not read (nvcc -O0 calls "
+                               f"libcu++'s helpers through function pointers)")
             if g is None:
                 raise _err(st, f"call to a function the PTX does not define: {callee!r}")
             sub = {}
