@@ -55,7 +55,8 @@ def judge(source: Test, compiled_test: Test, source_model: str | None = None,
     if model is None:
         raise ValueError(f"no source model for dialect {source.dialect!r}")
     mine = check(source, model, budget=budget, name_ub=False)
-    if mine.verdict == "Undef":
+    if mine.verdict == "Undef" or "racy" in mine.flags:
+        # a data race (c11/rc11/opencl flag `racy`) or other UB: the compiler may do anything
         return CompilerVerdict("skipped", why="racy", source_model=model)
     theirs = check(compiled_test, "ptx", budget=budget)
     keys = source.observables()
