@@ -203,3 +203,29 @@ def test_compile_many_with_nvcc():
         code = [i for i in sb.test.threads[tid].code if i.base in ("fence", "ld", "st")]
         assert code[-2].base == "fence" and code[-2].order == "sc"
         assert code[-1].base == "ld" and code[-1].order == "acq"
+
+
+def test_cuda_dialect_source_compiles_and_keeps_placement():
+    from litmus.dialects import parse
+    src = parse("""CUDA MP
+{ [x] = 0; [y] = 0; }
+P0@cta 0,gpu 0 (int* x, atomic_int* y) {
+  *x = 1;
+  atomic_store_explicit(y, 1, memory_order_release, cuda::thread_scope_device);
+}
+P1@cta 0,gpu 0 (int* x, atomic_int* y) {
+  int r1 = 0;
+  int r0 = atomic_load_explicit(y, memory_order_acquire, cuda::thread_scope_block);
+  if (r0 == 1) { r1 = *x; }
+}
+exists (P1:r0=1 /\\ P1:r1=0)
+""")
+    c = Compiler("clang-cuda")
+    if available(c) is not None:
+        pytest.skip(available(c))
+    r = compile_test(src, c)
+    # both threads in block 0: one CTA in the read-back too
+    assert [th.placement.wg for th in r.test.threads] == [0, 0]
+    assert r.test.condition == src.condition
+    p1 = [i for i in r.test.threads[1].code if i.is_memory_access]
+    assert [(i.base, i.loc, i.order) for i in p1] == [("ld", "y", "acq"), ("ld", "x", None)]
