@@ -73,7 +73,15 @@ def cmd_run(args) -> int:
         if not litmus_files(args.files):
             print("scopefuzz run: no *.litmus files found", file=sys.stderr)
             return 2
-        return run_corpus(args.files, args.compile, args.json, args.source_model)
+        mutate = None
+        if args.ptx_mutant:
+            from hw.ptxc.mutants import get as get_mutant
+            try:
+                mutate = get_mutant(args.ptx_mutant)
+            except BackendError as e:
+                print(f"scopefuzz run: {e}", file=sys.stderr)
+                return 2
+        return run_corpus(args.files, args.compile, args.json, args.source_model, mutate)
     try:
         backend = hw.get_backend(args.backend)   # looked up now (tests substitute it)
     except BackendError as e:
@@ -144,6 +152,10 @@ def register(sub) -> None:
                         "line per test: holds / counterexample / skipped(racy) / refused / error")
     p.add_argument("--source-model", default=None,
                    help="with --compile: the source model (default: C c11, OPENCL and CUDA opencl)")
+    p.add_argument("--ptx-mutant", metavar="NAME", default=None,
+                   help="with --compile: plant a compiler bug by editing the emitted PTX "
+                        "(hw/ptxc/mutants.py: drop-acquire, drop-release, drop-fence, "
+                        "scope-gpu-to-cta, ...)")
     from oracle.commands import timeout_option
     timeout_option(p)
     p.set_defaults(func=cmd_run)
