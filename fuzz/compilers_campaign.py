@@ -54,7 +54,7 @@ class Stats:
 class CompilerCampaign:
     def __init__(self, out: str, compiler, seed: int = 0, seconds: float | None = 60.0,
                  programs: int | None = None, mutant: str | None = None,
-                 minimize_seconds: float = 30.0, progress=None):
+                 minimize_seconds: float = 10.0, progress=None):
         self.out, self.compiler, self.seed = out, compiler, seed
         self.seconds, self.programs, self.mutant = seconds, programs, mutant
         self.mutate = None

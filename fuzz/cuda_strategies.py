@@ -96,6 +96,9 @@ def draw(seed: int, index: int) -> Prog:
     gpus = [1 if sys_mode and tid % 2 else 0 for tid in range(len(skeleton))]
     wide = (SCOPES if len(set(ctas)) == 1 else ("device", "system")) if len(set(gpus)) == 1 \
         else ("system",)
+    # one access scope per program: the opencl unit's race definition pairs atomics of the SAME
+    # scope (OpenCL 2.0 3.3.4), stricter than scoped C++'s inclusion (docs/compilers.md)
+    access_scope = rng.choice(wide)
     threads = []
     value = 0
     for tid, accesses in enumerate(skeleton):
@@ -104,7 +107,7 @@ def draw(seed: int, index: int) -> Prog:
         for j, (rw, loc) in enumerate(accesses):
             if j and rng.random() < 0.25:
                 ops.append(Op("fence", order=rng.choice(FENCE_ORDERS), scope=rng.choice(SCOPES)))
-            scope = rng.choice(wide)
+            scope = access_scope
             if rw == "W":
                 value += 1
                 if rng.random() < 0.7:
