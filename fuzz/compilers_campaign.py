@@ -39,6 +39,7 @@ class Stats:
     refused: int = 0
     errors: int = 0
     counterexamples: int = 0
+    baseline_counterexamples: int = 0   # with a mutant: the un-mutated PTX escapes too
     cached: int = 0
     seconds: float = 0.0
     found: list = field(default_factory=list)
@@ -54,7 +55,7 @@ class Stats:
 class CompilerCampaign:
     def __init__(self, out: str, compiler, seed: int = 0, seconds: float | None = 60.0,
                  programs: int | None = None, mutant: str | None = None,
-                 minimize_seconds: float = 10.0, progress=None):
+                 minimize_seconds: float = 10.0, progress=None, stop_at_first: bool = False):
         self.out, self.compiler, self.seed = out, compiler, seed
         self.seconds, self.programs, self.mutant = seconds, programs, mutant
         self.mutate = None
@@ -62,6 +63,8 @@ class CompilerCampaign:
             from hw.ptxc.mutants import get
             self.mutate = get(mutant)
         self.minimize_seconds, self.progress = minimize_seconds, progress
+        self.stop_at_first = stop_at_first
+        self.first_found_s: float | None = None
 
     def config(self) -> dict:
         return {"compiler": self.compiler.spec(), "ptx_mutant": self.mutant, "seed": self.seed,
@@ -83,6 +86,13 @@ class CompilerCampaign:
             return "error", test, None, str(e).splitlines()[0] if str(e) else type(e).__name__
         status = "racy" if v.status == "skipped" else v.status
         return status, test, compiled, v
+
+    def _baseline_fails(self, prog: Prog) -> bool:
+        mutate, self.mutate = self.mutate, None
+        try:
+            return self.verdict(prog)[0] == "counterexample"
+        finally:
+            self.mutate = mutate
 
     def minimize(self, prog: Prog) -> Prog:
         t0 = time.monotonic()
@@ -124,6 +134,18 @@ class CompilerCampaign:
                 if len(st.error_samples) < 10:
                     st.error_samples.append(f"{prog.name}: {v}")
             else:
+                if self.mutate is not None and self._baseline_fails(prog):
+                    # the compiler's own PTX already escapes: not the planted bug's finding
+                    st.baseline_counterexamples += 1
+                    if self.stop_at_first:
+                        continue
+                    self._record(prog, st, seen)
+                    continue
+                if self.first_found_s is None:
+                    self.first_found_s = time.monotonic() - t0
+                if self.stop_at_first:
+                    st.counterexamples += 1
+                    break
                 self._record(prog, st, seen)
             if self.progress and st.programs % 10 == 0:
                 self.progress(st, time.monotonic() - t0)
