@@ -93,6 +93,43 @@ def cmd_weakening(args) -> int:
     return EXIT_FINDINGS if st.counterexamples else EXIT_OK
 
 
+def cmd_compilers(args) -> int:
+    """``fuzz --compile SPEC``: the compilers-in-the-loop campaign (fuzz/compilers_campaign.py)."""
+    import hw
+    import hw.ptxc as ptxc
+    from .compilers_campaign import CompilerCampaign
+    try:
+        comp = ptxc.parse_spec(args.compile)
+        why = ptxc.available(comp)
+        if why:
+            raise hw.BackendError(f"{comp.spec()} is not available: {why}")
+        camp = CompilerCampaign(args.out, comp, args.seed,
+                                seconds=args.time if (args.time is not None
+                                                      or args.programs is not None) else 60.0,
+                                programs=args.programs, mutant=args.ptx_mutant,
+                                progress=None if args.quiet else _compilers_progress)
+    except hw.BackendError as e:
+        print(f"scopefuzz fuzz: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        st = camp.run()
+    except OSError as e:
+        print(f"scopefuzz fuzz: {storage_message(args.out, e)}", file=sys.stderr)
+        return EXIT_STORAGE
+    if not args.quiet:
+        print(file=sys.stderr)
+    print(f"{args.out}: {st.programs} programs, {st.holds} hold, {st.racy} racy (skipped), "
+          f"{st.refused} refused, {st.errors} errors, {st.counterexamples} counterexample(s), "
+          f"{st.programs / max(st.seconds, 1e-9):.2f} programs/s", file=sys.stderr)
+    return EXIT_FINDINGS if st.counterexamples else EXIT_OK
+
+
+def _compilers_progress(st, secs) -> None:
+    print(f"\r{st.programs} programs ({st.holds} hold, {st.racy} racy, {st.errors} errors), "
+          f"{st.counterexamples} counterexample(s), {st.programs / max(secs, 1e-9):.1f} "
+          f"programs/s", end="", file=sys.stderr)
+
+
 def cmd_fuzz(args) -> int:
     try:
         validate_fuzz_args(args)      # both kinds of campaign
@@ -101,6 +138,8 @@ def cmd_fuzz(args) -> int:
         return EXIT_USAGE
     if args.against is not None:
         return cmd_weakening(args)
+    if getattr(args, "compile", None):
+        return cmd_compilers(args)
     if args.backend is None:
         print("scopefuzz fuzz: --backend is required (or --against for a model comparison)",
               file=sys.stderr)
@@ -260,6 +299,13 @@ def register(sub) -> None:
                         "MODEL (a PTX model) allows for the lowered program of a race-free Tile IR "
                         "program is allowed by --model (docs/tileir.md); writes OUT/weakening.json "
                         "and OUT/counterexamples/")
+    p.add_argument("--compile", default=None, metavar="COMPILER[:sm_XX,Oo]",
+                   help="compilers in the loop: compile drawn CUDA programs with a real compiler "
+                        "(clang-cuda, clang-ocl, nvcc-libcu, nvcc-builtins), read the PTX back, "
+                        "record programs whose PTX outcomes escape the source model "
+                        "(docs/compilers.md); writes OUT/compilers.json and OUT/findings/")
+    p.add_argument("--ptx-mutant", default=None, metavar="NAME",
+                   help="with --compile: plant a compiler bug in the PTX (hw/ptxc/mutants.py)")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--time", type=float, metavar="S",
                      help="seconds of campaign (default 60 when --programs is not given)")

@@ -67,6 +67,21 @@ def _print_text(obj: dict) -> None:
 
 
 def cmd_run(args) -> int:
+    if getattr(args, "compile", None):
+        # compilers in the loop (issue 29, docs/compilers.md): compile, read back, judge
+        from .compilers import run_corpus
+        if not litmus_files(args.files):
+            print("scopefuzz run: no *.litmus files found", file=sys.stderr)
+            return 2
+        mutate = None
+        if args.ptx_mutant:
+            from hw.ptxc.mutants import get as get_mutant
+            try:
+                mutate = get_mutant(args.ptx_mutant)
+            except BackendError as e:
+                print(f"scopefuzz run: {e}", file=sys.stderr)
+                return 2
+        return run_corpus(args.files, args.compile, args.json, args.source_model, mutate)
     try:
         backend = hw.get_backend(args.backend)   # looked up now (tests substitute it)
     except BackendError as e:
@@ -130,6 +145,17 @@ def register(sub) -> None:
     p.add_argument("--exhaustive", action="store_true",
                    help="every scheduling instead of random ones (sim only; --iterations caps "
                         "the number of schedules)")
+    p.add_argument("--compile", metavar="COMPILER[:sm_XX,Oo]",
+                   help="compile each C/OPENCL/CUDA test to PTX with a real compiler (clang-cuda, "
+                        "clang-ocl, nvcc-libcu, nvcc-builtins), read it back and check that every "
+                        "PTX outcome is allowed by the source model (docs/compilers.md); one "
+                        "line per test: holds / counterexample / skipped(racy) / refused / error")
+    p.add_argument("--source-model", default=None,
+                   help="with --compile: the source model (default: C c11, OPENCL and CUDA opencl)")
+    p.add_argument("--ptx-mutant", metavar="NAME", default=None,
+                   help="with --compile: plant a compiler bug by editing the emitted PTX "
+                        "(hw/ptxc/mutants.py: drop-acquire, drop-release, drop-fence, "
+                        "scope-gpu-to-cta, ...)")
     from oracle.commands import timeout_option
     timeout_option(p)
     p.set_defaults(func=cmd_run)

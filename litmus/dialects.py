@@ -22,13 +22,14 @@ from .parse_vulkan import parse_vulkan; FRONT_ENDS.update(Vulkan=parse_vulkan, V
 from .parse_tileir import parse_tileir; FRONT_ENDS["TILEIR"] = parse_tileir  # noqa: E402,E702
 from .parse_ptx import parse_ptx; FRONT_ENDS.update(PTX=parse_ptx, ptx=parse_ptx)  # noqa: E402,E702
 from .parse_opencl import parse_opencl; FRONT_ENDS["OPENCL"] = parse_opencl  # noqa: E402,E702
+from .parse_cuda import parse_cuda; FRONT_ENDS["CUDA"] = parse_cuda  # noqa: E402,E702
 
 #: default memory model of each dialect (DESIGN.md, `scopefuzz check`)
 DEFAULT_MODEL = {"AMDGPU": "amdgpu", "C": "rc11", "Vulkan": "vulkan", "VULKAN": "vulkan",
-                 "PTX": "ptx", "OPENCL": "opencl",
+                 "PTX": "ptx", "OPENCL": "opencl", "CUDA": "opencl",
                  "TILEIR": "tileir"}
 
-KNOWN_DIALECTS = ("AMDGPU", "C", "Vulkan", "VULKAN", "PTX", "OPENCL", "TILEIR")
+KNOWN_DIALECTS = ("AMDGPU", "C", "Vulkan", "VULKAN", "PTX", "OPENCL", "CUDA", "TILEIR")
 
 
 def dialect_of(text: str) -> str | None:
@@ -54,7 +55,7 @@ def parse(text: str, path: str = "<string>") -> Test:
 
 
 def _parse(text: str, path: str) -> Test:
-    m = re.match(r"\s*(C|OPENCL)\s", text)   # '(*p)' is a C dereference, not a comment
+    m = re.match(r"\s*(C|OPENCL|CUDA)\s", text)   # '(*p)' is a C dereference, not a comment
     if m:
         return FRONT_ENDS[m.group(1)](text, path)
     src = Source(text, path)          # reports unterminated comments and quotes first

@@ -53,7 +53,7 @@ def test_the_units_register_themselves_from_their_folders():
     assert registry.get("amdgpu").dialects == ("AMDGPU",)
     assert registry.get("rc11").dialects == ("C",)
     assert set(registry.get("vulkan").dialects) == {"Vulkan", "VULKAN"}
-    assert registry.get("opencl").dialects == ("OPENCL",)
+    assert registry.get("opencl").dialects == ("OPENCL", "CUDA")   # CUDA: docs/compilers.md
     assert {u.name for u in registry.for_dialect("C")} == {"rc11", "c11"}
     assert registry.get("rc11").suites == {"RC11": "verdict"}
     assert registry.get("c11").suites == {"C11": "verdict"}

@@ -18,7 +18,9 @@ build = with_declared_properties("opencl", _build_with)
 
 UNIT = register(ModelUnit(
     name="opencl",
-    dialects=("OPENCL",),
+    # CUDA (litmus/parse_cuda.py): scoped C++ read with block=wg, device=agent, system=all
+    # devices, the scoped-C++ model of Lustig et al. ASPLOS 2019 (docs/compilers.md)
+    dialects=("OPENCL", "CUDA"),
     build=build,
     sets=frozenset(SETS),
     relations=frozenset(RELS),

@@ -1,0 +1,217 @@
+"""Source programs for the compilers-in-the-loop campaign (issue 29): CUDA litmus tests drawn
+deterministically per (seed, index).
+
+A program is a :class:`Prog`: threads of abstract ops over locations ``x``/``y``/``z``, each op
+one of the operations compilers lower differently -- ``ld``, ``st``, the RMWs (exchange,
+fetch_add/sub/and/or/xor/min/max), strong and weak CAS with a success and a failure order, and
+fences -- each with a memory order and a CUDA thread scope. The access skeleton is one of the
+classic shapes (MP, SB, LB, IRIW, WRC, ISA2, R, S, 2+2W, CoRR, a release sequence) or a random
+mix; writes become a store or an RMW, reads a load, an RMW or a CAS; fences go between ops at
+random. Threads sit in CTA 0 or their own CTA of GPU 0, now and then on GPU 1. Every location is
+atomic (non-atomics only in race-free positions: the campaign keeps it simple and has none).
+:func:`render` prints it in the CUDA dialect (litmus/parse_cuda.py); registers are ``rN``, the
+names the PTX read-back keeps. The minimizer (fuzz/compilers_campaign.py) edits a Prog.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+
+SCOPES = ("block", "device", "system")
+RMW_KINDS = ("exchange", "fetch_add", "fetch_sub", "fetch_and", "fetch_or", "fetch_xor",
+             "fetch_min", "fetch_max")
+LOAD_ORDERS = ("relaxed", "acquire", "seq_cst")
+STORE_ORDERS = ("relaxed", "release", "seq_cst")
+RMW_ORDERS = ("relaxed", "acquire", "release", "acq_rel", "seq_cst")
+FENCE_ORDERS = ("acquire", "release", "acq_rel", "seq_cst")
+#: a weaker order of each (minimization steps)
+WEAKER = {"seq_cst": "acq_rel", "acq_rel": "release", "release": "relaxed", "acquire": "relaxed"}
+NARROWER = {"system": "device", "device": "block"}
+
+#: access skeletons: per thread, ("W"|"R", location)
+SHAPES = {
+    "MP": [[("W", "x"), ("W", "y")], [("R", "y"), ("R", "x")]],
+    "SB": [[("W", "x"), ("R", "y")], [("W", "y"), ("R", "x")]],
+    "LB": [[("R", "x"), ("W", "y")], [("R", "y"), ("W", "x")]],
+    "IRIW": [[("W", "x")], [("R", "x"), ("R", "y")], [("W", "y")], [("R", "y"), ("R", "x")]],
+    "WRC": [[("W", "x")], [("R", "x"), ("W", "y")], [("R", "y"), ("R", "x")]],
+    "ISA2": [[("W", "x"), ("W", "y")], [("R", "y"), ("W", "z")], [("R", "z"), ("R", "x")]],
+    "R": [[("W", "x"), ("W", "y")], [("W", "y"), ("R", "x")]],
+    "S": [[("W", "x"), ("W", "y")], [("R", "y"), ("W", "x")]],
+    "2+2W": [[("W", "x"), ("W", "y")], [("W", "y"), ("W", "x")]],
+    "CoRR": [[("W", "x")], [("R", "x"), ("R", "x")]],
+    "RelSeq": [[("W", "x"), ("W", "y"), ("W", "y")], [("R", "y"), ("R", "x")]],
+}
+
+
+@dataclass(frozen=True)
+class Op:
+    kind: str                 # ld st rmw cas fence
+    loc: str = ""
+    order: str = "relaxed"
+    scope: str = "device"
+    value: int = 0            # st/rmw operand, cas desired
+    reg: str = ""             # ld/rmw result, cas expected-and-old register
+    rmw: str = ""             # RMW kind, or "strong"/"weak" for cas
+    expected: int = 0
+    fail: str = "relaxed"     # cas failure order
+
+
+@dataclass(frozen=True)
+class Thread:
+    ops: tuple
+    cta: int
+    gpu: int = 0
+
+
+@dataclass(frozen=True)
+class Prog:
+    name: str
+    threads: tuple
+    locs: tuple = field(default=("x", "y"))
+
+
+def _fail_order(rng: random.Random, success: str) -> str:
+    # the failure order is a load order no stronger than the success order
+    allowed = {"relaxed": ("relaxed",), "release": ("relaxed",), "acquire": ("relaxed", "acquire"),
+               "acq_rel": ("relaxed", "acquire"), "seq_cst": ("relaxed", "acquire", "seq_cst")}
+    return rng.choice(allowed[success])
+
+
+def draw(seed: int, index: int) -> Prog:
+    """Program ``index`` of ``seed`` (deterministic)."""
+    rng = random.Random(seed * 1_000_003 + index)
+    if rng.random() < 0.8:
+        shape = rng.choice(sorted(SHAPES))
+        skeleton = SHAPES[shape]
+    else:
+        shape = "mix"
+        skeleton = [[(rng.choice("WR"), rng.choice("xy")) for _ in range(rng.randint(1, 3))]
+                    for _ in range(rng.randint(2, 4))]
+    sys_mode = rng.random() < 0.1
+    # placement first: access scopes must include every thread, or the program races
+    # (heterogeneous race: atomics whose scopes do not include each other); fences may be narrow
+    ctas = [rng.choice((0, tid)) for tid in range(len(skeleton))]
+    gpus = [1 if sys_mode and tid % 2 else 0 for tid in range(len(skeleton))]
+    wide = (SCOPES if len(set(ctas)) == 1 else ("device", "system")) if len(set(gpus)) == 1 \
+        else ("system",)
+    # one access scope per program: the opencl unit's race definition pairs atomics of the SAME
+    # scope (OpenCL 2.0 3.3.4), stricter than scoped C++'s inclusion (docs/compilers.md)
+    access_scope = rng.choice(wide)
+    threads = []
+    value = 0
+    for tid, accesses in enumerate(skeleton):
+        ops = []
+        reg = 0
+        for j, (rw, loc) in enumerate(accesses):
+            if j and rng.random() < 0.25:
+                ops.append(Op("fence", order=rng.choice(FENCE_ORDERS), scope=rng.choice(SCOPES)))
+            scope = access_scope
+            if rw == "W":
+                value += 1
+                if rng.random() < 0.7:
+                    ops.append(Op("st", loc, rng.choice(STORE_ORDERS), scope, value))
+                else:
+                    ops.append(Op("rmw", loc, rng.choice(RMW_ORDERS), scope, value, f"r{reg}",
+                                  rng.choice(("exchange", "exchange", "fetch_add") + RMW_KINDS)))
+                    reg += 1
+            else:
+                p = rng.random()
+                if p < 0.7:
+                    ops.append(Op("ld", loc, rng.choice(LOAD_ORDERS), scope, reg=f"r{reg}"))
+                elif p < 0.85:
+                    ops.append(Op("rmw", loc, rng.choice(RMW_ORDERS), scope, 0, f"r{reg}",
+                                  rng.choice(("fetch_add", "fetch_or"))))
+                else:
+                    succ = rng.choice(RMW_ORDERS)
+                    value += 1
+                    ops.append(Op("cas", loc, succ, scope, value, f"r{reg}",
+                                  rng.choice(("strong", "weak")), rng.choice((0, 1)),
+                                  _fail_order(rng, succ)))
+                reg += 1
+        threads.append(Thread(tuple(ops), ctas[tid], gpus[tid]))
+    locs = tuple(sorted({op.loc for t in threads for op in t.ops if op.loc}))
+    return Prog(f"{shape}-s{seed}-{index}", tuple(threads), locs)
+
+
+def _scope(s: str) -> str:
+    return f"cuda::thread_scope_{s}"
+
+
+def _op_text(op: Op) -> list[str]:
+    o, s = f"memory_order_{op.order}", _scope(op.scope)
+    if op.kind == "ld":
+        return [f"int {op.reg} = atomic_load_explicit({op.loc}, {o}, {s});"]
+    if op.kind == "st":
+        return [f"atomic_store_explicit({op.loc}, {op.value}, {o}, {s});"]
+    if op.kind == "rmw":
+        return [f"int {op.reg} = atomic_{op.rmw}_explicit({op.loc}, {op.value}, {o}, {s});"]
+    if op.kind == "cas":
+        return [f"int {op.reg} = {op.expected};",
+                f"atomic_compare_exchange_{op.rmw}_explicit({op.loc}, &{op.reg}, {op.value}, {o}, "
+                f"memory_order_{op.fail}, {s});"]
+    return [f"atomic_thread_fence({o}, {s});"]
+
+
+def render(p: Prog) -> str:
+    """The program as a CUDA-dialect litmus test."""
+    params = ", ".join(f"atomic_int* {loc}" for loc in p.locs)
+    out = [f"CUDA {p.name}", "{ " + " ".join(f"[{loc}] = 0;" for loc in p.locs) + " }"]
+    for tid, t in enumerate(p.threads):
+        out.append(f"P{tid}@cta {t.cta},gpu {t.gpu} ({params}) {{")
+        for op in t.ops:
+            out += ["  " + line for line in _op_text(op)]
+        out.append("}")
+    out.append(f"exists ({p.locs[0]}=0)" if p.locs else "exists (0=0)")
+    return "\n".join(out) + "\n"
+
+
+def smaller(p: Prog):
+    """Candidate simplifications of ``p``, simplest first: fewer threads, fewer ops, weaker
+    orders, narrower scopes (the minimizer keeps the first that is still a counterexample)."""
+    if len(p.threads) > 1:
+        for i in range(len(p.threads)):
+            yield replace(p, threads=p.threads[:i] + p.threads[i + 1:])
+    for i, t in enumerate(p.threads):
+        for j in range(len(t.ops)):
+            if len(t.ops) > 1:
+                yield _with(p, i, t.ops[:j] + t.ops[j + 1:])
+    for i, t in enumerate(p.threads):
+        for j, op in enumerate(t.ops):
+            w = _weaker(op)
+            if w:
+                yield _with(p, i, t.ops[:j] + (replace(op, order=w, fail=_weaker_fail(op, w)),)
+                            + t.ops[j + 1:])
+            n = NARROWER.get(op.scope)
+            if n:
+                yield _with(p, i, t.ops[:j] + (replace(op, scope=n),) + t.ops[j + 1:])
+
+
+def _weaker(op: Op) -> str | None:
+    """The next weaker order valid for the op's kind (None: already the weakest)."""
+    if op.kind == "ld":
+        return {"seq_cst": "acquire", "acquire": "relaxed"}.get(op.order)
+    if op.kind == "st":
+        return {"seq_cst": "release", "release": "relaxed"}.get(op.order)
+    if op.kind == "fence":
+        return {"seq_cst": "acq_rel", "acq_rel": "release"}.get(op.order)
+    return WEAKER.get(op.order)
+
+
+def _weaker_fail(op: Op, succ: str) -> str:
+    if op.kind != "cas":
+        return op.fail
+    rank = {"relaxed": 0, "acquire": 1, "seq_cst": 2}
+    cap = {"relaxed": 0, "release": 0, "acquire": 1, "acq_rel": 1, "seq_cst": 2}[succ]
+    return op.fail if rank[op.fail] <= cap else ("acquire" if cap == 1 else "relaxed")
+
+
+def _with(p: Prog, i: int, ops: tuple) -> Prog:
+    ts = list(p.threads)
+    ts[i] = replace(ts[i], ops=ops)
+    locs = tuple(sorted({op.loc for t in ts for op in t.ops if op.loc}))
+    return replace(p, threads=tuple(ts), locs=locs)
+
+
+__all__ = ["Op", "Thread", "Prog", "draw", "render", "smaller", "SHAPES"]
