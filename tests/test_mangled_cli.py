@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import pathlib
 import re
@@ -134,3 +135,30 @@ def test_explain_defaults_to_the_condition():
     status, out, _ = run_cli(["explain", str(_mp())])
     assert status == 0
     assert f"outcome {cond} is" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("old,new", [
+    ("st.release.gpu y, 1 ", "st.release.gpu y, 9223372036854775806"),
+    ("atom.relaxed.gpu.add r2, y, 1", "atom.relaxed.gpu.add r2, y, 9223372036854775807")])
+def test_in_range_64_bit_values_wrap_instead_of_overflowing(tmp_path, old, new):
+    """An atom.add on a value near 2^63 wraps (two's complement, as a 64-bit atomic does) instead
+    of overflowing the oracle's int64 tables."""
+    text = (ROOT / "corpora" / "ptx" / "MP+rmwchain.gpu.xcta.litmus").read_text()
+    assert old in text
+    path = tmp_path / "t.litmus"
+    path.write_text(text.replace(old, new))
+    status, out, err = run_cli(["check", "--json", str(path)])
+    assert status == 0, err
+    ys = {s["y"] for s in json.loads(out)["states"]}
+    if "add" in new:                      # 1 + (2^63 - 1) wraps to -2^63
+        assert ys == {1, -(1 << 63)}
+    else:                                 # (2^63 - 2) + 1 = 2^63 - 1, in range
+        assert ys == {9223372036854775806, 9223372036854775807}
+
+
+def test_wrap64():
+    from litmus.cfg import wrap64
+    assert wrap64((1 << 63) - 1) == (1 << 63) - 1
+    assert wrap64(1 << 63) == -(1 << 63)
+    assert wrap64(-(1 << 63) - 1) == (1 << 63) - 1
+    assert wrap64((1 << 64) + 5) == 5
