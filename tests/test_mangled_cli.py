@@ -162,3 +162,36 @@ def test_wrap64():
     assert wrap64(1 << 63) == -(1 << 63)
     assert wrap64(-(1 << 63) - 1) == (1 << 63) - 1
     assert wrap64((1 << 64) + 5) == 5
+
+
+@pytest.mark.parametrize("exc,status,reason", [
+    (MemoryError(), 2, "out of memory: the test is too large to handle within the memory available"),
+    (RecursionError("maximum recursion depth exceeded"), 2,
+     "the test nests too deeply to handle (recursion limit)"),
+    (OverflowError("Python int too large to convert to C long"), 5,
+     "internal error: OverflowError: Python int too large to convert to C long (a bug in "
+     "scopefuzz; please report it with this file)")])
+def test_unexpected_exceptions_are_one_line_with_their_own_status(monkeypatch, exc, status,
+                                                                   reason):
+    import importlib
+    check_module = importlib.import_module("oracle.check")
+
+    def boom(*a, **k):
+        raise exc
+    monkeypatch.setattr(check_module, "check", boom)
+    path = str(_mp())
+    got, out, err = run_cli(["check", path, path])
+    assert got == status and out == ""
+    assert err == f"{path}: {reason}\n" * 2
+
+
+def test_main_turns_an_escaped_exception_into_one_line(monkeypatch):
+    import litmus.commands
+
+    def boom(args):
+        raise KeyError("x")
+    monkeypatch.setattr(litmus.commands, "cmd_fmt", boom)
+    status, _, err = run_cli(["fmt", str(_mp())])
+    assert status == 5
+    assert err == ("scopefuzz fmt: internal error: KeyError: 'x' (a bug in scopefuzz; please "
+                   "report it with this file)\n")
