@@ -2,7 +2,9 @@
 
 Each package contributes its subcommands through a ``register(subparsers)`` function in a module
 listed in :data:`COMMAND_MODULES`; a subcommand exists only once the capability behind it works.
-Commands return an exit status; bad input of any kind is a one-line error on stderr.
+Commands return an exit status; bad input of any kind is a one-line error on stderr, and an
+exception no command reported itself is one line too (exit 2 for running out of memory or stack,
+exit 5 for an internal error: :mod:`litmus.failure`), never a traceback.
 
 A command imports only what it uses: :data:`COMMANDS` says which module registers each command,
 and a command line naming one of them builds the parser from that module alone (``scopefuzz
@@ -91,6 +93,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except SystemExit:
+        raise
+    except BaseException as e:      # MemoryError, RecursionError, a bug: one line, never a traceback
+        from litmus.failure import failure_line
+        line, status = failure_line(f"scopefuzz {args.command}", e)
+        try:
+            print(line, file=sys.stderr)
+        except Exception:
+            pass
+        return status
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .ptx_strategies import PTX_FEATURES
@@ -169,6 +170,10 @@ def cmd_fuzz(args) -> int:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as e:      # this process's or a worker's (fuzz.workers re-raises it here)
+        if os.path.exists(args.out) and not os.path.isdir(args.out):
+            print(f"scopefuzz fuzz: {args.out}: is a file, not a campaign directory (give "
+                  "--out a directory, new or holding a campaign)", file=sys.stderr)
+            return EXIT_STORAGE
         print(f"scopefuzz fuzz: {storage_message(args.out, e)}; what was written is intact "
               "(--resume continues)", file=sys.stderr)
         return EXIT_STORAGE

@@ -55,6 +55,7 @@ def load_findings(campaign_dir: str,
             for key in ("id", "test", "forbidden", "sources"):
                 if key not in rec:
                     raise FindingFileError(f"{path}: no {key!r} field")
+            _check_types(rec, path)
         except FindingFileError as e:
             if on_bad is None:
                 raise
@@ -63,6 +64,17 @@ def load_findings(campaign_dir: str,
         out.append(rec)
     out.sort(key=lambda r: (r.get("first", {}).get("t", 0.0), r["id"]))
     return out
+
+
+def _check_types(rec: dict, path: str) -> None:
+    """A FindingFileError naming ``path`` when a damaged finding.json has an ``id`` that is not a
+    string or ``sources`` that are not a list of objects (``--resume`` and ``report`` iterate
+    them)."""
+    if not isinstance(rec.get("id"), str):
+        raise FindingFileError(f"{path}: 'id' is {type(rec.get('id')).__name__}, expected a string")
+    src = rec.get("sources")
+    if not isinstance(src, list) or not all(isinstance(s, dict) for s in src):
+        raise FindingFileError(f"{path}: 'sources' is not a list of objects")
 
 
 def _source_key(s: dict) -> tuple:
@@ -100,6 +112,7 @@ def add_sources(campaign_dir: str, fid: str, sources: list[dict],
         try:
             rec = read_json(path, FindingFileError)
             rec["sources"]
+            _check_types(rec, path)
         except (FindingFileError, KeyError, TypeError) as e:
             if record is None:
                 raise

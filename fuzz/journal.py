@@ -56,11 +56,20 @@ def atomic_write(path: str, text: str) -> None:
     """Replace ``path`` with ``text`` atomically (temporary file, fsync, rename, fsync the dir)."""
     d = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # a full disk (ENOSPC), a read-only remount, an interrupt: the old file stays as it
+        # was and no temporary file is left behind
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
     _fsync_dir(d)
 
 

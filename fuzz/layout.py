@@ -81,14 +81,46 @@ def journals(directory: str, meta: dict,
 def program_entries(directory: str, meta: dict,
                     error: type[Exception] = ValueError) -> Iterator[dict]:
     """Every program entry of every part, in journal order, streamed from each journal's sealed
-    segments and active file, each with its part's ``campaign`` id."""
-    from .journal import read_journal
+    segments and active file, each with its part's ``campaign`` id.
+
+    The entries are the ones ``--resume`` counts (fuzz/campaign.py): a program entry with an
+    integer ``i``, once per ``(campaign, i)`` -- a line duplicated in a damaged or hand-edited
+    journal is yielded once, so ``report`` and ``--resume`` agree on the number of programs. The
+    numbers seen are kept in a :class:`fuzz.journal.DoneSet` per part (memory bounded by the gaps,
+    not the count)."""
+    from .journal import DoneSet, read_journal
+    done: dict[str, DoneSet] = {}
+    metas: dict | None = None
     for uid, jpath in journals(directory, meta, error):
         for e in read_journal(jpath):
-            if e.get("type") == "program":
-                if "campaign" not in e:
-                    e["campaign"] = uid
+            if e.get("type") != "program":
+                continue
+            i = e.get("i")
+            if not isinstance(i, int):
+                continue                    # --resume does not count it either
+            c = e.get("campaign")
+            if type(c) is not str:
+                c = e["campaign"] = uid
+            seen = done.get(c)
+            if seen is None:
+                if metas is None:
+                    try:
+                        metas = part_metas(meta, directory, error)
+                    except Exception:
+                        metas = {}
+                seen = done[c] = DoneSet(*_shard_start(metas.get(c)))
+            if seen.add(i):
                 yield e
+
+
+def _shard_start(meta) -> tuple[int, int]:
+    """``(first, step)`` of a part's program numbers from its ``shard`` ``"K/N"`` (0, 1 when
+    absent or malformed: still correct, only less compact)."""
+    sh = meta.get("shard") if isinstance(meta, dict) else None
+    k, _, n = sh.partition("/") if isinstance(sh, str) else ("", "", "")
+    if k.isdigit() and n.isdigit() and len(n) < 10 and 1 <= int(k) <= int(n):
+        return int(k) - 1, int(n)
+    return 0, 1
 
 
 def part_metas(meta: dict, directory: str,

@@ -96,6 +96,23 @@ def _count_bounded(counter: Counter, msg: str) -> None:
     counter[msg if msg in counter or len(counter) < ERROR_KINDS else "(other errors)"] += 1
 
 
+#: campaign.json fields the report prints as text: a damaged file with another type there is named
+#: in one line rather than failing deep in the Markdown or HTML writer
+META_STRINGS = ("uid", "backend", "model", "shard")
+
+
+def _check_meta(m, path: str) -> None:
+    """A ReportError naming ``path`` when a campaign's parameters are not an object, or one of
+    :data:`META_STRINGS` holds something other than a string."""
+    if not isinstance(m, dict):
+        raise ReportError(f"{path}: a campaign's parameters are {type(m).__name__}, expected an "
+                          "object")
+    for key in META_STRINGS:
+        if m.get(key) is not None and not isinstance(m[key], str):
+            raise ReportError(f"{path}: field {key!r} is {type(m[key]).__name__} "
+                              f"{json.dumps(m[key])[:60]}, expected a string")
+
+
 def load_campaign(directory: str, known: list[dict] | None = None) -> dict:
     """Stream the campaign's journal(s) into aggregates (memory bounded by the constants above,
     not by the number of programs) and load its findings, grouped by bucket (``known``: the
@@ -106,6 +123,8 @@ def load_campaign(directory: str, known: list[dict] | None = None) -> dict:
     meta = read_json(meta_path, ReportError)
     parts: dict[str, _Part] = {}
     metas = part_metas(meta, directory, ReportError)
+    for m in (meta, *metas.values()):
+        _check_meta(m, meta_path)
     kinds, pairs, errors, refused = Counter(), Counter(), Counter(), Counter()
     combos = ComboTally(kinds, pairs, lambda k, p: (kinds.update(k), pairs.update(p)))
     unconfirmed: list[dict] = []

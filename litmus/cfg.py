@@ -50,6 +50,16 @@ BINOPS = {
 }
 UNOPS = {"!": lambda a: int(not a), "neg": lambda a: -a}
 
+_HALF = 1 << 63
+
+
+def wrap64(v: int) -> int:
+    """``v`` as a signed 64-bit integer (two's complement wrap-around), what the oracle's and the
+    backends' int64 arrays hold and what a 64-bit atomic add or register add does on hardware:
+    arithmetic on in-range values (2^63-2 plus 1 plus 1) stays representable instead of
+    overflowing the arrays."""
+    return v if -_HALF <= v < _HALF else ((v + _HALF) & (2 * _HALF - 1)) - _HALF
+
 
 
 # --- expressions --------------------------------------------------------------------------------
@@ -110,8 +120,8 @@ def evaluate(e, regs: dict[str, int]) -> int:
         return regs.get(e, 0)
     op = e[0]
     if op in UNOPS:
-        return UNOPS[op](evaluate(e[1], regs))
-    return BINOPS[op](evaluate(e[1], regs), evaluate(e[2], regs))
+        return wrap64(UNOPS[op](evaluate(e[1], regs)))
+    return wrap64(BINOPS[op](evaluate(e[1], regs), evaluate(e[2], regs)))
 
 
 def _leaves(e):
@@ -584,7 +594,7 @@ class ThreadCode:
         elif b == "rmw":
             operand = self._operand(row, "val", 0, regs)
             wp = (vp | self._dep(row, "val", prov) | {(key, pc)}) if key is not None else _EMPTY
-            ops.append(Op("U", pc, ins, loc, v, apply_rmw(RMW_CODES[ins.op], v, operand), wp,
+            ops.append(Op("U", pc, ins, loc, v, wrap64(apply_rmw(RMW_CODES[ins.op], v, operand)), wp,
                           None, self._rdeps(row, rd, "val", "off")))
         else:
             exp = self._operand(row, "exp", 0, regs)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .dialects import litmus_files, parse_file
+from .dialects import litmus_files, parse_file, read_litmus_text
+from .failure import failure_line
 from .lexer import ParseError
 from .printer import format_test
 
@@ -22,17 +23,27 @@ def cmd_fmt(args) -> int:
             print(str(e), file=sys.stderr)
             status = 2
             continue
+        except Exception as e:        # MemoryError, RecursionError, a bug: one line for this file
+            line, code = failure_line(path, e)
+            print(line, file=sys.stderr)
+            status = max(status, code)
+            continue
         if test.dialect not in ("AMDGPU", "PTX"):
             print(f"{path}:1:1: fmt prints the AMDGPU and PTX dialects only; this file is "
                   f"{test.dialect}", file=sys.stderr)
             status = 2
             continue
-        text = format_test(test)
+        try:
+            text = format_test(test)
+        except Exception as e:
+            line, code = failure_line(path, e)
+            print(line, file=sys.stderr)
+            status = max(status, code)
+            continue
         if args.check:
-            with open(path, encoding="utf-8") as f:
-                if f.read() != text:
-                    print(f"{path}: not in canonical layout", file=sys.stderr)
-                    status = max(status, 1)
+            if read_litmus_text(path) != text:
+                print(f"{path}: not in canonical layout", file=sys.stderr)
+                status = max(status, 1)
             continue
         if len(files) > 1:
             print(f"// {path}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from typing import Callable
 
 from .ir import Test
@@ -73,17 +74,81 @@ def _parse(text: str, path: str) -> Test:
     return front(text, path)
 
 
-def parse_file(path: str | os.PathLike) -> Test:
-    """Read and parse one file; unreadable files give a ParseError at 1:1."""
+#: the largest litmus file read, in bytes (real tests are a few KB; a conformance suite's largest
+#: is tens of KB). ``SCOPEFUZZ_MAX_FILE_BYTES`` raises or lowers it.
+MAX_FILE_BYTES = 4 << 20
+MAX_FILE_ENV = "SCOPEFUZZ_MAX_FILE_BYTES"
+
+
+def max_file_bytes() -> int:
+    """The size cap in force: ``$SCOPEFUZZ_MAX_FILE_BYTES`` when it is a positive integer, else
+    :data:`MAX_FILE_BYTES`."""
+    text = os.environ.get(MAX_FILE_ENV, "").strip()
+    if text.isdigit() and len(text) < 19 and int(text) > 0:
+        return int(text)
+    return MAX_FILE_BYTES
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, word in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return word
+    return "not a regular file"
+
+
+def read_litmus_text(path: str | os.PathLike) -> str:
+    """The text of one litmus file, refusing anything that is not a regular file of at most
+    :func:`max_file_bytes` bytes of UTF-8 (a ParseError at 1:1).
+
+    The file is opened non-blocking and checked with ``fstat`` before any byte is read, so a FIFO
+    (which would block forever), a device such as ``/dev/zero`` (which never ends) or a socket is
+    refused at once; at most cap + 1 bytes are ever read, so a file that grows meanwhile cannot
+    exhaust memory either."""
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except UnicodeDecodeError as e:
-        raise ParseError(path, 1, 1, f"not UTF-8 text ({e.reason})") from None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
         raise ParseError(path, 1, 1, f"cannot read file: {e.strerror or e}") from None
-    return parse(text, path)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ParseError(path, 1, 1, f"not a regular file ({_kind(st.st_mode)}): only "
+                                         "regular files are read")
+        cap = max_file_bytes()
+        if st.st_size > cap:
+            raise ParseError(path, 1, 1, f"file of {st.st_size} bytes is over the {cap}-byte "
+                                         f"limit on litmus files (raise it with {MAX_FILE_ENV})")
+        chunks, size = [], 0
+        while size <= cap:
+            chunk = os.read(fd, min(1 << 20, cap + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > cap:
+            raise ParseError(path, 1, 1, f"file grew past the {cap}-byte limit on litmus files "
+                                         f"while being read (raise it with {MAX_FILE_ENV})")
+        data = b"".join(chunks)
+    except OSError as e:
+        raise ParseError(path, 1, 1, f"cannot read file: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError(path, 1, 1, f"not UTF-8 text ({e.reason})") from None
+    # universal newlines, as open() in text mode gave: CRLF and CR read as LF
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def parse_file(path: str | os.PathLike) -> Test:
+    """Read (:func:`read_litmus_text`) and parse one file; unreadable files give a ParseError at
+    1:1."""
+    path = os.fspath(path)
+    return parse(read_litmus_text(path), path)
 
 
 def litmus_files(paths) -> list[str]:

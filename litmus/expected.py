@@ -88,27 +88,27 @@ def race_verdict(flags) -> str:
 
 def read_expected(path: str | os.PathLike) -> ExpectedTable:
     """Read one ``expected.csv`` (see the module docstring)."""
+    from .dialects import read_litmus_text     # regular files only, size-capped (issue 33)
     path = os.fspath(path)
     rows = []
+    text = read_litmus_text(path)
+    lineno = 0
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            for lineno, row in enumerate(csv.reader(f), 1):
-                if not row or not row[0].strip() or row[0].lstrip().startswith("#"):
+        for lineno, row in enumerate(csv.reader(text.split("\n")), 1):
+            if not row or not row[0].strip() or row[0].lstrip().startswith("#"):
+                continue
+            if len(row) < 2:
+                raise ParseError(path, lineno, 1, "expected 'path,verdict'")
+            written = row[1].strip()
+            v = VERDICTS.get(written)
+            if v is None:
+                if lineno == 1:          # a header line
                     continue
-                if len(row) < 2:
-                    raise ParseError(path, lineno, 1, "expected 'path,verdict'")
-                written = row[1].strip()
-                v = VERDICTS.get(written)
-                if v is None:
-                    if lineno == 1:          # a header line
-                        continue
-                    raise ParseError(path, lineno, len(row[0]) + 2, f"verdict {row[1]!r} is not "
-                                     f"Ok, No, Undef, 1 or 0")
-                parts = [p for p in row[0].strip().replace("\\", "/").split("/")
-                         if p not in ("", ".")]
-                rows.append(Expected("/".join(parts), v, written, lineno))
-    except OSError as e:
-        raise ParseError(path, 1, 1, f"cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise ParseError(path, 1, 1, f"not UTF-8 text ({e.reason})") from None
+                raise ParseError(path, lineno, len(row[0]) + 2, f"verdict {row[1]!r} is not "
+                                 f"Ok, No, Undef, 1 or 0")
+            parts = [p for p in row[0].strip().replace("\\", "/").split("/")
+                     if p not in ("", ".")]
+            rows.append(Expected("/".join(parts), v, written, lineno))
+    except csv.Error as e:        # a NUL byte, a quote left open
+        raise ParseError(path, lineno + 1, 1, f"not CSV: {e}") from None
     return ExpectedTable(path, tuple(rows))

@@ -86,41 +86,55 @@ class Source:
         """Blank out ``(* ... *)`` (nesting) and ``// ...`` comments outside quoted text.
 
         Blanking keeps every offset, so positions in the cleaned text are positions in the file.
+        The scan jumps between the interesting markers with one regular-expression search each
+        (``str.find``-speed), so its cost is linear in the file and a comment of tens of MB takes
+        well under a second.
         """
         t = self.text
-        out = list(t)
+        if '"' not in t and "(*" not in t and "//" not in t:
+            return t
+        parts: list[str] = []
+        last = 0              # text[last:] is not yet copied into parts
         i, n = 0, len(t)
-        while i < n:
-            c = t[i]
-            if c == '"':
+        while True:
+            m = _MARK.search(t, i)
+            if m is None:
+                break
+            i = m.start()
+            mark = m.group()
+            if mark == '"':
                 j = t.find('"', i + 1)
                 if j < 0:
                     raise self.error(i, "unterminated quoted text")
                 i = j + 1
-            elif t.startswith("(*", i):
-                depth, j = 1, i + 2
-                while j < n and depth:
-                    if t.startswith("(*", j):
-                        depth, j = depth + 1, j + 2
-                    elif t.startswith("*)", j):
-                        depth, j = depth - 1, j + 2
-                    else:
-                        j += 1
-                if depth:
-                    raise self.error(i, "unterminated comment '(*'")
-                for k in range(i, j):
-                    if out[k] != "\n":
-                        out[k] = " "
-                i = j
-            elif t.startswith("//", i):
+                continue
+            if mark == "//":
                 j = t.find("\n", i)
                 j = n if j < 0 else j
-                for k in range(i, j):
-                    out[k] = " "
-                i = j
             else:
-                i += 1
-        return "".join(out)
+                depth, j = 1, i + 2
+                while depth:
+                    c = _NEST.search(t, j)
+                    if c is None:
+                        raise self.error(i, "unterminated comment '(*'")
+                    depth += 1 if c.group() == "(*" else -1
+                    j = c.end()
+            parts.append(t[last:i])
+            parts.append(_blank(t[i:j]))
+            last = i = j
+        parts.append(t[last:])
+        return "".join(parts)
+
+
+#: where a comment or a quoted text may start
+_MARK = re.compile(r'"|\(\*|//')
+#: the markers that change a ``(* ... *)`` comment's depth
+_NEST = re.compile(r"\(\*|\*\)")
+
+
+def _blank(text: str) -> str:
+    """``text`` with every character but newlines replaced by a space (offsets kept)."""
+    return "\n".join(" " * len(line) for line in text.split("\n"))
 
 
 _TOKEN = re.compile(r"""
@@ -134,6 +148,15 @@ _TOKEN = re.compile(r"""
 #: the range of every integer a litmus file may write (values, ids, counts): signed 64-bit, what the
 #: oracle's and the backends' arrays hold
 INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+#: the longest integer literal that can be in range (a sign and 20 digits, leading zeros aside):
+#: longer literals are refused before ``int()`` sees them (``int()`` of a 5,000-digit literal is a
+#: ValueError, and of a million digits slow)
+MAX_INT_CHARS = 24
+
+#: the longest name (register, location, thread, label) a litmus file may use: far beyond any
+#: real test; it keeps a thread name like ``P`` + 5,000 digits from reaching ``int()``
+MAX_ID_CHARS = 256
+
 #: how deeply parentheses and negations may nest (far beyond any real test, far below Python's
 #: recursion limit)
 MAX_NESTING = 100
@@ -154,9 +177,16 @@ def tokenize(src: Source, start: int = 0, end: int | None = None) -> list[Token]
         if not m:
             raise src.error(i, f"unexpected character {text[i]!r}")
         kind = m.lastgroup
-        if kind == "int" and not INT_MIN <= int(m.group()) <= INT_MAX:
+        if kind == "int" and (m.end() - m.start() > MAX_INT_CHARS
+                              or not INT_MIN <= int(m.group()) <= INT_MAX):
+            if m.end() - m.start() > MAX_INT_CHARS:
+                raise src.error(i, f"integer of {m.end() - m.start()} characters is out of "
+                                   f"range (signed 64-bit: {INT_MIN}..{INT_MAX})")
             raise src.error(i, f"integer {m.group()} is out of range (signed 64-bit: "
                                f"{INT_MIN}..{INT_MAX})")
+        if kind == "id" and m.end() - m.start() > MAX_ID_CHARS:
+            raise src.error(i, f"name of {m.end() - m.start()} characters is too long (at most "
+                               f"{MAX_ID_CHARS})")
         if kind != "ws":
             toks.append(Token(kind, m.group(), i))
         i = m.end()

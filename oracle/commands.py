@@ -29,6 +29,18 @@ def _report_error(path: str, e: Exception, as_json: bool) -> None:
         print(msg, file=sys.stderr)
 
 
+def _report_failure(path: str, e: BaseException, as_json: bool) -> int:
+    """An exception no front end or engine reported itself (out of memory or stack, a bug): one
+    line naming the file, and its exit status (:mod:`litmus.failure`)."""
+    from litmus.failure import failure_line
+    msg, status = failure_line(path, e)
+    if as_json:
+        print(json.dumps({"file": path, "error": msg, "schema": JSON_SCHEMA}))
+    else:
+        print(msg, file=sys.stderr)
+    return status
+
+
 def cmd_check(args) -> int:
     from .check import check
     if getattr(args, "max_memory", None) is not None:
@@ -68,6 +80,9 @@ def cmd_check(args) -> int:
             _report_error(path, e, args.json)
             status = 2
             continue
+        except Exception as e:        # MemoryError, RecursionError, a bug: one line for this file
+            status = max(status, _report_failure(path, e, args.json))
+            continue
         try:                        # the output may expand a large set: within the ceiling
             if args.format == "herd":
                 from .herd_format import herd_lines
@@ -86,8 +101,9 @@ def cmd_check(args) -> int:
                 sys.stdout.write("\n")
                 sys.stdout.flush()
             else:
-                print(f"{test.name}  {res.verdict}  ({len(res.states)} states, {res.candidates} "
-                      f"candidates, {res.consistent} consistent, {res.seconds:.4f} s)")
+                print(f"{test.name}  {res.verdict}  (model {res.model}, {len(res.states)} states, "
+                      f"{res.candidates} candidates, {res.consistent} consistent, "
+                      f"{res.seconds:.4f} s)")
                 if res.ub:
                     print(f"  ub: {'; '.join(res.ub)}")
                 if args.states:
@@ -142,6 +158,9 @@ def _check_outcome(args, files) -> int:
         except (ParseError, OracleError) as e:
             _report_error(path, e, args.json)
             status = 2
+            continue
+        except Exception as e:
+            status = max(status, _report_failure(path, e, args.json))
             continue
         text = " ".join(f"{k}={v};" for k, v in outcome.items())
         if args.json:
@@ -203,10 +222,22 @@ def _seconds(text: str) -> float:
     return v
 
 
+def default_outcome(test) -> str:
+    """The outcome ``explain`` looks at when none is given: the test's own condition's
+    proposition (for ``forall P``, its negation: the outcome that would break the claim)."""
+    from litmus.ir import Not
+    from litmus.printer import format_prop
+    prop = test.condition.prop
+    if test.condition.quantifier == "forall":
+        prop = Not(prop)
+    return format_prop(prop, "top")
+
+
 def cmd_explain(args) -> int:
     try:
         test = parse_file(args.file)
-        text, svg, dot = call_with_timeout(_explained, args.timeout, test, args.outcome,
+        outcome = args.outcome if args.outcome is not None else default_outcome(test)
+        text, svg, dot = call_with_timeout(_explained, args.timeout, test, outcome,
                                            args.model, bool(args.svg), bool(args.dot))
     except Timeout as e:
         print(f"{args.file}:1:1: {e}", file=sys.stderr)
@@ -214,6 +245,8 @@ def cmd_explain(args) -> int:
     except (ParseError, OracleError) as e:
         print(str(e), file=sys.stderr)
         return 2
+    except Exception as e:
+        return _report_failure(args.file, e, False)
     sys.stdout.write(text)
     for path, content in ((args.svg, svg), (args.dot, dot)):
         if not path:
@@ -255,8 +288,9 @@ def register(sub) -> None:
                                    "it and the first check it fails, with the witness. For an "
                                    "allowed one: an execution that produces it.")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--outcome", required=True, metavar="PROP",
-                   help="e.g. 'P1:r0 == 1 /\\ P1:r1 == 0'")
+    p.add_argument("--outcome", default=None, metavar="PROP",
+                   help="e.g. 'P1:r0 == 1 /\\ P1:r1 == 0' (default: the test's own condition; "
+                        "for 'forall P', the outcome breaking P)")
     p.add_argument("--model", default=None)
     p.add_argument("--svg", metavar="OUT", help="also draw the executions as SVG")
     p.add_argument("--dot", metavar="OUT", help="also write the executions as Graphviz DOT")

@@ -13,8 +13,16 @@ herd7 prints, per test::
     Time NAME 0.01
     Hash=...
 
+Like herd7, States lists the final states over the observables the condition mentions only (the
+registers and locations of its atoms, registers first by thread, then locations, in the test's
+order), each distinct projection once: the oracle's full states (every register, every location)
+are projected and merged, so a script comparing herd logs (mcompare7, msum7) sees the same lines.
+herd never prints ``undef``: an observable the oracle leaves undef in a state (any value) is left
+out of that state's line rather than given a made-up value.
+
 herd counts candidate executions in Positive/Negative; the oracle keeps states, so scopefuzz counts
-allowed states satisfying the proposition (for some choice of their undef positions) and the others.
+projected states satisfying the proposition (for some choice of their undef positions) and the
+others.
 The hash is scopefuzz's canonical hash of the test (herd hashes its own way).
 """
 
@@ -50,16 +58,46 @@ def herd_prop(prop, parent: str = "") -> str:
 
 
 def herd_state(state: dict) -> str:
-    return " ".join(f"{herd_key(k)}={v};" for k, v in state.items())
+    """One state line; undef positions are left out (herd prints concrete values only)."""
+    return " ".join(f"{herd_key(k)}={v};" for k, v in state.items() if v != "undef")
+
+
+def condition_keys(test) -> list[str]:
+    """The outcome keys the condition mentions, in the order of :meth:`Test.observables`
+    (keys the test does not declare, if any, after them)."""
+    seen: dict[str, None] = {}
+
+    def walk(p):
+        if isinstance(p, Atom):
+            seen[p.key] = None
+        elif isinstance(p, Not):
+            walk(p.arg)
+        elif isinstance(p, (And, Or)):
+            for a in p.args:
+                walk(a)
+    walk(test.condition.prop)
+    order = [k for k in test.observables() if k in seen]
+    return order + [k for k in seen if k not in order]
+
+
+def projected_states(test, states) -> list[dict]:
+    """Each distinct projection of ``states`` onto :func:`condition_keys`, first-seen order."""
+    keys = condition_keys(test)
+    out: dict[tuple, dict] = {}
+    for s in states:
+        row = {k: s.get(k, "undef") for k in keys}
+        out.setdefault(tuple(row.values()), row)
+    return list(out.values())
 
 
 def herd_lines(test, res) -> list[str]:
     q = test.condition.quantifier
-    pos = count_satisfiable(test.condition.prop, res.states)
-    neg = len(res.states) - pos
+    states = projected_states(test, res.states)
+    pos = count_satisfiable(test.condition.prop, states)
+    neg = len(states) - pos
     obs = "Never" if pos == 0 else ("Always" if neg == 0 else "Sometimes")
-    states = sorted(herd_state(s) for s in res.states)
-    return ([f"Test {test.name} {KIND.get(q, 'Allowed')}", f"States {len(states)}", *states,
+    lines = sorted(herd_state(s) for s in states)
+    return ([f"Test {test.name} {KIND.get(q, 'Allowed')}", f"States {len(lines)}", *lines,
              res.verdict, "Witnesses", f"Positive: {pos} Negative: {neg}",
              f"Condition {q} ({herd_prop(test.condition.prop, 'top')})",
              f"Observation {test.name} {obs} {pos} {neg}",

@@ -49,7 +49,7 @@ def test_check_json_fields(suite, capsys):
 def test_check_human_line(suite, capsys):
     assert main(["check", str(suite / "sub" / "sb.litmus")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("SB  Ok  (4 states, ")
+    assert out.startswith("SB  Ok  (model amdgpu, 4 states, ")
 
 
 def test_unreadable_file_gives_error_object_and_exit_2(tmp_path, capsys):
