@@ -11,6 +11,16 @@ from .codegen import DIALECTS, CodegenError, barrier_problem, generate
 
 
 def cmd_codegen(args) -> int:
+    if args.compile is not None:           # a real compiler's PTX, read back (hw/ptxc)
+        from ..ptxc.commands import cmd_codegen_ptxc
+        return cmd_codegen_ptxc(args.file, args.compile, args.ptx_mutant)
+    if args.ptx_mutant is not None:
+        print("scopefuzz codegen: --ptx-mutant needs --compile", file=sys.stderr)
+        return 2
+    if len(args.file) != 1:
+        print("scopefuzz codegen: one FILE (several only with --compile)", file=sys.stderr)
+        return 2
+    args.file = args.file[0]
     if args.dialect == "isa":
         from ..isa.commands import cmd_codegen_isa
         return cmd_codegen_isa(args.file, args.target, args.full)
@@ -70,8 +80,19 @@ def register(sub) -> None:
                                    "code clang-22 compiles for a gfx target next to the "
                                    "simulator's hand lowering; a TILEIR test is shown as the PTX "
                                    "litmus program a compiler could emit for it (ptx, its "
-                                   "default). Exit 2 on bad input.")
-    p.add_argument("--dialect", "-d", choices=DIALECTS + ("isa",), default=None,
+                                   "default). With --compile, per FILE: the source kernel a "
+                                   "real compiler was given, its PTX and the PTX read back as "
+                                   "a PTX litmus test with each row's PTX and source line "
+                                   "(docs/compilers.md). Exit 2 on bad input.")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--compile", metavar="COMPILER[:sm_XX,Oo]", default=None,
+                      help="compile the C/OPENCL/CUDA test with a real compiler (clang-cuda, "
+                           "clang-ocl, nvcc-libcu, nvcc-builtins; e.g. clang-cuda:sm_90,O2) and "
+                           "print source, PTX and read-back litmus")
+    p.add_argument("--ptx-mutant", metavar="NAME", default=None,
+                   help="with --compile: plant a compiler bug by editing the PTX "
+                        "(hw/ptxc/mutants.py) before it is read back")
+    mode.add_argument("--dialect", "-d", choices=DIALECTS + ("isa",), default=None,
                    help="isa: clang-22's machine code for --target next to the simulator's hand "
                         "lowering, with every difference (docs/isa.md)")
     p.add_argument("--target", default=None, metavar="TARGET[,OPTIONS]",
@@ -79,7 +100,7 @@ def register(sub) -> None:
                         "gfx1250; default gfx942)")
     p.add_argument("--full", action="store_true",
                    help="--dialect isa: also the annotated disassembly of every thread")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", nargs="+")
     p.set_defaults(func=cmd_codegen)
     p = sub.add_parser("devices", help="list OpenCL devices (backend names opencl:P:D)",
                        description="List every OpenCL device with the backend name that picks it.")
