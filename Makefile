@@ -3,7 +3,7 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-APT_PKGS := pocl-opencl-icd ocl-icd-libopencl1 clang-22
+APT_PKGS := pocl-opencl-icd ocl-icd-libopencl1 clang-22 llvm-22
 
 .PHONY: setup test fuzz bench clean system-packages
 
@@ -15,7 +15,8 @@ setup: $(STAMP)
 	@$(BIN)/python -m compileall -q litmus oracle hw fuzz >/dev/null
 	@$(BIN)/scopefuzz warm
 
-# Debian packages the project uses (OpenCL on the CPU via PoCL; clang-22 to compile-check AMD kernels).
+# Debian packages the project uses (OpenCL on the CPU via PoCL; clang-22 for AMDGPU and NVPTX code;
+# llvm-22 for llvm-objdump-22, llc-22 and llvm-reduce-22: disassembly and upstream reproducers).
 # Installed only when running as root and only when missing.
 system-packages:
 	@if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
