@@ -79,9 +79,110 @@ def _fail_order(rng: random.Random, success: str) -> str:
     return rng.choice(allowed[success])
 
 
+#: program families and their weights (:func:`draw`). ``mixed`` draws every operation, order
+#: and scope at random; the others make shapes that the random mix reaches too rarely for a
+#: campaign to find a planted bug quickly (bench_ptxc.py's time-to-find per PTX mutant):
+#: ``sc`` -- seq_cst loads/stores or seq_cst fences in the shapes only Fence-SC order forbids
+#: (SB, R, 2+2W, IRIW...); ``system`` -- threads alternating between two GPUs at system scope;
+#: ``device`` -- every thread in its own CTA at device scope, writes often relaxed RMWs (the
+#: atomicity of RMWs from different CTAs rests on device scope).
+FAMILIES = (("mixed", 0.5), ("sc", 0.2), ("system", 0.15), ("device", 0.15))
+#: shapes where sequential consistency, not release/acquire, forbids the weak outcome
+SC_SHAPES = ("SB", "R", "2+2W", "S", "IRIW", "WRC", "MP")
+#: their weights: 4-thread IRIW with a fence.sc per access is the slowest program to check
+SC_WEIGHTS = (5, 3, 3, 2, 1, 1, 1)
+
+
 def draw(seed: int, index: int) -> Prog:
-    """Program ``index`` of ``seed`` (deterministic)."""
+    """Program ``index`` of ``seed`` (deterministic): a family drawn by :data:`FAMILIES`."""
     rng = random.Random(seed * 1_000_003 + index)
+    u, family = rng.random(), FAMILIES[-1][0]
+    for name, weight in FAMILIES:
+        if u < weight:
+            family = name
+            break
+        u -= weight
+    if family == "sc":
+        return _draw_sc(rng, seed, index)
+    if family == "system":
+        return _draw_placed(rng, seed, index, "system")
+    if family == "device":
+        return _draw_placed(rng, seed, index, "device")
+    return _draw_mixed(rng, seed, index)
+
+
+def _draw_sc(rng: random.Random, seed: int, index: int) -> Prog:
+    """An SC shape, every access seq_cst (or relaxed with a seq_cst fence between each two of
+    a thread's accesses), one access scope wide enough for the placement. Loads and stores
+    only: clang-22 drops the order of an RMW (docs/compilers.md, finding 1), so an RMW here
+    would make the compiler's own PTX escape and hide the planted bug."""
+    shape = rng.choices(SC_SHAPES, SC_WEIGHTS)[0]
+    skeleton = SHAPES[shape]
+    fenced = rng.random() < 0.35
+    ctas = [rng.choice((0, tid)) for tid in range(len(skeleton))]
+    scope = rng.choice(SCOPES if len(set(ctas)) == 1 else ("device", "system"))
+    threads, value = [], 0
+    for tid, accesses in enumerate(skeleton):
+        ops, reg = [], 0
+        for j, (rw, loc) in enumerate(accesses):
+            if fenced and j:
+                ops.append(Op("fence", order="seq_cst", scope=rng.choice((scope, "system"))))
+            order = "relaxed" if fenced else "seq_cst"
+            if rw == "W":
+                value += 1
+                ops.append(Op("st", loc, order, scope, value))
+            else:
+                ops.append(Op("ld", loc, order, scope, reg=f"r{reg}"))
+                reg += 1
+        threads.append(Thread(tuple(ops), ctas[tid], 0))
+    return _prog(f"sc-{shape}-s{seed}-{index}", threads)
+
+
+def _draw_placed(rng: random.Random, seed: int, index: int, scope: str) -> Prog:
+    """A classic shape with every thread in a CTA of its own (``device``) or alternating
+    between GPU 0 and GPU 1 (``system``), every access at ``scope``, orders strong enough to
+    forbid the weak outcome now and then. ``device``: writes are often relaxed exchanges /
+    fetch_adds (relaxed: clang-22's own RMW bug is in its orders); ``system``: loads and stores
+    only (clang-22 also narrows a system-scope RMW to gpu scope, finding 1)."""
+    shape = rng.choice(sorted(SHAPES))
+    skeleton = SHAPES[shape]
+    threads, value = [], 0
+    for tid, accesses in enumerate(skeleton):
+        ops, reg = [], 0
+        for j, (rw, loc) in enumerate(accesses):
+            if j and rng.random() < 0.2:
+                ops.append(Op("fence", order=rng.choice(FENCE_ORDERS), scope=scope))
+            if rw == "W":
+                value += 1
+                if scope == "device" and rng.random() < 0.6:
+                    ops.append(Op("rmw", loc, "relaxed", scope, value, f"r{reg}",
+                                  rng.choice(("exchange", "fetch_add"))))
+                    reg += 1
+                else:
+                    ops.append(Op("st", loc, rng.choice(("relaxed", "release", "release",
+                                                         "seq_cst")), scope, value))
+            else:
+                if scope == "device" and rng.random() < 0.3:
+                    ops.append(Op("rmw", loc, "relaxed", scope, 0, f"r{reg}", "fetch_add"))
+                else:
+                    ops.append(Op("ld", loc, rng.choice(("relaxed", "acquire", "acquire",
+                                                         "seq_cst")), scope, reg=f"r{reg}"))
+                reg += 1
+        if scope == "device":
+            threads.append(Thread(tuple(ops), tid, 0))
+        else:
+            threads.append(Thread(tuple(ops), rng.choice((0, tid)), tid % 2))
+    return _prog(f"{scope}-{shape}-s{seed}-{index}", threads)
+
+
+def _prog(name: str, threads: list) -> Prog:
+    locs = tuple(sorted({op.loc for t in threads for op in t.ops if op.loc}))
+    return Prog(name, tuple(threads), locs)
+
+
+def _draw_mixed(rng: random.Random, seed: int, index: int) -> Prog:
+    """The ``mixed`` family: a classic shape (80 %) or a random mix of 2-4 threads; any
+    operation, order and scope."""
     if rng.random() < 0.8:
         shape = rng.choice(sorted(SHAPES))
         skeleton = SHAPES[shape]
@@ -214,4 +315,4 @@ def _with(p: Prog, i: int, ops: tuple) -> Prog:
     return replace(p, threads=tuple(ts), locs=locs)
 
 
-__all__ = ["Op", "Thread", "Prog", "draw", "render", "smaller", "SHAPES"]
+__all__ = ["Op", "Thread", "Prog", "draw", "render", "smaller", "SHAPES", "FAMILIES"]

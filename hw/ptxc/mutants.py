@@ -50,12 +50,45 @@ def _sub_sem(sem_from: tuple[str, ...], to: str, ops=("ld", "st", "atom", "red")
     return edit
 
 
+_SCOPES = ("cta", "cluster", "gpu", "sys")
+_STRONG_SEMS = ("relaxed", "acquire", "release", "acq_rel")
+#: membar level -> the scope of the fence.sc it is (PTX ISA 9.7.13.4: membar.cta/gl/sys are
+#: fence.sc.cta/gpu/sys)
+_MEMBAR = {"cta": "cta", "gl": "gpu", "sys": "sys"}
+_MEMBAR_OF = {v: k for k, v in _MEMBAR.items()}
+
+
+def _implicit_gpu(parts: list[str]) -> bool:
+    """A memory instruction whose scope is ``.gpu`` by the PTX ISA default (no scope written):
+    an ``atom``/``red`` (9.7.13.5/6: "the default scope is .gpu"), or a strong ``ld``/``st``
+    (with a ``.relaxed``/``.acquire``/``.release`` and no scope, 9.7.9.8/9)."""
+    if any(p in _SCOPES for p in parts[1:]) or "volatile" in parts or "mmio" in parts:
+        return False
+    if parts[0] in ("atom", "red"):
+        return True
+    return parts[0] in ("ld", "st") and any(p in _STRONG_SEMS for p in parts[1:])
+
+
 def _sub_scope(a: str, b: str):
+    """``.a`` -> ``.b`` on accesses and fences, ``membar`` levels included; narrowing ``gpu``
+    also narrows the *implicit* ``.gpu`` of an unscoped strong access (a compiler that relies
+    on the PTX default for device scope, as clang-22 does for every ``atom``, makes the same
+    mistake by writing the narrower scope: docs/ptxc.md, "Mutants")."""
     def edit(op: str) -> str:
         parts = op.split(".")
-        if _memory(op) or parts[0] == "fence":
-            parts = [b if p == a else p for p in parts]
-        return ".".join(parts)
+        if parts[0] == "membar" and len(parts) > 1 and _MEMBAR.get(parts[1]) == a:
+            return ".".join([parts[0], _MEMBAR_OF[b]] + parts[2:])
+        if not (_memory(op) or parts[0] == "fence"):
+            return op
+        if a == "gpu" and _memory(op) and _implicit_gpu(parts):
+            # the scope follows the semantics (an atom without one is .relaxed: 9.7.13.5)
+            at = next((i + 1 for i, p in enumerate(parts) if p in _STRONG_SEMS), None)
+            if at is None:
+                parts = parts[:1] + ["relaxed", b] + parts[1:]
+            else:
+                parts = parts[:at] + [b] + parts[at:]
+            return ".".join(parts)
+        return ".".join(b if p == a else p for p in parts)
     return edit
 
 
@@ -94,9 +127,13 @@ CATALOGUE: dict[str, tuple[str, Callable[[str], str | None]]] = {
     "drop-fence": ("every fence.sc / fence.acq_rel removed", _drop("fence")),
     "drop-fence-sc": ("every fence.sc removed", _drop("fence", "sc")),
     "fence-sc-to-acq-rel": ("fence.sc -> fence.acq_rel", _fence_sc_to_acq_rel),
-    "scope-gpu-to-cta": (".gpu -> .cta on accesses and fences", _sub_scope("gpu", "cta")),
-    "scope-sys-to-gpu": (".sys -> .gpu on accesses and fences", _sub_scope("sys", "gpu")),
-    "scope-sys-to-cta": (".sys -> .cta on accesses and fences", _sub_scope("sys", "cta")),
+    "scope-gpu-to-cta": (".gpu (written or the PTX default of an unscoped atom/red/strong "
+                         "ld/st) -> .cta on accesses and fences, membar.gl -> membar.cta",
+                         _sub_scope("gpu", "cta")),
+    "scope-sys-to-gpu": (".sys -> .gpu on accesses and fences, membar.sys -> membar.gl",
+                         _sub_scope("sys", "gpu")),
+    "scope-sys-to-cta": (".sys -> .cta on accesses and fences, membar.sys -> membar.cta",
+                         _sub_scope("sys", "cta")),
     "relaxed-to-weak": ("ld/st .relaxed.SCOPE -> weak", _relaxed_to_weak),
 }
 MUTANTS = tuple(CATALOGUE)

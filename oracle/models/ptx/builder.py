@@ -52,7 +52,9 @@ from litmus.cfg import attr, paths_per_thread
 from litmus.ir import Test
 
 from oracle.errors import OracleError
-from oracle.events import REQ_EQ, Event, PreExecution
+import numpy as np
+
+from oracle.events import REQ_EQ, WORD, Event, PreExecution, table_of
 from oracle.models.path_executions import _build, add_observables
 
 SETS = ("R", "W", "F", "IW", "FR", "CO", "STRONG", "ACQ", "REL", "SC", "RED",
@@ -146,13 +148,62 @@ def _acyclic(n: int, rows: list[int]) -> bool:
     return all(not reach[i] >> i & 1 for i in range(n))
 
 
+class _Memo:
+    """What one test's combinations of paths share, computed once per :func:`build`: scope
+    inclusion and same-CTA per (thread, scope, thread, scope), the static sets and relations
+    per event structure (:class:`_Static`: most combinations differ only in the values their
+    reads assume), and the Fence-SC orders per arrangement of fence.sc events. (A campaign's
+    compiled programs have hundreds of combinations of paths and a Fence-SC variant per
+    interleaving of their fence.sc events: recomputing these dominated the PTX check.)"""
+
+    def __init__(self, test: Test):
+        self.test = test
+        self.incl: dict = {}
+        self.cta: dict = {}
+        self.orders: dict = {}
+        self.statics: dict = {}
+
+    def inclusive(self, ta: int, sa: str, tb: int, sb: str) -> bool:
+        k = (ta, sa, tb, sb)
+        v = self.incl.get(k)
+        if v is None:
+            v = self.incl[k] = self.test.inclusive(ta, sa, tb, sb)
+        return v
+
+    def same_cta(self, ta: int, tb: int) -> bool:
+        k = (ta, tb)
+        v = self.cta.get(k)
+        if v is None:
+            v = self.cta[k] = self.test.same(ta, tb, "wg")
+        return v
+
+
 class _Static:
     """Per combination of paths: event sets and the static relations (module doc)."""
 
-    def __init__(self, test: Test, x0, deps_of):
-        self.test, self.x0 = test, x0
+    def __init__(self, test: Test, x0, deps_of, memo: _Memo | None = None):
+        memo = memo or _Memo(test)
+        self.test, self.x0, self.memo = test, x0, memo
         ev = x0.events
         n = self.n = x0.n
+        self.dep = _rows(n, deps_of(x0))
+        self.sc = [e for e in ev if e.kind == "F" and e.instr.order == "sc"]
+        # everything but dep depends on the events' threads, kinds, locations, orders and
+        # instructions and on program order, not on the values a path reads or writes: the
+        # combinations that differ only in values share it
+        key = (tuple((e.tid, e.kind, e.loc, e.order, id(e.instr)) for e in ev), tuple(x0.po))
+        shared = memo.statics.get(key)
+        if shared is None:
+            self._static_relations()
+            memo.statics[key] = (self.sets, self.cta, self.inscope, self.vloc, self.pfo,
+                                 self.ini, self.incl, self.cohord)
+        else:
+            (self.sets, self.cta, self.inscope, self.vloc, self.pfo, self.ini, self.incl,
+             self.cohord) = shared
+
+    def _static_relations(self) -> None:
+        test, x0, memo, n = self.test, self.x0, self.memo, self.n
+        ev = x0.events
         self.sets = {name: 0 for name in SETS}
         for e in ev:
             for s in _event_sets(e):
@@ -169,7 +220,7 @@ class _Static:
             return out
 
         def same_cta(a, b):
-            return test.same(a.tid, b.tid, "wg")
+            return memo.same_cta(a.tid, b.tid)
 
         def scoped(e):
             return e.instr is not None and e.instr.scope is not None and \
@@ -177,7 +228,7 @@ class _Static:
 
         def inclusive(a, b):
             return scoped(a) and scoped(b) and \
-                test.inclusive(a.tid, a.instr.scope, b.tid, b.instr.scope)
+                memo.inclusive(a.tid, a.instr.scope, b.tid, b.instr.scope)
 
         self.cta = thread_pairs(same_cta)
         self.inscope = thread_pairs(inclusive)
@@ -191,8 +242,6 @@ class _Static:
                                 and attr(f.instr, "proxy") == _proxy(y.instr) and same_cta(f, y))
         iw = [e.eid for e in ev if e.tid < 0]
         self.ini = _rows(n, ((w, e.eid) for w in iw for e in ev if e.tid >= 0))
-        self.dep = _rows(n, deps_of(x0))
-        self.sc = [e for e in ev if e.kind == "F" and e.instr.order == "sc"]
         self.uniform_hints(mem, vname)
 
     def uniform_hints(self, mem, vname) -> None:
@@ -224,6 +273,17 @@ class _Static:
     def fence_sc_orders(self) -> list[list[int]]:
         """Every Fence-SC order: an orientation of the morally strong fence.sc pairs, acyclic
         with program order (same-thread pairs follow it, as the Fence-SC axiom requires)."""
+        n, po = self.n, self.x0.po
+        # the orders depend only on the fence.sc events (ids, threads, program order and
+        # moral strength among them) and the event count: shared by combinations alike there
+        key = (n, tuple((e.eid, e.tid, po[e.eid] & self.sets["SC"]) for e in self.sc),
+               tuple(self.inscope[e.eid] & self.sets["SC"] for e in self.sc))
+        hit = self.memo.orders.get(key)
+        if hit is None:
+            hit = self.memo.orders[key] = self._fence_sc_orders()
+        return hit
+
+    def _fence_sc_orders(self) -> list[list[int]]:
         n, po = self.n, self.x0.po
         fixed, free = [], []
         for a, b in itertools.combinations(self.sc, 2):
@@ -358,6 +418,7 @@ def build(test: Test, proxies: bool = True, model: str = "ptx") -> list[PreExecu
     except ValueError as e:
         raise OracleError(str(e)) from None
     out = []
+    memo = _Memo(test)
     for combo in itertools.product(*paths):
         x0 = _build(test, combo)
         per_loc: dict[str, int] = {}
@@ -373,13 +434,23 @@ def build(test: Test, proxies: bool = True, model: str = "ptx") -> list[PreExecu
         outcomes = barrier_outcomes(test, x0, bar_ids)
         if not outcomes:
             continue
-        st = _Static(test, x0, _path_deps(combo))
+        st = _Static(test, x0, _path_deps(combo), memo)
         orders = st.fence_sc_orders()
         if len(outcomes) * len(orders) > MAX_VARIANTS:
             raise OracleError(f"{test.name}: {len(outcomes) * len(orders)} barrier outcomes and "
                               f"Fence-SC orders in one combination of paths (more than "
                               f"{MAX_VARIANTS})")
         for bsync in outcomes:
-            for fsc in orders:
-                out.append(to_pre_execution(test, x0, combo, st, bsync, fsc))
+            first = to_pre_execution(test, x0, combo, st, bsync, orders[0])
+            out.append(first)
+            if len(orders) > 1:
+                # the other Fence-SC orders: copies sharing all but fsc (events, sets, the
+                # other relations, observables and the packed table)
+                table_of(first)
+                pad = [0] * (first.n - x0.n)
+                for fsc in orders[1:]:
+                    out.append(first.with_relation("fsc", np.array(list(fsc[:x0.n]) + pad,
+                                                                   np.uint64)
+                                                   if first.n <= WORD else
+                                                   list(fsc[:x0.n]) + pad))
     return out
