@@ -375,10 +375,13 @@ def to_pre_execution(test: Test, x0, combo, st: _Static, bsync, fsc) -> PreExecu
                    value=e.val if e.kind == "W" else 0, instr=e.index)
         if e.kind == "R" and e.val is not None:        # None: a free read (rf decides)
             ev.req_mode, ev.req_val = REQ_EQ, e.val
-        i = pe.add(ev)
-        for name, mask in st.sets.items():
-            if mask >> i & 1:
-                pe.mark(i, name)
+        pe.add(ev)
+    # the sets, in the order marking event by event would first name them (each set's least
+    # event, then the order of st.sets)
+    named = sorted((((m & -m).bit_length(), k, name, m)
+                    for k, (name, m) in enumerate(st.sets.items()) if m))
+    for _, _, name, m in named:
+        pe.sets[name] = set(_bits(m))
     n0 = x0.n
     final = {}
     for loc in test.globals:
