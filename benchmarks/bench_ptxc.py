@@ -1,11 +1,13 @@
 """Compilers in the loop: time-to-find per PTX mutant, campaign throughput, check time.
 
     PYTHONPATH=. python benchmarks/bench_ptxc.py [--compiler clang-cuda:sm_90,O2] [--seconds 60]
-        [--programs 40] [--mutants a,b]
+        [--programs 40] [--mutants a,b] [--seeds N] [--skip-throughput]
 
 Prints (one worker, this machine):
-- per mutant: seconds from an empty start (programs 0, 1, ... of seed 0) to the first program
-  whose compiled PTX escapes the source model, or "not found in S s";
+- per mutant and seed 0..N-1: seconds from scratch (an empty compile cache folder, the
+  in-process compile memo and the oracle's result cache cleared; programs 0, 1, ... of the
+  seed) to the first program whose compiled PTX escapes the source model, or "not found in S
+  s"; then the median and worst over the seeds;
 - campaign programs/s with an empty compile cache (a fresh SCOPEFUZZ_ISA_CACHE folder) and warm
   (the same programs again);
 - the check time (fuzz.compilers.judge) of compiled 4-thread programs: median and worst.
@@ -29,6 +31,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--programs", type=int, default=40)
     ap.add_argument("--mutants", default="")
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--skip-throughput", action="store_true",
+                    help="only the check time and the mutants")
     a = ap.parse_args(argv)
     os.environ["SCOPEFUZZ_ISA_CACHE"] = tempfile.mkdtemp(prefix="scopefuzz-bench-ptxc-")
     import hw.ptxc as ptxc
@@ -44,7 +49,7 @@ def main(argv=None) -> int:
         return 2
     out = tempfile.mkdtemp(prefix="scopefuzz-bench-ptxc-out-")
     # throughput: empty cache, then warm
-    for label in ("empty cache", "warm cache"):
+    for label in (() if a.skip_throughput else ("empty cache", "warm cache")):
         camp = CompilerCampaign(out, comp, 0, seconds=None, programs=a.programs,
                                 minimize_seconds=0)
         t0 = time.monotonic()
@@ -73,13 +78,28 @@ def main(argv=None) -> int:
         print(f"check of a compiled 4-thread program: median {statistics.median(times) * 1000:.1f} "
               f"ms, worst {max(times) * 1000:.1f} ms ({len(times)} programs)")
     names = [m for m in (a.mutants.split(",") if a.mutants else MUTANTS) if m]
+    from hw.ptxc import toolchain
+    from oracle.check import clear_cache
     for m in names:
-        camp = CompilerCampaign(out, comp, 0, seconds=a.seconds, mutant=m, minimize_seconds=0,
-                                stop_at_first=True)
-        st = camp.run()
-        found = (f"found after {camp.first_found_s:.1f} s ({st.programs} programs)"
-                 if camp.first_found_s is not None else f"not found in {a.seconds:.0f} s")
-        print(f"mutant {m}: {found}")
+        found_s = []
+        for seed in range(a.seeds):
+            # from scratch: nothing compiled, nothing checked
+            os.environ["SCOPEFUZZ_ISA_CACHE"] = tempfile.mkdtemp(prefix="scopefuzz-bench-ptxc-")
+            toolchain.clear_memo()
+            clear_cache()
+            camp = CompilerCampaign(out, comp, seed, seconds=a.seconds, mutant=m,
+                                    minimize_seconds=0, stop_at_first=True)
+            st = camp.run()
+            found = (f"found after {camp.first_found_s:.1f} s ({st.programs} programs)"
+                     if camp.first_found_s is not None else f"not found in {a.seconds:.0f} s")
+            found_s.append(camp.first_found_s)
+            print(f"mutant {m} seed {seed}: {found}", flush=True)
+        if a.seeds > 1:
+            hit = [x for x in found_s if x is not None]
+            worst = "not found" if len(hit) < len(found_s) else f"{max(hit):.1f} s"
+            med = f"{statistics.median(hit):.1f} s" if hit else "-"
+            print(f"mutant {m}: found in {len(hit)}/{len(found_s)} seeds, median {med}, "
+                  f"worst {worst}", flush=True)
     return 0
 
 
