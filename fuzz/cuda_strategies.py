@@ -83,10 +83,14 @@ def _fail_order(rng: random.Random, success: str) -> str:
 #: and scope at random; the others make shapes that the random mix reaches too rarely for a
 #: campaign to find a planted bug quickly (bench_ptxc.py's time-to-find per PTX mutant):
 #: ``sc`` -- seq_cst loads/stores or seq_cst fences in the shapes only Fence-SC order forbids
-#: (SB, R, 2+2W, IRIW...); ``system`` -- threads alternating between two GPUs at system scope;
+#: (SB, R, 2+2W, IRIW...); ``mp`` -- message passing: release writes (stores, CAS, or a
+#: release fence before a relaxed store) and acquire reads in MP/WRC/ISA2/S/RelSeq/LB;
+#: ``system`` -- threads alternating between two GPUs at system scope;
 #: ``device`` -- every thread in its own CTA at device scope, writes often relaxed RMWs (the
 #: atomicity of RMWs from different CTAs rests on device scope).
-FAMILIES = (("mixed", 0.5), ("sc", 0.2), ("system", 0.15), ("device", 0.15))
+FAMILIES = (("mixed", 0.35), ("sc", 0.2), ("mp", 0.15), ("system", 0.15), ("device", 0.15))
+#: message-passing shapes: a release write publishes, an acquire read observes
+MP_SHAPES = ("MP", "WRC", "ISA2", "S", "RelSeq", "LB")
 #: shapes where sequential consistency, not release/acquire, forbids the weak outcome
 SC_SHAPES = ("SB", "R", "2+2W", "S", "IRIW", "WRC", "MP")
 #: their weights: 4-thread IRIW with a fence.sc per access is the slowest program to check
@@ -104,6 +108,8 @@ def draw(seed: int, index: int) -> Prog:
         u -= weight
     if family == "sc":
         return _draw_sc(rng, seed, index)
+    if family == "mp":
+        return _draw_mp(rng, seed, index)
     if family == "system":
         return _draw_placed(rng, seed, index, "system")
     if family == "device":
@@ -138,12 +144,65 @@ def _draw_sc(rng: random.Random, seed: int, index: int) -> Prog:
     return _prog(f"sc-{shape}-s{seed}-{index}", threads)
 
 
+def _draw_mp(rng: random.Random, seed: int, index: int) -> Prog:
+    """A message-passing shape: each thread's last write is a release (a release store, a
+    release/acq_rel compare-exchange from the initial value, or a release fence before a
+    relaxed store), each thread's first read an acquire (an acquire load, an acquire/acq_rel
+    compare-exchange, or a relaxed load followed by an acquire fence), the rest relaxed. No
+    exchange/fetch_OP: clang-22 drops their order (docs/compilers.md, finding 1)."""
+    shape = rng.choice(MP_SHAPES)
+    skeleton = SHAPES[shape]
+    ctas = [rng.choice((0, tid)) for tid in range(len(skeleton))]
+    scope = rng.choice(SCOPES if len(set(ctas)) == 1 else ("device", "system"))
+    threads, value = [], 0
+    for tid, accesses in enumerate(skeleton):
+        ops, reg = [], 0
+        last_w = max((j for j, (rw, _) in enumerate(accesses) if rw == "W"), default=-1)
+        first_r = min((j for j, (rw, _) in enumerate(accesses) if rw == "R"), default=-1)
+        for j, (rw, loc) in enumerate(accesses):
+            u = rng.random()
+            if rw == "W":
+                value += 1
+                if j != last_w:
+                    ops.append(Op("st", loc, "relaxed", scope, value))
+                elif u < 0.55:
+                    ops.append(Op("st", loc, "release", scope, value))
+                elif u < 0.8:
+                    succ = rng.choice(("release", "acq_rel"))
+                    ops.append(Op("cas", loc, succ, scope, value, f"r{reg}", "strong", 0,
+                                  _fail_order(rng, succ)))
+                    reg += 1
+                else:
+                    ops.append(Op("fence", order=rng.choice(("release", "acq_rel")),
+                                  scope=scope))
+                    ops.append(Op("st", loc, "relaxed", scope, value))
+            else:
+                if j != first_r:
+                    ops.append(Op("ld", loc, "relaxed", scope, reg=f"r{reg}"))
+                elif u < 0.55:
+                    ops.append(Op("ld", loc, "acquire", scope, reg=f"r{reg}"))
+                elif u < 0.8:
+                    succ = rng.choice(("acquire", "acq_rel"))
+                    value += 1
+                    ops.append(Op("cas", loc, succ, scope, value, f"r{reg}", "strong",
+                                  rng.choice((0, 1)), _fail_order(rng, succ)))
+                else:
+                    ops.append(Op("ld", loc, "relaxed", scope, reg=f"r{reg}"))
+                    ops.append(Op("fence", order=rng.choice(("acquire", "acq_rel")),
+                                  scope=scope))
+                reg += 1
+        threads.append(Thread(tuple(ops), ctas[tid], 0))
+    return _prog(f"mp-{shape}-s{seed}-{index}", threads)
+
+
 def _draw_placed(rng: random.Random, seed: int, index: int, scope: str) -> Prog:
     """A classic shape with every thread in a CTA of its own (``device``) or alternating
     between GPU 0 and GPU 1 (``system``), every access at ``scope``, orders strong enough to
     forbid the weak outcome now and then. ``device``: writes are often relaxed exchanges /
-    fetch_adds (relaxed: clang-22's own RMW bug is in its orders); ``system``: loads and stores
-    only (clang-22 also narrows a system-scope RMW to gpu scope, finding 1)."""
+    fetch_adds (relaxed: clang-22's own RMW bug is in its orders); ``system``: no exchange or
+    fetch_OP (clang-22 also narrows a system-scope RMW to gpu scope, finding 1). Both use
+    strong compare-exchanges of every success order (clang-22 keeps a cmpxchg's order and
+    scope): the ``atom.acq_rel/acquire/release.cas`` that order mutants edit."""
     shape = rng.choice(sorted(SHAPES))
     skeleton = SHAPES[shape]
     threads, value = [], 0
@@ -152,18 +211,30 @@ def _draw_placed(rng: random.Random, seed: int, index: int, scope: str) -> Prog:
         for j, (rw, loc) in enumerate(accesses):
             if j and rng.random() < 0.2:
                 ops.append(Op("fence", order=rng.choice(FENCE_ORDERS), scope=scope))
+            u = rng.random()
             if rw == "W":
                 value += 1
-                if scope == "device" and rng.random() < 0.6:
+                if scope == "device" and u < 0.45:
                     ops.append(Op("rmw", loc, "relaxed", scope, value, f"r{reg}",
                                   rng.choice(("exchange", "fetch_add"))))
+                    reg += 1
+                elif u < (0.7 if scope == "device" else 0.25):
+                    # a compare-exchange from the initial value: succeeds when first
+                    succ = rng.choice(("release", "acq_rel", "acq_rel", "seq_cst", "relaxed"))
+                    ops.append(Op("cas", loc, succ, scope, value, f"r{reg}", "strong", 0,
+                                  _fail_order(rng, succ)))
                     reg += 1
                 else:
                     ops.append(Op("st", loc, rng.choice(("relaxed", "release", "release",
                                                          "seq_cst")), scope, value))
             else:
-                if scope == "device" and rng.random() < 0.3:
+                if scope == "device" and u < 0.2:
                     ops.append(Op("rmw", loc, "relaxed", scope, 0, f"r{reg}", "fetch_add"))
+                elif u < (0.45 if scope == "device" else 0.2):
+                    succ = rng.choice(("acquire", "acq_rel", "acq_rel", "seq_cst"))
+                    value += 1
+                    ops.append(Op("cas", loc, succ, scope, value, f"r{reg}", "strong",
+                                  rng.choice((0, 1)), _fail_order(rng, succ)))
                 else:
                     ops.append(Op("ld", loc, rng.choice(("relaxed", "acquire", "acquire",
                                                          "seq_cst")), scope, reg=f"r{reg}"))
