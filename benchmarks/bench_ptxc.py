@@ -10,7 +10,9 @@ Prints (one worker, this machine):
   s"; then the median and worst over the seeds;
 - campaign programs/s with an empty compile cache (a fresh SCOPEFUZZ_ISA_CACHE folder) and warm
   (the same programs again);
-- the check time (fuzz.compilers.judge) of compiled 4-thread programs: median and worst.
+- the check time (fuzz.compilers.judge) of compiled 4-thread programs: median and worst, wall
+  clock and CPU time (the machine is shared: CPU time is what an idle core would take);
+- per mutant also the programs drawn and the CPU seconds (this process and the compilers).
 Campaign time-to-find includes compiles; the mutants are edits on the PTX (hw/ptxc/mutants.py)
 so a mutant is only findable where the compiler's PTX has the instruction it edits.
 """
@@ -59,7 +61,7 @@ def main(argv=None) -> int:
               f"{st.programs / dt:.2f} programs/s ({st.counterexamples} counterexamples, "
               f"{st.errors} errors)")
     # check time of compiled 4-thread programs (judge only; compiles are cached)
-    times = []
+    times, cpus = [], []
     i = 0
     while len(times) < 20 and i < 400:
         p = draw(0, i)
@@ -69,14 +71,17 @@ def main(argv=None) -> int:
         t = parse(render(p), "b.litmus")
         try:
             c = ptxc.compile_test(t, comp)
-            t0 = time.perf_counter()
+            t0, p0 = time.perf_counter(), time.process_time()
             judge(t, c.test)
             times.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - p0)
         except Exception:      # noqa: BLE001 (a program the oracle cannot judge: not timed)
             continue
     if times:
         print(f"check of a compiled 4-thread program: median {statistics.median(times) * 1000:.1f} "
-              f"ms, worst {max(times) * 1000:.1f} ms ({len(times)} programs)")
+              f"ms, worst {max(times) * 1000:.1f} ms ({len(times)} programs); CPU time median "
+              f"{statistics.median(cpus) * 1000:.1f} ms, worst {max(cpus) * 1000:.1f} ms",
+              flush=True)
     names = [m for m in (a.mutants.split(",") if a.mutants else MUTANTS) if m]
     from hw.ptxc import toolchain
     from oracle.check import clear_cache
@@ -89,9 +94,13 @@ def main(argv=None) -> int:
             clear_cache()
             camp = CompilerCampaign(out, comp, seed, seconds=a.seconds, mutant=m,
                                     minimize_seconds=0, stop_at_first=True)
+            c0 = _cpu()
             st = camp.run()
-            found = (f"found after {camp.first_found_s:.1f} s ({st.programs} programs)"
-                     if camp.first_found_s is not None else f"not found in {a.seconds:.0f} s")
+            cpu = _cpu() - c0
+            found = (f"found after {camp.first_found_s:.1f} s ({st.programs} programs, "
+                     f"{cpu:.1f} CPU s)"
+                     if camp.first_found_s is not None else
+                     f"not found in {a.seconds:.0f} s ({st.programs} programs, {cpu:.1f} CPU s)")
             found_s.append(camp.first_found_s)
             print(f"mutant {m} seed {seed}: {found}", flush=True)
         if a.seeds > 1:
@@ -101,6 +110,13 @@ def main(argv=None) -> int:
             print(f"mutant {m}: found in {len(hit)}/{len(found_s)} seeds, median {med}, "
                   f"worst {worst}", flush=True)
     return 0
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the compilers), user + system:
+    on a shared machine the wall clock measures the load as much as the campaign."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 if __name__ == "__main__":
