@@ -83,7 +83,7 @@ def _fail_order(rng: random.Random, success: str) -> str:
 #: and scope at random; the others make shapes that the random mix reaches too rarely for a
 #: campaign to find a planted bug quickly (bench_ptxc.py's time-to-find per PTX mutant):
 #: ``sc`` -- seq_cst loads/stores or seq_cst fences in the shapes only Fence-SC order forbids
-#: (SB, R, 2+2W, IRIW...); ``mp`` -- message passing: release writes (stores, CAS, or a
+#: (SB, R, 2+2W, S...); ``mp`` -- message passing: release writes (stores, CAS, or a
 #: release fence before a relaxed store) and acquire reads in MP/WRC/ISA2/S/RelSeq/LB;
 #: ``system`` -- threads alternating between two GPUs at system scope;
 #: ``device`` -- every thread in its own CTA at device scope, writes often relaxed RMWs (the
@@ -92,9 +92,11 @@ FAMILIES = (("mixed", 0.35), ("sc", 0.2), ("mp", 0.15), ("system", 0.15), ("devi
 #: message-passing shapes: a release write publishes, an acquire read observes
 MP_SHAPES = ("MP", "WRC", "ISA2", "S", "RelSeq", "LB")
 #: shapes where sequential consistency, not release/acquire, forbids the weak outcome
-SC_SHAPES = ("SB", "R", "2+2W", "S", "IRIW", "WRC", "MP")
-#: their weights: 4-thread IRIW with a fence.sc per access is the slowest program to check
-SC_WEIGHTS = (5, 3, 3, 2, 1, 1, 1)
+SC_SHAPES = ("SB", "R", "2+2W", "S", "WRC", "MP")
+#: their weights (no IRIW: with a fence.sc before each seq_cst access its 6 fences make 13
+#: cross-thread pairs, more Fence-SC orientations than the PTX builder enumerates -- an oracle
+#: error, not a check; the mixed family still draws IRIW with seq_cst accesses now and then)
+SC_WEIGHTS = (5, 3, 3, 2, 1, 1)
 
 
 def draw(seed: int, index: int) -> Prog:
