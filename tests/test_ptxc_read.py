@@ -304,3 +304,102 @@ exists (0:r0=1 /\\ 0:r1=1)
             " ld.relaxed.gpu r10, x | st.relaxed.gpu x, 1 ;\n ld.relaxed.gpu r11, y | ;\n"
             " ld r0, r10 | ;\n ld r1, r11 | ;\nexists (P0:r0 == 1 /\\ P0:r1 == 1)\n")
     assert [th.code for th in test.threads] == [th.code for th in parse_ptx(text).threads]
+
+
+# --- calls through function pointers (nvcc -O0 with libcu++) -------------------------------------
+
+#: the shape of libcu++'s fetch_add at cicc -O0: ``__cuda_fetch_weak_if_local(ptr, &bop)`` calls
+#: ``__cuda_is_local`` and, only on local memory, the helper it was given as a function pointer
+#: (``call %rd3, (...), prototype``); on global memory it returns 0 and the caller does the atom
+FPTR_FUNCS = """.func (.param .b32 func_retval0) is_local(.param .b64 is_local_param_0)
+{
+.reg .b32 %r<2>;
+mov.u32 %r1, {local};
+st.param.b32 [func_retval0+0], %r1;
+ret;
+}
+.func bop_store(.param .b64 bop_store_param_0, .param .b64 bop_store_param_1)
+{
+.reg .b64 %rd<3>;
+ld.param.u64 %rd1, [bop_store_param_0];
+st.relaxed.gpu.u32 [%rd1], 7;
+ret;
+}
+.func (.param .b32 func_retval0) weak_if_local(.param .b64 weak_if_local_param_0,
+    .param .b64 weak_if_local_param_1)
+{
+.reg .pred %p<3>;
+.reg .b32 %r<4>;
+.reg .b64 %rd<5>;
+ld.param.u64 %rd1, [weak_if_local_param_0];
+ld.param.u64 %rd3, [weak_if_local_param_1];
+{ // callseq 1, 0
+.param .b64 param0;
+st.param.b64 [param0+0], %rd1;
+.param .b32 retval0;
+call.uni (retval0), is_local, (param0);
+ld.param.b32 %r2, [retval0+0];
+}
+setp.ne.s32 %p1, %r2, 0;
+@%p1 bra $L__LOCAL;
+mov.u32 %r3, 0;
+bra.uni $L__DONE;
+$L__LOCAL:
+{ // callseq 2, 0
+.param .b64 param0;
+st.param.b64 [param0+0], %rd1;
+.param .b64 param1;
+st.param.b64 [param1+0], %rd1;
+prototype_2 : .callprototype ()_ (.param .b64 _, .param .b64 _);
+call %rd3, (param0, param1), prototype_2;
+}
+mov.u32 %r3, 1;
+$L__DONE:
+st.param.b32 [func_retval0+0], %r3;
+ret;
+}
+"""
+
+FPTR_P0 = """mov.u64 %rd5, {target};
+{{ // callseq 3, 0
+.param .b64 param0;
+st.param.b64 [param0+0], %rd1;
+.param .b64 param1;
+st.param.b64 [param1+0], %rd5;
+.param .b32 retval0;
+call.uni (retval0), weak_if_local, (param0, param1);
+ld.param.b32 %r8, [retval0+0];
+}}
+setp.ne.s32 %p2, %r8, 0;
+@%p2 bra $L__END;
+atom.acq_rel.gpu.global.add.u32 %r1, [%rd1], 1;
+st.global.u32 [%rd3], %r1;
+$L__END:
+ret;"""
+
+
+def _fptr_module(local: int, target: str = "bop_store") -> str:
+    text = module(FPTR_P0.format(target=target))
+    head, rest = text.split(".visible .entry P0", 1)
+    return head + FPTR_FUNCS.replace("{local}", str(local)) + ".visible .entry P0" + rest
+
+
+def test_dead_indirect_call_is_dropped_with_its_path():
+    # is_local is 0: the call through the function pointer is never reached; the atom is
+    test, _ = read_ptx(SOURCE, _fptr_module(0), per_role=True)
+    assert test.threads[0].code == rows(["atom.acq_rel.gpu.add r10, x, 1", "ld r0, r10"], [])[0]
+
+
+def test_live_indirect_call_through_a_constant_is_inlined():
+    # is_local is 1: the call reaches bop_store through %rd3 = the address mov'd in P0 and
+    # passed through two .param slots; its store is read, and the atom is skipped
+    test, origin = read_ptx(SOURCE, _fptr_module(1), per_role=True)
+    assert test.threads[0].code == rows(["st.relaxed.gpu x, 7"], [])[0]
+    assert origin[0][0][1] == "st.relaxed.gpu.u32 [%rd1], 7"
+
+
+def test_indirect_call_through_an_unknown_value_is_an_error():
+    # the pointer is P0's first parameter (an address of memory, not of a function)
+    with pytest.raises(BackendError, match=r"indirect call through %rd3 is not read: its "
+                                           r"target is not a constant function address"):
+        read_ptx(SOURCE, _fptr_module(1, "%rd1"), per_role=True)

@@ -100,15 +100,18 @@ class Read:
 
 # --- inlining -------------------------------------------------------------------------------------
 
-def _flatten(funcs: dict[str, Function], kernel: str) -> tuple[list, dict[str, int]]:
-    """The kernel's statements with module calls inlined; kernel parameter name -> index."""
+def _flatten(funcs: dict[str, Function], kernel: str,
+             resolved: dict | None = None) -> tuple[list, dict[str, int]]:
+    """The kernel's statements with module calls inlined; kernel parameter name -> index.
+    ``resolved``: call site (the PTX lines of the call chain) -> the function an indirect call
+    there was found to call (:func:`read_roles`); an unresolved one stays a ``callind``."""
     if kernel not in funcs:
         raise BackendError(f"the PTX has no kernel {kernel!r}")
     f = funcs[kernel]
     params = {p: i for i, p in enumerate(f.params)}
     out: list = []
     counter = [0]
-    _inline(funcs, f, {}, "", out, counter, 0)
+    _inline(funcs, f, {}, "", out, counter, 0, resolved or {}, ())
     return out, params
 
 
@@ -127,7 +130,7 @@ def _rename(text: str, names: dict[str, str], suffix: str, labels: set[str]) -> 
 
 
 def _inline(funcs, f: Function, names: dict[str, str], suffix: str, out: list, counter: list,
-            depth: int) -> None:
+            depth: int, resolved: dict, chain: tuple) -> None:
     if depth > 8:
         raise BackendError(f"ptx: calls nested too deep at {f.name}")
     end = f"$ret{suffix}" if depth else None
@@ -162,9 +165,21 @@ def _inline(funcs, f: Function, names: dict[str, str], suffix: str, out: list, c
                 # a failed assertion ends the thread (nvcc -O0 keeps libcu++'s checks)
                 out.append(Stmt(st.line, st.text, st.guard, "trap", (), (), st.src_line))
                 continue
+            site = chain + (st.line,)
             if g is None and callee.startswith("%"):
-                raise _err(st, f"indirect call through {callee} is not read (nvcc -O0 calls "
-                               f"libcu++'s helpers through function pointers)")
+                # a call through a register (nvcc -O0 passes libcu++'s helpers as function
+                # pointers): inlined once the value analysis knows its target; until then a
+                # `callind` that is an error only where it is reached (read_roles)
+                target = resolved.get(site)
+                if target is None:
+                    out.append(Stmt(st.line, st.text, st.guard, "callind",
+                                    ("site=" + ",".join(map(str, site)),),
+                                    (_rename(callee, local_params, suffix, labels),),
+                                    st.src_line))
+                    continue
+                g = funcs[target]
+                if st.guard is not None:
+                    raise _err(st, f"a guarded indirect call through {callee} is not read")
             if g is None:
                 raise _err(st, f"call to a function the PTX does not define: {callee!r}")
             sub = {}
@@ -172,7 +187,7 @@ def _inline(funcs, f: Function, names: dict[str, str], suffix: str, out: list, c
                 sub[formal] = local_params.get(actual, actual)
             for formal, actual in zip(g.rets, rets):
                 sub[formal] = local_params.get(actual, actual)
-            _inline(funcs, g, sub, f"{suffix}@{cid}", out, counter, depth + 1)
+            _inline(funcs, g, sub, f"{suffix}@{cid}", out, counter, depth + 1, resolved, site)
             continue
         text = _rename(st.text, local_params, suffix, labels)
         if text != st.text:
@@ -210,11 +225,13 @@ def _int(text: str) -> int | None:
 
 class _Role:
     def __init__(self, code: list, params: dict[str, int], specials: dict[str, int],
-                 symbols: set[str]):
+                 symbols: set[str], functions: frozenset = frozenset()):
         self.code = code
         self.params = params
         self.specials = specials
         self.symbols = symbols
+        #: the module's functions: ``mov.u64 %rd, NAME`` is a constant function address
+        self.functions = functions
         self.labels = {it.name: i for i, it in enumerate(code) if isinstance(it, Label)}
         #: jump tables: ``NAME: .branchtargets L0, L1, ...`` (the targets of ``brx.idx``)
         self.tables: dict[str, list[str]] = {}
@@ -250,6 +267,8 @@ class _Role:
             return ("c", n)
         if op in self.symbols:
             return ("a", ("sym", op), 0)
+        if op in self.functions:
+            return ("a", ("func", op), 0)
         if op in self.params:
             return ("a", ("param", self.params[op]), 0)
         if "#" in op or "@" in op or op.startswith("param") or op.startswith("retval"):
@@ -944,17 +963,44 @@ def read_roles(ptx: str, source_name: str, kernels: dict[int, str], lay: Layout,
                loc_names: list[str], base: int) -> list[Read]:
     """Each role's read-back cells (k -> its kernel's name)."""
     funcs = parse_module(ptx, source_name)
+    functions = frozenset(funcs)
     out = []
     for k in range(len(lay.roles)):
-        code, params = _flatten(funcs, kernels[k])
-        symbols = set()
-        for it in code:
-            if isinstance(it, Decl) and it.text.split()[0] == ".local":
-                symbols.add(re.sub(r"\[.*", "", it.text.split()[-1]))
-        role = _Role(code, params, lay.specials(k), symbols)
-        states = _analyse(role)
+        resolved: dict = {}
+        while True:
+            code, params = _flatten(funcs, kernels[k], resolved)
+            symbols = set()
+            for it in code:
+                if isinstance(it, Decl) and it.text.split()[0] == ".local":
+                    symbols.add(re.sub(r"\[.*", "", it.text.split()[-1]))
+            role = _Role(code, params, lay.specials(k), symbols, functions)
+            states = _analyse(role)
+            if not _resolve_calls(role, states, resolved):
+                break
         out.append(_Emitter(role, states, lay, k, base, loc_names).run())
     return out
+
+
+def _resolve_calls(role: _Role, states: dict, resolved: dict) -> bool:
+    """Targets of the reachable indirect calls (``callind``) whose register holds a constant
+    function address: added to ``resolved`` (True: inline them and analyse again). A reachable
+    one whose target is not such a constant is an error naming it; an unreachable one (nvcc
+    -O0's ``__cuda_is_local`` paths, constant false on global memory) is dropped with its dead
+    code."""
+    new = False
+    for i, st in enumerate(role.code):
+        if not (isinstance(st, Stmt) and st.op == "callind") or i not in states:
+            continue
+        v = role.val(st.operands[0], states[i], st)
+        if v == DYN or v[0] != "a" or v[1][0] != "func" or v[2] != 0:
+            raise _err(st, f"indirect call through {st.operands[0].split('@')[0]} is not read: "
+                           f"its target is not a constant function address")
+        site = tuple(int(x) for x in st.mods[0][len("site="):].split(","))
+        if len(resolved) > 64:
+            raise _err(st, "more than 64 indirect calls resolved: not followed further")
+        resolved[site] = v[1][1]
+        new = True
+    return new
 
 
 def litmus_text(source: Test, lay: Layout, reads: list[Read]) -> str:
