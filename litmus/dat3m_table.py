@@ -29,7 +29,7 @@ from .cfg import expr_text
 from .condition import HERD, THREAD, ConditionParser
 from .ir import Atom, Condition, Const, Instr, Location, Test, Thread
 from .lexer import ParseError, Source, Token, TokenCursor, tokenize
-from .printer import format_prop
+from .printing import format_prop
 from .scopes import Placement
 
 REGISTER = re.compile(r"r[0-9]+\Z")

@@ -260,10 +260,21 @@ class Test:
 
     __test__ = False   # not a pytest test class
 
+    #: the printer :meth:`_repr_pretty_` uses, installed by litmus.dialects (the IR does not
+    #: import the printers, which import the IR)
+    text_of = None
+
     def _repr_pretty_(self, p, cycle) -> None:
-        """How Hypothesis (its falsifying examples) and IPython print a test: as litmus text."""
-        from .printer import format_test
-        p.text("Test(...)" if cycle else "\n" + format_test(self))
+        """How Hypothesis (its falsifying examples) and IPython print a test: as litmus text in
+        its dialect, or the dataclass repr for one no printer can print."""
+        if cycle:
+            p.text("Test(...)")
+            return
+        try:
+            text = "\n" + type(self).text_of(self)
+        except (TypeError, ValueError):          # no printer installed / PrintError
+            text = repr(self)
+        p.text(text)
 
     name: str
     locations: tuple[Location, ...]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 
-from .condition import ConditionParser, Spelling, is_condition_start, thread_number
-from .ir import (ACCESSES, BARRIER_IDS, CAS_FAIL_ORDERS, FENCE_ORDERS, LOAD_ORDERS, NAMED_BARRIERS,
+from ...condition import ConditionParser, Spelling, is_condition_start, thread_number
+from ...ir import (ACCESSES, BARRIER_IDS, CAS_FAIL_ORDERS, FENCE_ORDERS, LOAD_ORDERS, NAMED_BARRIERS,
                  ORDERS, RMW_OPS, RMW_ORDERS, STORE_ORDERS, Condition, Instr, Location, Test,
                  Thread, cas_default_fail)
-from .lexer import ParseError, Source, Token, parse_int, tokenize
-from .scopes import LEVELS, SCOPES, Placement
+from ...lexer import ParseError, Source, Token, parse_int, tokenize
+from ...scopes import LEVELS, SCOPES, Placement
 
 REGISTER = re.compile(r"r[0-9]+\Z")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

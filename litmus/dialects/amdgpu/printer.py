@@ -7,8 +7,10 @@ printed text gives back an equal :class:`~litmus.ir.Test`.
 
 from __future__ import annotations
 
-from .ir import And, Atom, Condition, Const, Instr, Not, Or, Prop, Test, cas_default_fail
-from .scopes import Placement
+from ...dialect import PrintError
+from ...ir import BASES, Instr, Test, cas_default_fail
+from ...printing import format_condition, format_table
+from ...scopes import Placement
 
 
 def format_instr(ins: Instr) -> str:
@@ -75,43 +77,16 @@ def format_placement(tid: int, p: Placement) -> str:
     return f"P{tid}" + (f"@{', '.join(parts)}" if parts else "")
 
 
-def format_prop(prop: Prop, parent: str = "", atom=None) -> str:
-    """A proposition as text; ``atom(a)``, when given, may spell an atom its own way (None:
-    the usual ``P1:r0 == 1``)."""
-    if isinstance(prop, Atom):
-        own = atom(prop) if atom is not None else None
-        if own is not None:
-            return own
-        who = prop.name if prop.thread is None else f"P{prop.thread}:{prop.name}"
-        return f"{who} {prop.op} {prop.value}"
-    if isinstance(prop, Const):
-        return "true" if prop.value else "false"
-    if isinstance(prop, Not):
-        inner = format_prop(prop.arg, "not", atom)
-        return f"~{inner}" if isinstance(prop.arg, (Not, Const)) else f"~({inner})"
-    if isinstance(prop, And):
-        text = " /\\ ".join(format_prop(a, "and", atom) for a in prop.args)
-        return f"({text})" if parent in ("and", "or", "not") else text
-    if isinstance(prop, Or):
-        text = " \\/ ".join(format_prop(a, "or", atom) for a in prop.args)
-        return f"({text})" if parent in ("and", "or", "not") else text
-    raise TypeError(prop)
+def format_amdgpu(test: Test) -> str:
+    """The whole test in canonical layout (header, docs, init block, aligned table, condition).
 
-
-def format_condition(cond: Condition) -> str:
-    return f"{cond.quantifier} ({format_prop(cond.prop, 'top')})"
-
-
-def format_test(test: Test) -> str:
-    """The whole test in canonical layout (header, docs, init block, aligned table, condition);
-    a PTX- or TILEIR-dialect test in its own dialect (:mod:`litmus.print_ptx`,
-    :mod:`litmus.print_tileir`)."""
-    if test.dialect == "PTX":
-        from .print_ptx import format_ptx
-        return format_ptx(test)
-    if test.dialect == "TILEIR":
-        from .print_tileir import format_tileir
-        return format_tileir(test)
+    Only what the AMDGPU front end reads is printed: an instruction of another dialect's program
+    model (a C/Vulkan control-flow row, dialect attrs) is refused with :class:`PrintError`
+    naming it, rather than printed as something that reads back as another test."""
+    for tid, i, ins in test.instructions():
+        if ins.base not in BASES or ins.attrs:
+            what = ins.base + (f" [{' '.join(ins.attrs)}]" if ins.attrs else "")
+            raise PrintError(f"P{tid} row {i}: {what} has no AMDGPU spelling")
     lines = [f"AMDGPU {test.name}"]
     for d in test.doc:
         lines.append(f'"{d}"')
@@ -139,8 +114,3 @@ def format_test(test: Test) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_table(table: list[list[str]]) -> list[str]:
-    """The thread table's rows (cells per row, the placements first) with aligned columns."""
-    n = len(table[0])
-    widths = [max(len(row[c]) for row in table) for c in range(n)]
-    return [" " + " | ".join(row[c].ljust(widths[c]) for c in range(n)) + " ;" for row in table]

@@ -36,11 +36,11 @@ CUDA's placement and scope words::
 
 from __future__ import annotations
 
-from .ir import Instr, Test
-from .lexer import Token
-from .parse_opencl import ATOMIC_TYPES, _OpenCLParser
-from .parse_c import TYPE_WORDS
-from .scopes import Placement
+from ...ir import Instr, Test
+from ...lexer import Token
+from ..opencl.parse import ATOMIC_TYPES, OpenCLParser
+from ..c.parse import TYPE_WORDS
+from ...scopes import Placement
 
 #: CUDA (libcu++) thread scopes -> the scope keywords of the program model
 SCOPES = {"cuda::thread_scope_thread": "thread", "cuda::thread_scope_block": "wg",
@@ -49,7 +49,7 @@ SCOPES = {"cuda::thread_scope_thread": "thread", "cuda::thread_scope_block": "wg
 SCOPE_NAMES = {v: k for k, v in SCOPES.items()}
 
 
-class _CUDAParser(_OpenCLParser):
+class _CUDAParser(OpenCLParser):
     DIALECT = "CUDA"
     DEFAULT_SCOPE = "sys"
 

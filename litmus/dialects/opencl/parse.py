@@ -45,10 +45,10 @@ not have; image fences; barriers without an id label).
 
 from __future__ import annotations
 
-from .ir import Instr, Test
-from .lexer import ParseError, Token
-from .parse_c import ORDERS, TYPE_WORDS, _CParser
-from .scopes import Placement
+from ...ir import Instr, Test
+from ...lexer import ParseError, Token
+from ..c.parse import ORDERS, TYPE_WORDS, CParser
+from ...scopes import Placement
 
 #: OpenCL memory scope names -> the scope keywords of the program model
 SCOPES = {"memory_scope_work_item": "thread", "memory_scope_work_group": "wg",
@@ -59,7 +59,7 @@ FLAGS = {"CLK_GLOBAL_MEM_FENCE": "global", "CLK_LOCAL_MEM_FENCE": "local"}
 ATOMIC_TYPES = {"atomic_int", "_Atomic", "atomic_uint", "atomic_bool", "atomic_long"}
 
 
-class _OpenCLParser(_CParser):
+class OpenCLParser(CParser):
     DIALECT = "OPENCL"
     DEFAULT_SCOPE = "agent"
 
@@ -209,7 +209,9 @@ class _OpenCLParser(_CParser):
 
 def parse_opencl(text: str, path: str = "<string>") -> Test:
     """Parse a test in the OPENCL dialect; raises :class:`ParseError` (``path:line:col``)."""
-    return _OpenCLParser(text, path).parse()
+    return OpenCLParser(text, path).parse()
 
 
 __all__ = ["parse_opencl", "ParseError", "ORDERS", "SCOPES"]
+
+_OpenCLParser = OpenCLParser   # the name before issue 34 (litmus/parse_opencl.py)

@@ -53,11 +53,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from .cfg import expr_text
-from .dat3m_table import REGISTER, TableParser
-from .ir import Instr, Location, Test, cas_default_fail
-from .lexer import Token, parse_int
-from .scopes import Placement
+from ...cfg import expr_text
+from ...dat3m_table import REGISTER, TableParser
+from ...ir import Instr, Location, Test, cas_default_fail
+from ...lexer import Token, parse_int
+from ...scopes import Placement
 
 HEADERS = ("PTX", "ptx")
 #: PTX scope -> the program model's scope word

@@ -9,11 +9,11 @@ registers in the condition is printed as written (the front end's ``_cN`` regist
 
 from __future__ import annotations
 
-from .cfg import attr, parse_expr_text
-from .dat3m_table import BRANCHES
-from .ir import Atom, Instr, Test
-from .parse_ptx import LOCAL_OPS, MEMBAR, PTX_SCOPE, RMW_OPS, SEMS
-from .printer import format_prop
+from ...cfg import attr, parse_expr_text
+from ...dat3m_table import BRANCHES
+from ...ir import Atom, Instr, Test
+from .parse import LOCAL_OPS, MEMBAR, PTX_SCOPE, RMW_OPS, SEMS
+from ...printing import format_prop
 
 _SEM = {v: k for k, v in SEMS.items() if v}
 _OP = {v: k for k, v in RMW_OPS.items()}

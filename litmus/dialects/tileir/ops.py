@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ir import Instr
+from ...ir import Instr
 
 HEADER = "TILEIR"
 #: memory orderings (Tile IR 7.3), weakest first

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import re
 
-from .condition import ConditionParser, Spelling, is_condition_start
-from .ir import Location, Test, Thread
-from .lexer import ParseError, Source, Token, TokenCursor, parse_int, tokenize
-from .scopes import Placement
-from .tileir import (BASE_OF, HEADER, MEMORY_OPS, RMW_MODES, SCOPES, SEMS, TileOp,
+from ...condition import ConditionParser, Spelling, is_condition_start
+from ...ir import Location, Test, Thread
+from ...lexer import ParseError, Source, Token, TokenCursor, parse_int, tokenize
+from ...scopes import Placement
+from .ops import (BASE_OF, HEADER, MEMORY_OPS, RMW_MODES, SCOPES, SEMS, TileOp,
                      element_name, verify_sem)
 
 REGISTER = re.compile(r"r[0-9]+\Z")

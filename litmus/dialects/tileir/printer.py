@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from .ir import Test
-from .printer import format_condition, format_table
-from .tileir import HEADER, TileOp
+from ...ir import Test
+from ...printing import format_condition, format_table
+from .ops import HEADER, TileOp
 
 _ELEMENT = re.compile(r"(.+)\[([0-9]+)\]\Z")
 

@@ -33,11 +33,11 @@ thread and an atom on its result register ``_cN``.
 
 from __future__ import annotations
 
-from .cfg import expr_text
-from .dat3m_table import REGISTER, TableParser
-from .ir import Instr, Location, Test
-from .lexer import Token, parse_int
-from .scopes import Placement
+from ...cfg import expr_text
+from ...dat3m_table import REGISTER, TableParser
+from ...ir import Instr, Location, Test
+from ...lexer import Token, parse_int
+from ...scopes import Placement
 
 HEADERS = ("Vulkan", "VULKAN", "vulkan")
 SCOPES = ("sg", "wg", "qf", "dv")
