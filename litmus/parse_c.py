@@ -1,4 +1,3 @@
 """Compatibility name (issue 34): the code moved to :mod:`litmus.dialects.c.parse`."""
 
 from .dialects.c.parse import *  # noqa: F401,F403
-from .dialects.c.parse import _CParser  # noqa: F401,E402 (the old private name)

@@ -1,4 +1,3 @@
 """Compatibility name (issue 34): the code moved to :mod:`litmus.dialects.opencl.parse`."""
 
 from .dialects.opencl.parse import *  # noqa: F401,F403
-from .dialects.opencl.parse import _OpenCLParser  # noqa: F401,E402 (the old private name)

@@ -731,5 +731,3 @@ class CParser(TokenCursor):
 def parse_c(text: str, path: str = "<string>") -> Test:
     """Parse a test in the C dialect; raises :class:`ParseError` (``path:line:col: reason``)."""
     return CParser(text, path).parse()
-
-_CParser = CParser   # the name before issue 34 (litmus/parse_c.py)

@@ -213,5 +213,3 @@ def parse_opencl(text: str, path: str = "<string>") -> Test:
 
 
 __all__ = ["parse_opencl", "ParseError", "ORDERS", "SCOPES"]
-
-_OpenCLParser = OpenCLParser   # the name before issue 34 (litmus/parse_opencl.py)
