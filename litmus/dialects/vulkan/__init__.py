@@ -1,9 +1,10 @@
 """The Vulkan dialect (Dat3M's VULKAN suite; header ``VULKAN`` or ``Vulkan``): front end,
-default model ``vulkan``, warm-up sample and its :class:`~litmus.dialect.Dialect` record. It has
-no printer yet: :func:`litmus.format_test` refuses a Vulkan test (issue 34)."""
+printer, default model ``vulkan``, warm-up sample and its :class:`~litmus.dialect.Dialect`
+record."""
 
 from ...dialect import Dialect
 from .parse import parse_vulkan
+from .printer import format_vulkan, format_vulkan_instr
 
 SAMPLE = """Vulkan warmup
 { x=0; y=0; }
@@ -14,8 +15,8 @@ exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """
 
 DIALECT = Dialect(
-    name="VULKAN", words=("VULKAN", "Vulkan"), parse=parse_vulkan, print=None, model="vulkan",
+    name="VULKAN", words=("VULKAN", "Vulkan"), parse=parse_vulkan, print=format_vulkan, model="vulkan",
     sample=SAMPLE, scopes=(("sg", "wave"), ("wg", "wg"), ("qf", "agent"), ("dv", "sys")),
     spaces=("sc0", "sc1", "sc2", "sc3"), control_flow=True, package="litmus/dialects/vulkan/")
 
-__all__ = ["DIALECT", "SAMPLE", "parse_vulkan"]
+__all__ = ["DIALECT", "SAMPLE", "format_vulkan", "format_vulkan_instr", "parse_vulkan"]
