@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from .fields import Fields, fields_of
 from .scopes import Placement, instance
 from . import scopes as _scopes
 
@@ -87,7 +88,13 @@ class Instr:
     loc: str | None = None
     lds: str | None = None
     args: tuple[int, ...] = ()
-    attrs: tuple[str, ...] = ()   # dialect-specific attributes (C/Vulkan front ends; litmus/cfg.py)
+    attrs: tuple[str, ...] = ()   # dialect-specific attributes; typed view: .fields (litmus/fields.py)
+
+    @property
+    def fields(self) -> Fields:
+        """The typed reading of :attr:`attrs` (:mod:`litmus.fields`): ``ins.fields.proxy``,
+        ``ins.fields.quorum`` ... instead of slicing ``key=value`` strings."""
+        return fields_of(self.attrs)
 
     # -- classification helpers used by every consumer -------------------------------------------
     @property

@@ -9,7 +9,7 @@ registers in the condition is printed as written (the front end's ``_cN`` regist
 
 from __future__ import annotations
 
-from ...cfg import attr, parse_expr_text
+from ...cfg import parse_expr_text
 from ...dat3m_table import BRANCHES
 from ...ir import Atom, Instr, Test
 from .parse import LOCAL_OPS, MEMBAR, PTX_SCOPE, RMW_OPS, SEMS
@@ -25,12 +25,12 @@ _STORE = {"generic": "st", "surface": "sust"}
 
 
 def _name(ins: Instr) -> str:
-    via = attr(ins, "via")
-    return via.split("@")[0] if via else ins.loc
+    via = ins.fields.via
+    return via[0] if via else ins.loc
 
 
 def _value(ins: Instr, key: str, k: int) -> str:
-    text = attr(ins, key)
+    text = getattr(ins.fields, key)
     return text if text is not None else str(ins.args[k])
 
 
@@ -41,10 +41,11 @@ def _sem_scope(ins: Instr) -> str:
 def format_ptx_instr(ins: Instr) -> str | None:
     """One instruction in the PTX dialect (None: not printed, e.g. the condition's ``_cN``)."""
     b = ins.base
-    proxy = attr(ins, "proxy") or "generic"
+    f = ins.fields
+    proxy = f.proxy or "generic"
     if b in ("ld", "st"):
         head = (_LOAD if b == "ld" else _STORE)[proxy]
-        if "volatile" in ins.attrs:
+        if f.has("volatile"):
             head += ".volatile"
         elif ins.access == "plain":
             head += ".weak"
@@ -54,7 +55,7 @@ def format_ptx_instr(ins: Instr) -> str | None:
             return f"{head} {ins.reg}, {_name(ins)}"
         return f"{head} {_name(ins)}, {_value(ins, 'val', 0)}"
     if b == "rmw":
-        red = "red" in ins.attrs
+        red = f.has("red")
         head = ("sured" if red else "suatom") if proxy == "surface" else ("red" if red else "atom")
         head += f"{_sem_scope(ins)}.{_OP[ins.op]}"
         if red:
@@ -64,29 +65,28 @@ def format_ptx_instr(ins: Instr) -> str | None:
         head = ("suatom" if proxy == "surface" else "atom") + _sem_scope(ins) + ".cas"
         return f"{head} {ins.reg}, {_name(ins)}, {_value(ins, 'exp', 0)}, {_value(ins, 'val', 1)}"
     if b == "fence":
-        kind = attr(ins, "proxy")
+        kind = f.proxy
         if kind is not None:
             return f"fence.proxy.{kind}"
-        if "membar" in ins.attrs:
+        if f.has("membar"):
             return f"membar.{_MEMBAR[ins.scope]}"
         return f"fence{_sem_scope(ins)}"
     if b == "cbar":
-        ops = [attr(ins, "inst")] + [v for v in (attr(ins, "id"), attr(ins, "quorum"))
-                                     if v is not None]
-        mode = "arrive" if "arrive" in ins.attrs else "sync"
+        ops = [str(v) for v in (f.inst, f.barrier, f.quorum) if v is not None]
+        mode = "arrive" if f.has("arrive") else "sync"
         return f"bar.cta.{mode} {', '.join(ops)}"
     if b == "label":
-        lab = attr(ins, "label")
+        lab = f.label
         return None if lab == "_meta" else f"{lab}:"
     if b == "goto":
-        return f"goto {attr(ins, 'target')}"
+        return f"goto {f.target}"
     if b == "branch":
-        op, x, y = parse_expr_text(attr(ins, "cond"))
-        return f"{_BRANCH[op]} {x}, {y}, {attr(ins, 'target')}"
+        op, x, y = parse_expr_text(f.cond)
+        return f"{_BRANCH[op]} {x}, {y}, {f.target}"
     if b == "assign":
         if ins.reg.startswith("_c"):
             return None
-        e = parse_expr_text(attr(ins, "val"))
+        e = parse_expr_text(f.val)
         if isinstance(e, tuple):
             return f"{_LOCAL[e[0]]} {ins.reg}, {e[1]}, {e[2]}"
         return f"ld {ins.reg}, {e}"
@@ -98,11 +98,11 @@ def _aliases(test: Test) -> list[str]:
     generic: dict[str, str] = {}
     views: dict[str, tuple[str, str]] = {}
     for _, _, ins in test.instructions():
-        via = attr(ins, "via")
+        via = ins.fields.via
         if via is None:
             continue
-        name, kind = via.split("@")
-        address = attr(ins, "vloc") or ins.loc
+        name, kind = via
+        address = ins.fields.vloc or ins.loc
         if kind == "generic":
             generic[name] = ins.loc
         else:
@@ -143,7 +143,7 @@ def format_ptx(test: Test) -> str:
         col = []
         for ins in th.code:
             if ins.base == "assign" and ins.reg.startswith("_c"):
-                op, a, b = parse_expr_text(attr(ins, "val"))
+                op, a, b = parse_expr_text(ins.fields.val)
                 cmp[(tid, ins.reg)] = f"P{tid}:{a} {op} P{tid}:{b}"
             text = format_ptx_instr(ins)
             if text is not None:

@@ -10,31 +10,30 @@ from ``Test.meta``, and a comparison of two registers in the condition is printe
 
 from __future__ import annotations
 
-from ...cfg import attr, parse_expr_text
+from ...cfg import parse_expr_text
 from ...dat3m_table import BRANCHES
 from ...dialect import PrintError
 from ...ir import Atom, Instr, Test
 from ...printing import format_prop, format_table
-from .parse import LOCAL_OPS, SEMSC, STORAGE
+from .parse import LOCAL_OPS
 
 _LOCAL = {v: k for k, v in LOCAL_OPS.items()}
 _BRANCH = {v: k for k, v in BRANCHES.items()}
-#: the semantics flags in the order the printer writes them (the front end sorts them itself)
-_SEMS = SEMSC + ("semav", "semvis")
 
 
 def _flags(ins: Instr) -> list[str]:
     """Storage class, then semantics flags, as ``attrs`` hold them."""
-    return [a for a in ins.attrs if a in STORAGE] + [a for a in ins.attrs if a in _SEMS]
+    f = ins.fields
+    return ([f.storage] if f.storage else []) + list(f.sems)
 
 
 def _where(ins: Instr) -> str:
     """The location as the file named it: the alias when the access went through one."""
-    return attr(ins, "vloc") or ins.loc
+    return ins.fields.vloc or ins.loc
 
 
 def _operand(ins: Instr, k: int) -> str:
-    val = attr(ins, "val")
+    val = ins.fields.val
     return val if val is not None else str(ins.args[k])
 
 
@@ -42,7 +41,7 @@ def _access(ins: Instr) -> str:
     mods = [ins.base]
     if ins.access != "plain":
         mods.append(ins.access)
-    elif "nonpriv" in ins.attrs:
+    elif ins.fields.has("nonpriv"):
         mods.append("nonpriv")          # implied by atom/av/vis, written only on plain accesses
     if ins.base == "rmw" and ins.order != "rlx":
         mods.append(ins.order)
@@ -58,7 +57,7 @@ def _access(ins: Instr) -> str:
 def format_vulkan_instr(ins: Instr) -> str | None:
     """One instruction in the Vulkan dialect (None: not printed, e.g. the condition's ``_cN``
     and the ``_meta`` label); PrintError for a row the dialect cannot spell."""
-    b = ins.base
+    b, f = ins.base, ins.fields
     if b == "ld":
         return f"{_access(ins)} {ins.reg}, {_where(ins)}"
     if b == "st":
@@ -69,23 +68,22 @@ def format_vulkan_instr(ins: Instr) -> str | None:
         return ".".join(["membar", ins.order, ins.scope] + _flags(ins))
     if b == "cbar":
         head = ".".join(["cbar"] + ([ins.order] if ins.order else []) + [ins.scope] + _flags(ins))
-        ops = [attr(ins, "inst")] + [v for v in (attr(ins, "id"), attr(ins, "quorum"))
-                                     if v is not None]
+        ops = [str(v) for v in (f.inst, f.barrier, f.quorum) if v is not None]
         return f"{head} {', '.join(ops)}"
     if b in ("avdevice", "visdevice"):
         return b
     if b == "label":
-        lab = attr(ins, "label")
+        lab = f.label
         return None if lab == "_meta" else f"{lab}:"
     if b == "goto":
-        return f"goto {attr(ins, 'target')}"
+        return f"goto {f.target}"
     if b == "branch":
-        op, x, y = parse_expr_text(attr(ins, "cond"))
-        return f"{_BRANCH[op]} {x}, {y}, {attr(ins, 'target')}"
+        op, x, y = parse_expr_text(f.cond)
+        return f"{_BRANCH[op]} {x}, {y}, {f.target}"
     if b == "assign":
         if ins.reg.startswith("_c"):
             return None
-        e = parse_expr_text(attr(ins, "val"))
+        e = parse_expr_text(f.val)
         if isinstance(e, tuple) and len(e) == 3 and e[0] in _LOCAL:
             return f"{_LOCAL[e[0]]} {ins.reg}, {e[1]}, {e[2]}"
     raise PrintError(f"{b} {' '.join(ins.attrs)} has no Vulkan spelling".replace("  ", " "))
@@ -95,7 +93,7 @@ def _aliases(test: Test) -> list[str]:
     """``alias aliases location;`` for every alias an access used, in order of first use."""
     out: dict[str, str] = {}
     for _, _, ins in test.instructions():
-        v = attr(ins, "vloc")
+        v = ins.fields.vloc
         if v is not None:
             out.setdefault(v, ins.loc)
     return [f"{a} aliases {loc};" for a, loc in out.items()]
@@ -118,7 +116,7 @@ def format_vulkan(test: Test) -> str:
         col = []
         for i, ins in enumerate(th.code):
             if ins.base == "assign" and ins.reg.startswith("_c"):
-                op, a, b = parse_expr_text(attr(ins, "val"))
+                op, a, b = parse_expr_text(ins.fields.val)
                 cmp[(tid, ins.reg)] = f"P{tid}:{a} {op} P{tid}:{b}"
             try:
                 text = format_vulkan_instr(ins)
