@@ -1,7 +1,7 @@
 """Front end for CUDA C++ litmus tests in the ``CUDA`` dialect (issue 29: the source side of the
 compilers-in-the-loop check, docs/compilers.md).
 
-The dialect is the OPENCL dialect (litmus/parse_opencl.py, itself the C dialect of Dat3M) with
+The dialect is the OPENCL dialect (litmus/dialects/opencl/parse.py, itself the C dialect of Dat3M) with
 CUDA's placement and scope words::
 
     CUDA MP

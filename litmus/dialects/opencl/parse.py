@@ -1,6 +1,6 @@
 """Front end for OpenCL C litmus tests in the Dat3M ``OPENCL`` dialect (the OPENCL suite's format).
 
-The dialect is the C dialect (litmus/parse_c.py: expressions, ``if``/``while``, arrays, the
+The dialect is the C dialect (litmus/dialects/c/parse.py: expressions, ``if``/``while``, arrays, the
 ``atomic_*`` calls) with what OpenCL C 2.0 adds::
 
     OPENCL name

@@ -1,4 +1,4 @@
-"""Printer for the ``TILEIR`` dialect (litmus/parse_tileir.py): parsing the text gives back an
+"""Printer for the ``TILEIR`` dialect (litmus/dialects/tileir/parse.py): parsing the text gives back an
 equal :class:`~litmus.ir.Test`. Campaigns and reports print generated and minimized Tile IR
 programs with it."""
 
