@@ -30,8 +30,9 @@ class Dialect:
     """One dialect's record.
 
     - ``name``: the canonical header word (``VULKAN``); ``words``: every header word that selects
-      the dialect, the canonical one first (``VULKAN``, ``Vulkan``, ``vulkan``). A parsed test's
-      ``Test.dialect`` keeps the word its file used.
+      the dialect and that a parsed test keeps as its ``Test.dialect``, the canonical one first
+      (``VULKAN``, ``Vulkan``); ``aliases``: header words also read but recorded as ``name``
+      (PTX's ``ptx``).
     - ``suffix``: the file suffix of its tests (all dialects share ``.litmus`` today).
     - ``parse(text, path) -> Test``: the front end (errors are ParseError at file:line:col).
     - ``print(test) -> str``: the printer whose output parses back to an equal test, or None when
@@ -56,6 +57,7 @@ class Dialect:
     scopes: tuple[tuple[str, str], ...]
     spaces: tuple[str, ...]
     control_flow: bool = False
+    aliases: tuple[str, ...] = ()
     suffix: str = ".litmus"
     package: str = ""
 
@@ -82,7 +84,7 @@ _BY_NAME: dict[str, Dialect] = {}
 def register(dialect: Dialect) -> Dialect:
     """Add a dialect's record (its unit's one registration line). A header word claimed by two
     dialects is a programming error."""
-    for word in dialect.words:
+    for word in dialect.words + dialect.aliases:
         other = _BY_WORD.get(word)
         if other is not None and other is not dialect:
             raise ValueError(f"header word {word!r} of dialect {dialect.name} is already "
@@ -90,7 +92,7 @@ def register(dialect: Dialect) -> Dialect:
     if dialect.words[0] != dialect.name:
         raise ValueError(f"dialect {dialect.name}: its canonical name must be its first word")
     _BY_NAME[dialect.name] = dialect
-    for word in dialect.words:
+    for word in dialect.words + dialect.aliases:
         _BY_WORD[word] = dialect
     return dialect
 
@@ -115,5 +117,5 @@ def registered() -> tuple[Dialect, ...]:
 
 
 def words() -> tuple[str, ...]:
-    """Every header word of every registered dialect."""
+    """Every header word (aliases included) of every registered dialect."""
     return tuple(_BY_WORD)

@@ -47,6 +47,10 @@ def test_every_dialect_is_registered_once_with_its_words():
 
 
 def test_default_models_are_designs():
+    assert DEFAULT_MODEL == DESIGN_MODELS            # the table as it was before the units
+    assert sorted(litmus.FRONT_ENDS) == ["AMDGPU", "C", "CUDA", "OPENCL", "PTX", "TILEIR",
+                                         "VULKAN", "Vulkan", "ptx"]
+    assert parse(litmus.dialect.get("PTX").sample.replace("PTX", "ptx", 1)).dialect == "PTX"
     for word, model in DESIGN_MODELS.items():
         assert DEFAULT_MODEL[word] == model, word
         assert litmus.dialect.get(word).model == model

@@ -30,9 +30,9 @@ for _unit in UNITS:
 #: dialect word (as written in the header, case-sensitive) -> parser(text, path) -> Test
 #: (derived from the records; kept for callers from before issue 34)
 FRONT_ENDS: dict[str, Callable[[str, str], Test]] = {
-    w: d.parse for d in registered() for w in d.words}
+    w: d.parse for d in registered() for w in d.words + d.aliases}
 
-#: default memory model of each dialect word (DESIGN.md, `scopefuzz check`)
+#: default memory model of each dialect word a test can carry (DESIGN.md, `scopefuzz check`)
 DEFAULT_MODEL = {w: d.model for d in registered() for w in d.words}
 
 KNOWN_DIALECTS = ("AMDGPU", "C", "Vulkan", "VULKAN", "PTX", "OPENCL", "CUDA", "TILEIR")

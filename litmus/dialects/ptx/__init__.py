@@ -14,7 +14,7 @@ exists (P1:r0 == 1 /\\ P1:r1 == 0)
 """
 
 DIALECT = Dialect(
-    name="PTX", words=("PTX", "ptx"), parse=parse_ptx, print=format_ptx, model="ptx",
+    name="PTX", words=("PTX",), aliases=("ptx",), parse=parse_ptx, print=format_ptx, model="ptx",
     sample=SAMPLE, scopes=tuple(SCOPES.items()), spaces=PROXIES, control_flow=True,
     package="litmus/dialects/ptx/")
 
