@@ -148,10 +148,11 @@ def data_constants(test: Test) -> set[int]:
     for _, _, ins in test.instructions():
         if ins.base in ("st", "rmw", "cas", "assign"):
             out.update(ins.args)
-        for a in ins.attrs:
-            k, _, v = a.partition("=")
-            if k in ("val", "exp", "cond", "off"):
-                out |= expr_constants(parse_expr_text(v))
+        if ins.attrs:
+            f = ins.fields
+            for v in (f.val, f.exp, f.cond, f.off):
+                if v is not None:
+                    out |= expr_constants(parse_expr_text(v))
     for prop in (test.condition.prop, dict(test.meta).get("filter")):
         if prop is not None:
             out.update(a.value for a in prop_atoms(prop))
@@ -183,7 +184,8 @@ def _registers_into(e, out: set) -> None:
 
 
 def attr(ins: Instr, key: str) -> str | None:
-    """The value of ``key=...`` in an instruction's attrs, or None."""
+    """The value of ``key=...`` in an instruction's attrs, or None (the string reading, kept for
+    callers from before issue 34; ``ins.fields`` gives the typed one, litmus/fields.py)."""
     pre = key + "="
     for a in ins.attrs:
         if a.startswith(pre):
@@ -241,17 +243,20 @@ class Path(NamedTuple):
 
 
 def _labels(code: tuple[Instr, ...]) -> dict[str, int]:
-    return {attr(ins, "label"): i for i, ins in enumerate(code) if ins.base == "label"}
+    return {ins.fields.label: i for i, ins in enumerate(code) if ins.base == "label"}
 
 
 def used_registers(code: tuple[Instr, ...]) -> set[str]:
     """Registers some expression (stored value, operand, branch condition) reads."""
     used: set[str] = set()
     for ins in code:
-        for a in ins.attrs:
-            k, _, v = a.partition("=")
-            if k in ("val", "cond", "exp", "id", "off"):
-                used |= expr_registers(parse_expr_text(v))
+        if ins.attrs:
+            f = ins.fields
+            for v in (f.val, f.cond, f.exp, f.off):
+                if v is not None:
+                    used |= expr_registers(parse_expr_text(v))
+            if isinstance(f.barrier, str):          # a register barrier id
+                used |= expr_registers(parse_expr_text(f.barrier))
     return used
 
 
@@ -261,17 +266,8 @@ def unsequenced(a: Instr, b: Instr) -> bool:
     pair unordered."""
     if not a.attrs or not b.attrs:
         return False
-    sides = {}
-    for x in a.attrs:
-        if x.startswith("unseq="):
-            gid, _, side = x[6:].partition(":")
-            sides[gid] = side
-    for x in b.attrs:
-        if x.startswith("unseq="):
-            gid, _, side = x[6:].partition(":")
-            if sides.get(gid, side) != side:
-                return True
-    return False
+    sides = dict(a.fields.unseq)
+    return any(sides.get(gid, side) != side for gid, side in b.fields.unseq)
 
 
 def array_elements(ins: Instr) -> list[str]:

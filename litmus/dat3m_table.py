@@ -29,7 +29,7 @@ from .cfg import expr_text
 from .condition import HERD, THREAD, ConditionParser
 from .ir import Atom, Condition, Const, Instr, Location, Test, Thread
 from .lexer import ParseError, Source, Token, TokenCursor, tokenize
-from .printer import format_prop
+from .printing import format_prop
 from .scopes import Placement
 
 REGISTER = re.compile(r"r[0-9]+\Z")
@@ -320,14 +320,14 @@ class TableParser(TokenCursor):
 
     def check_jumps(self, codes):
         for tid, code in enumerate(codes):
-            labels = [i.attrs[0][6:] for i in code if i.base == "label"]
+            labels = [i.fields.label for i in code if i.base == "label"]
             dup = {lab for lab in labels if labels.count(lab) > 1}
             if dup:
                 raise self.err(self.cell_pos,
                                f"P{tid}: label {sorted(dup)[0]} defined twice")
             for i in code:
                 if i.base in ("goto", "branch"):
-                    target = [a for a in i.attrs if a.startswith("target=")][0][7:]
+                    target = i.fields.target
                     if target not in labels:
                         raise self.err(self._label_pos(target),
                                        f"P{tid}: jump to undefined label {target}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from .fields import Fields, fields_of
 from .scopes import Placement, instance
 from . import scopes as _scopes
 
@@ -87,7 +88,13 @@ class Instr:
     loc: str | None = None
     lds: str | None = None
     args: tuple[int, ...] = ()
-    attrs: tuple[str, ...] = ()   # dialect-specific attributes (C/Vulkan front ends; litmus/cfg.py)
+    attrs: tuple[str, ...] = ()   # dialect-specific attributes; typed view: .fields (litmus/fields.py)
+
+    @property
+    def fields(self) -> Fields:
+        """The typed reading of :attr:`attrs` (:mod:`litmus.fields`): ``ins.fields.proxy``,
+        ``ins.fields.quorum`` ... instead of slicing ``key=value`` strings."""
+        return fields_of(self.attrs)
 
     # -- classification helpers used by every consumer -------------------------------------------
     @property
@@ -260,10 +267,21 @@ class Test:
 
     __test__ = False   # not a pytest test class
 
+    #: the printer :meth:`_repr_pretty_` uses, installed by litmus.dialects (the IR does not
+    #: import the printers, which import the IR)
+    text_of = None
+
     def _repr_pretty_(self, p, cycle) -> None:
-        """How Hypothesis (its falsifying examples) and IPython print a test: as litmus text."""
-        from .printer import format_test
-        p.text("Test(...)" if cycle else "\n" + format_test(self))
+        """How Hypothesis (its falsifying examples) and IPython print a test: as litmus text in
+        its dialect, or the dataclass repr for one no printer can print."""
+        if cycle:
+            p.text("Test(...)")
+            return
+        try:
+            text = "\n" + type(self).text_of(self)
+        except (TypeError, ValueError):          # no printer installed / PrintError
+            text = repr(self)
+        p.text(text)
 
     name: str
     locations: tuple[Location, ...]

@@ -311,15 +311,17 @@ def read_outcome(test, text: str) -> Prop:
     :func:`outcome_condition_text`), checked against the test's threads, registers and locations
     like its final condition. Errors are :class:`~litmus.lexer.ParseError` at
     ``--outcome:1:col``, the column counted in ``text``."""
-    from .dialects import parse
+    from .dialect import find
+    from .dialects import format_test, parse
     from .lexer import ParseError
-    from .print_tileir import format_tileir
-    from .printer import format_test
     try:
         body = outcome_condition_text(text)
     except ValueError as e:
         raise ParseError("--outcome", 1, 1, str(e)) from None
-    printer = {"AMDGPU": format_test, "TILEIR": format_tileir}.get(test.dialect)
+    # the outcome replaces the printed test's condition line, which reads back as the outcome
+    # only in a straight-line dialect (no filter line, no comparison registers _cN)
+    d = find(test.dialect)
+    printer = format_test if d is not None and d.printable and not d.control_flow else None
     if printer is None:
         raise ParseError("--outcome", 1, 1, f"outcomes of {test.dialect}-dialect tests cannot be "
                                             "read yet (AMDGPU and TILEIR only)")

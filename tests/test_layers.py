@@ -8,6 +8,8 @@ import ast
 import pathlib
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 #: package -> the project packages it may import
@@ -71,3 +73,160 @@ def test_the_checker_sees_relative_lazy_and_absolute_imports(tmp_path, monkeypat
     assert sorted(imported_packages(mod, "hw")) == [(1, "litmus"), (2, "hw"), (5, "oracle"),
                                                     (6, "fuzz")]
     assert back_edges("hw") == ["hw/x/bad.py:5: imports oracle", "hw/x/bad.py:6: imports fuzz"]
+
+
+# --- inside a package: no import circle, no private name of another package (issue 34) ---------
+
+def module_name(path: pathlib.Path) -> str:
+    """``litmus/dialects/c/parse.py`` -> ``litmus.dialects.c.parse`` (a package's ``__init__``
+    is the package)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: pathlib.Path, modules: set[str]) -> list[tuple[int, str, str | None]]:
+    """(line, module, name) of every import in ``path`` (lazy ones included), resolved to the
+    project module it loads: ``from .x import y`` is module ``pkg.x.y`` when that is a module,
+    else ``pkg.x`` with name ``y``. A parent package's ``__init__``, which Python runs before
+    any submodule, is not counted as imported (every package would be a circle)."""
+    name = module_name(path)
+    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[:len(here) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module
+            for a in node.names:
+                sub = f"{mod}.{a.name}"
+                out.append((node.lineno, sub, None) if sub in modules else
+                           (node.lineno, mod, a.name))
+    return out
+
+
+def package_graph(package: str) -> dict[str, set[str]]:
+    """module -> the modules of ``package`` it imports (anywhere in its text)."""
+    paths = {module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
+    return {m: {t for _, t, _ in imports_of(p, set(paths)) if t in paths and t != m}
+            for m, p in paths.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """The import circles: strongly connected components of more than one module (Tarjan's
+    algorithm, iterative), each sorted, the list sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(tuple(sorted(comp)))
+    return sorted(out)
+
+
+def private_imports(package: str) -> list[str]:
+    """``path:line: module._name`` for every private name (``_x``, not dunder) imported from a
+    module of another package: a package's internals are its own (issue 34). Packages are the
+    folders (``oracle.models.ptx`` is not ``oracle``); a submodule of one's own folder is fine."""
+    paths = {module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
+    top = {m.split(".")[0] for m in ALLOWED}
+    bad = []
+    for m, p in paths.items():
+        home = m if p.name == "__init__.py" else m.rpartition(".")[0]
+        for line, mod, name in imports_of(p, set(paths)):
+            if name is None or mod.split(".")[0] not in top:
+                continue
+            if name.startswith("_") and not name.startswith("__"):
+                owner = mod if (ROOT / mod.replace(".", "/")).is_dir() else mod.rpartition(".")[0]
+                if owner != home:
+                    bad.append(f"{p.relative_to(ROOT)}:{line}: {mod}.{name}")
+    return bad
+
+
+#: Circles and private imports that were there when the check came (issue 34); the list may only
+#: shrink: fix one, then delete its entry (the tests below fail on an entry that is gone).
+CIRCLES_ALLOWED = {
+    ("oracle.check", "oracle.explanation", "oracle.ubflags", "oracle.warmup"),   # issue 34
+    ("hw.opencl.codegen", "hw.opencl.emit_ptx"),                                  # issue 34
+    ("fuzz.gather", "fuzz.pytest_plugin"),                                        # issue 34
+}
+PRIVATE_ALLOWED = {
+    "oracle/models/amdgpu/static.py: oracle.engine._bit",                        # issue 34
+    "oracle/models/ptx/builder.py: oracle.models.path_executions._build",        # issue 34
+}
+
+
+def _without_line(entry: str) -> str:
+    path, _, rest = entry.split(":", 2)
+    return f"{path}:{rest}"
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_no_new_import_circle_inside_a_package(package):
+    found = set(circles(package_graph(package)))
+    mine = {c for c in CIRCLES_ALLOWED if c[0].split(".")[0] == package}
+    assert sorted(found - mine) == [], "an import circle (break it; see docs/architecture.md)"
+    assert sorted(mine - found) == [], "an allowed circle is gone: delete it from CIRCLES_ALLOWED"
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_no_private_name_imported_from_another_package(package):
+    found = {_without_line(e) for e in private_imports(package)}
+    mine = {e for e in PRIVATE_ALLOWED if e.startswith(package + "/")}
+    assert sorted(found - mine) == [], "a private name of another package (make it public)"
+    assert sorted(mine - found) == [], "an allowed import is gone: delete it from PRIVATE_ALLOWED"
+
+
+def test_litmus_has_no_circle_and_no_allowance():
+    assert circles(package_graph("litmus")) == []
+    assert not any(c[0].startswith("litmus") for c in CIRCLES_ALLOWED)
+    assert not any(e.startswith("litmus/") for e in PRIVATE_ALLOWED)
+
+
+def test_the_circle_and_private_checks_see_lazy_relative_imports(tmp_path, monkeypatch):
+    # a package with a circle a -> b -> (lazy) a, and a private name of another package
+    pkg = tmp_path / "hw"
+    (pkg / "sub").mkdir(parents=True)
+    for f in ("__init__.py", "sub/__init__.py", "c.py"):
+        (pkg / f).write_text("")
+    (pkg / "a.py").write_text("from .b import f\n")
+    (pkg / "b.py").write_text("def f():\n    from hw import a\n")
+    (pkg / "sub" / "d.py").write_text("from ..c import _hidden\nfrom .e import _mine\n")
+    (pkg / "sub" / "e.py").write_text("from hw.c import public\nfrom . import d\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert circles(package_graph("hw")) == [("hw.a", "hw.b"), ("hw.sub.d", "hw.sub.e")]
+    assert private_imports("hw") == ["hw/sub/d.py:1: hw.c._hidden"]

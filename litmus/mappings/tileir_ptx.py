@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import re
 
+from ..dialect import find
+from ..dialects.tileir import DIALECT as TILEIR
+from ..dialects.tileir.ops import TileOp
 from ..ir import And, Atom, Condition, Const, Not, Or, Prop, Test
-from ..printer import format_condition, format_table
-from ..tileir import TileOp
+from ..printing import format_condition, format_table
 
 SCOPE = {"tile_block": "cta", "device": "gpu", "sys": "sys"}
 RMW = {"add": "add", "and": "and", "or": "or", "xor": "xor", "max": "max", "min": "min",
@@ -89,7 +91,7 @@ def _rename(prop: Prop, names: dict[str, str]) -> Prop:
 
 def lower(test: Test) -> str:
     """The PTX litmus test (Dat3M's PTX dialect) of a TILEIR test, as text."""
-    if test.dialect != "TILEIR":
+    if find(test.dialect) is not TILEIR:
         raise LoweringError(f"{test.name}: the Tile IR -> PTX mapping reads TILEIR tests, not "
                             f"{test.dialect}")
     names = location_names(test)

@@ -1,8 +1,13 @@
-"""Front-end dispatch: the header's dialect word picks the parser (LITMUS.md, "Shape").
+"""The dialect units and the dispatch over them (LITMUS.md, "Shape"; issue 34).
 
-``AMDGPU`` is the native format. Other dialects (Dat3M/herd's ``C``, ``Vulkan``, ``PTX``,
-``OPENCL``) register their parser in :data:`FRONT_ENDS` when they exist; a file in a dialect with no
-front end gets a one-line :class:`ParseError`.
+Each dialect is one folder ``litmus/dialects/<name>/`` whose ``DIALECT`` record
+(:class:`litmus.dialect.Dialect`) names its front end, printer, default model, warm-up sample and
+capabilities; the :data:`UNITS` line below registers them. :func:`parse` picks the front end by
+the header's dialect word, :func:`format_test` the printer by ``Test.dialect`` (a dialect without
+a printer is refused with :class:`~litmus.dialect.PrintError`, never printed as another dialect).
+
+To add a dialect: a folder with ``parse.py`` (and ``printer.py``), an ``__init__.py`` defining
+``DIALECT``, and its module in :data:`UNITS` (docs/architecture.md, "Adding a dialect").
 """
 
 from __future__ import annotations
@@ -12,25 +17,41 @@ import re
 import stat
 from typing import Callable
 
-from .ir import Test
-from .lexer import BOM, ParseError, Source
-from .parse_amdgpu import parse_amdgpu
+from ..dialect import Dialect, PrintError, find, register, registered
+from ..ir import Test
+from ..lexer import BOM, ParseError, Source
+from . import amdgpu, c, cuda, opencl, ptx, tileir, vulkan
+
+#: the registered units, in the order their words are listed in messages
+UNITS = (amdgpu, c, vulkan, tileir, ptx, opencl, cuda)
+for _unit in UNITS:
+    register(_unit.DIALECT)
 
 #: dialect word (as written in the header, case-sensitive) -> parser(text, path) -> Test
-FRONT_ENDS: dict[str, Callable[[str, str], Test]] = {"AMDGPU": parse_amdgpu}
-from .parse_c import parse_c; FRONT_ENDS["C"] = parse_c  # noqa: E402,E702 (conformance front end)
-from .parse_vulkan import parse_vulkan; FRONT_ENDS.update(Vulkan=parse_vulkan, VULKAN=parse_vulkan)  # noqa: E402,E702
-from .parse_tileir import parse_tileir; FRONT_ENDS["TILEIR"] = parse_tileir  # noqa: E402,E702
-from .parse_ptx import parse_ptx; FRONT_ENDS.update(PTX=parse_ptx, ptx=parse_ptx)  # noqa: E402,E702
-from .parse_opencl import parse_opencl; FRONT_ENDS["OPENCL"] = parse_opencl  # noqa: E402,E702
-from .parse_cuda import parse_cuda; FRONT_ENDS["CUDA"] = parse_cuda  # noqa: E402,E702
+#: (derived from the records; kept for callers from before issue 34)
+FRONT_ENDS: dict[str, Callable[[str, str], Test]] = {
+    w: d.parse for d in registered() for w in d.words + d.aliases}
 
-#: default memory model of each dialect (DESIGN.md, `scopefuzz check`)
-DEFAULT_MODEL = {"AMDGPU": "amdgpu", "C": "rc11", "Vulkan": "vulkan", "VULKAN": "vulkan",
-                 "PTX": "ptx", "OPENCL": "opencl", "CUDA": "opencl",
-                 "TILEIR": "tileir"}
+#: default memory model of each dialect word a test can carry (DESIGN.md, `scopefuzz check`)
+DEFAULT_MODEL = {w: d.model for d in registered() for w in d.words}
 
 KNOWN_DIALECTS = ("AMDGPU", "C", "Vulkan", "VULKAN", "PTX", "OPENCL", "CUDA", "TILEIR")
+
+
+def format_test(test: Test) -> str:
+    """The test as text in its own dialect, which parses back to an equal test; a dialect with no
+    printer, or a construct its printer cannot spell, raises :class:`PrintError` naming it."""
+    d = find(test.dialect)
+    if d is None:
+        raise PrintError(f"test {test.name!r}: dialect {test.dialect!r} is not a registered "
+                         "dialect; nothing prints it")
+    if d.print is None:
+        raise PrintError(f"test {test.name!r}: the {d.name} dialect has no printer yet "
+                         f"({d.package}); its tests are not printed as another dialect's")
+    return d.print(test)
+
+
+Test.text_of = staticmethod(format_test)
 
 
 def dialect_of(text: str) -> str | None:

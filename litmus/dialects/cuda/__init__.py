@@ -1,0 +1,27 @@
+"""The ``CUDA`` dialect (CUDA C++ source programs of the compilers-in-the-loop check,
+docs/compilers.md): front end, default model ``opencl``, warm-up sample and its
+:class:`~litmus.dialect.Dialect` record. It has no printer yet: :func:`litmus.format_test`
+refuses a CUDA test (fuzz/cuda_strategies.py renders its own programs)."""
+
+from ...dialect import Dialect
+from .parse import SCOPES, parse_cuda
+
+SAMPLE = """CUDA warmup
+{ [x] = 0; [y] = 0; }
+P0@cta 0,gpu 0 (atomic_int* x, atomic_int* y) {
+  atomic_store_explicit(x, 1, memory_order_relaxed, cuda::thread_scope_device);
+  atomic_store_explicit(y, 1, memory_order_release, cuda::thread_scope_device);
+}
+P1@cta 1,gpu 0 (atomic_int* x, atomic_int* y) {
+  int r0 = atomic_load_explicit(y, memory_order_acquire, cuda::thread_scope_device);
+  int r1 = atomic_load_explicit(x, memory_order_relaxed, cuda::thread_scope_device);
+}
+exists (P1:r0=1 /\\ P1:r1=0)
+"""
+
+DIALECT = Dialect(
+    name="CUDA", words=("CUDA",), parse=parse_cuda, print=None, model="opencl", sample=SAMPLE,
+    scopes=tuple(SCOPES.items()), spaces=("global",), control_flow=True,
+    package="litmus/dialects/cuda/")
+
+__all__ = ["DIALECT", "SAMPLE", "parse_cuda"]
