@@ -12,9 +12,10 @@ account,
 *exclusive* of the phases it calls (``interp`` inside ``build`` counts as ``interp``). Inside a
 finding's minimization and record (``Campaign._finding``) every phase is counted apart, as
 ``minimize/<phase>``. Child CPU (``RUSAGE_CHILDREN``) is counted per compile call and charged to
-``clang+objdump (one test)`` when a test compiles alone; the rest of the children's CPU is
-``clang+objdump (batch)`` (batches, including those compiled in a background thread while the
-previous batch runs).
+``clang+objdump (one test)`` when a test compiles alone and to
+``minimize/clang+objdump (batch)`` for the minimizer's batches of variants; the rest of the
+children's CPU is the campaign's ``clang+objdump (batch)`` (compiled in a background thread
+while the previous batch runs). The number of sources compiled is shown per compile phase.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from hw.sim import kernel  # noqa: E402
 
 _acct: dict[str, float] = {}
 _calls: dict[str, int] = {}
+_compiled: dict[str, int] = {}      # sources compiled, per phase
 _stack = threading.local()
 
 
@@ -64,7 +66,13 @@ def _wrap(owner, attr: str, phase: str, child: str | None = None):
         t0 = clock()
         c0 = _children() if child and main else 0.0
         try:
-            return fn(*a, **k)
+            out = fn(*a, **k)
+            n = out if attr == "compile_batch" else int(attr == "compile_source" and
+                                                       not out.cached)
+            if n:
+                cname = f"minimize/{child}" if inside else child
+                _compiled[cname] = _compiled.get(cname, 0) + n
+            return out
         finally:
             dt = clock() - t0
             st.pop()
@@ -72,7 +80,7 @@ def _wrap(owner, attr: str, phase: str, child: str | None = None):
             _calls[name] = _calls.get(name, 0) + 1
             if st:
                 st[-1][1] += dt
-            if child and main:
+            if child and main and (inside or attr != "compile_batch"):
                 cname = (f"minimize/{child}" if inside else child)
                 _acct[cname] = _acct.get(cname, 0.0) + _children() - c0
     setattr(owner, attr, wrapper)
@@ -83,7 +91,7 @@ def instrument() -> None:
     _wrap(camp, "draw_program", "draw")
     _wrap(source, "generate", "source")
     _wrap(toolchain, "compile_source", "compile (in-process)", "clang+objdump (one test)")
-    _wrap(toolchain, "compile_batch", "compile (in-process)")
+    _wrap(toolchain, "compile_batch", "compile (in-process)", "clang+objdump (batch)")
     _wrap(disasm, "parse", "disasm parse")
     _wrap(interp.Thread, "run", "interp")
     _wrap(translate, "rows", "translate")
@@ -122,6 +130,7 @@ def main() -> int:
         c._lock_file.close()
         _acct.clear()
         _calls.clear()
+        _compiled.clear()
         import shutil
         shutil.rmtree(cfg.out)
         c = camp.Campaign(cfg)
@@ -134,13 +143,15 @@ def main() -> int:
           f"({s.programs / wall:.1f} programs/s; load average {os.getloadavg()[0]:.1f})")
     print(f"CPU: this process {proc:.2f} s ({1000 * proc / n:.1f} ms/program), child processes "
           f"{child:.2f} s ({1000 * child / n:.1f} ms/program)")
-    print(f"{'phase':<44} {'s':>8} {'ms/program':>11} {'calls':>7}")
-    _acct["clang+objdump (batch)"] = child - _acct.get("clang+objdump (one test)", 0.0) \
-        - _acct.get("minimize/clang+objdump (one test)", 0.0)
+    print(f"{'phase':<44} {'s':>8} {'ms/program':>11} {'calls':>7} {'compiled':>9}")
+    _acct["clang+objdump (batch)"] = child - sum(v for k, v in _acct.items()
+                                                 if "clang+objdump" in k
+                                                 and k != "clang+objdump (batch)")
     rest = proc - sum(v for k, v in _acct.items() if "clang+objdump" not in k)
     rows = sorted(_acct.items(), key=lambda kv: -kv[1]) + [("(other, this process)", rest)]
     for k, v in rows:
-        print(f"{k:<44} {v:>8.2f} {1000 * v / n:>11.1f} {_calls.get(k, ''):>7}")
+        print(f"{k:<44} {v:>8.2f} {1000 * v / n:>11.1f} {_calls.get(k, ''):>7} "
+              f"{_compiled.get(k, ''):>9}")
     return 0
 
 
