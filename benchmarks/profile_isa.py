@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import threading
@@ -67,11 +68,9 @@ def _wrap(owner, attr: str, phase: str, child: str | None = None):
         c0 = _children() if child and main else 0.0
         try:
             out = fn(*a, **k)
-            n = out if attr == "compile_batch" else int(attr == "compile_source" and
-                                                       not out.cached)
-            if n:
+            if attr == "compile_batch" and out:
                 cname = f"minimize/{child}" if inside else child
-                _compiled[cname] = _compiled.get(cname, 0) + n
+                _compiled[cname] = _compiled.get(cname, 0) + out
             return out
         finally:
             dt = clock() - t0
@@ -86,7 +85,25 @@ def _wrap(owner, attr: str, phase: str, child: str | None = None):
     setattr(owner, attr, wrapper)
 
 
+class _CountingSubprocess:
+    """``toolchain.subprocess`` with ``run`` counted: a test compiled alone (compile_source runs
+    clang-22 with ``subprocess.run``; a batch uses ``Popen``)."""
+
+    def __getattr__(self, name):
+        return getattr(subprocess, name)
+
+    @staticmethod
+    def run(args, *a, **k):
+        if args and args[0] == toolchain.CLANG:
+            st = getattr(_stack, "s", None) or []
+            inside = any(p == "minimize" for p, _ in st)
+            cname = "minimize/clang+objdump (one test)" if inside else "clang+objdump (one test)"
+            _compiled[cname] = _compiled.get(cname, 0) + 1
+        return subprocess.run(args, *a, **k)
+
+
 def instrument() -> None:
+    toolchain.subprocess = _CountingSubprocess()
     _wrap(camp.Campaign, "_finding", "minimize")
     _wrap(camp, "draw_program", "draw")
     _wrap(source, "generate", "source")
