@@ -334,8 +334,10 @@ def _atom(key: str, value: int) -> Atom:
 # --- the search ---------------------------------------------------------------------------------
 
 #: candidates handed to ``prepare`` at a time: the first window of a pass, and the largest (each
-#: window of one pass doubles: most passes accept one of their first few candidates)
-PREPARE_FIRST, PREPARE_MAX = 4, 32
+#: window of one pass doubles). On isa:gfx942 seed 3's six minimizations a pass accepted its 7th
+#: to 10th variant (or, the last pass, tried 8 and accepted none): one window of 12 is one clang
+#: call per pass
+PREPARE_FIRST, PREPARE_MAX = 12, 48
 
 
 def minimize(test: Test, still_fails: Callable[[Test], bool], max_tries: int = 400,
