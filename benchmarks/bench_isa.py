@@ -1,8 +1,9 @@
 """The isa backend: compile throughput, campaign throughput, ISA-mutant time to find.
 
 Run: ``.venv/bin/python benchmarks/bench_isa.py [--target gfx942] [--time 60] [--mutants a,b]
-[--warm]``. Every figure starts from an empty compile cache (a fresh temporary
-``SCOPEFUZZ_ISA_CACHE``) unless ``--warm``:
+[--warm]``, or ``.venv/bin/python benchmarks/bench_isa.py --throughput [--targets all]
+[--programs 300] [--seed 3]``. Every figure starts from an empty compile cache (a fresh
+temporary ``SCOPEFUZZ_ISA_CACHE``) unless ``--warm``:
 
 - corpus compile rate: tests/s through clang-22 + llvm-objdump-22 + interpretation, then again
   from the cache;
@@ -10,13 +11,22 @@ Run: ``.venv/bin/python benchmarks/bench_isa.py [--target gfx942] [--time 60] [-
   refused, errors, findings;
 - per ISA mutant: seconds of campaign until the first finding that the unmutated code (same
   options) does not show (``--baseline``, ``--stop-after 1``; issue 15's target is 60 s on gfx942)
-  and the minimized test's size.
+  and the minimized test's size;
+- ``--throughput``: per target (default all six), the campaign ``fuzz --backend isa:TARGET
+  --seed S --programs N --jobs 1`` (default features and iterations) run in this process from an
+  empty compile cache, then the same programs again from the warm cache (a new campaign; the
+  in-process memo cleared, as a new worker would start): programs/s over the wall time, and the
+  CPU per program of this process (the worker: oracle, interpreter, simulator ...) and of its
+  clang-22 / llvm-objdump-22 children (run on another core while the worker runs the previous
+  batch), so the figures can be read apart from the machine's load; then the mean and the worst
+  target.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -65,17 +75,73 @@ def campaign(spec: str, seconds: float, out: str, baseline: str | None = None,
     return s, time.perf_counter() - t0
 
 
+def _children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def throughput_run(target: str, programs: int, seed: int, out: str) -> dict:
+    """One ``--jobs 1`` campaign in this process: programs/s (wall) and CPU per program."""
+    cfg = Config(backend=f"isa:{target}", out=out, seed=seed, programs=programs)
+    c = Campaign(cfg)
+    _ = c.backend, c.checker
+    c._warm_up()                  # numba and the oracle, as the campaign does before its clock
+    p0, c0, t0 = time.process_time(), _children(), time.perf_counter()
+    s = c.run()
+    wall = time.perf_counter() - t0
+    n = max(s.programs, 1)
+    return {"programs": s.programs, "rate": s.programs / wall, "wall": wall,
+            "cpu": 1000 * (time.process_time() - p0) / n, "child": 1000 * (_children() - c0) / n,
+            "refused": s.refused, "errors": s.errors, "findings": s.findings}
+
+
+def throughput(targets_: list[str], programs: int, seed: int) -> None:
+    rows = {"empty": [], "warm": []}
+    print(f"  {'campaign (--jobs 1, ' + str(programs) + ' programs, seed ' + str(seed) + ')':<34}"
+          f" {'cache':<6} {'prog/s':>7} {'wall s':>7} {'worker CPU':>11} {'clang CPU':>10}  "
+          f"refused errors findings")
+    for tg in targets_:
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh_cache(os.path.join(tmp, "cache"))
+            for kind in ("empty", "warm"):
+                toolchain._MEMO.clear()
+                r = throughput_run(tg, programs, seed, os.path.join(tmp, kind))
+                rows[kind].append((tg, r))
+                print(f"  {'isa:' + tg:<34} {kind:<6} {r['rate']:>7.1f} {r['wall']:>7.1f} "
+                      f"{r['cpu']:>8.1f} ms {r['child']:>7.1f} ms  {r['refused']:>7} "
+                      f"{r['errors']:>6} {r['findings']:>8}", flush=True)
+    for kind, rs in rows.items():
+        rates = [r["rate"] for _, r in rs]
+        worst = min(rs, key=lambda x: x[1]["rate"])
+        cpu = [r["cpu"] for _, r in rs]
+        child = [r["child"] for _, r in rs]
+        print(f"  {kind + ' cache: mean':<41} {sum(rates) / len(rates):>7.1f} programs/s, worst "
+              f"{worst[1]['rate']:.1f} (isa:{worst[0]}); worker CPU mean "
+              f"{sum(cpu) / len(cpu):.1f} ms/program, worst {max(cpu):.1f}; clang CPU mean "
+              f"{sum(child) / len(child):.1f} ms/program, worst {max(child):.1f}")
+    print(f"  (load average {os.getloadavg()[0]:.1f} at the end)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default="gfx942")
     ap.add_argument("--time", type=float, default=60.0, help="campaign seconds (per mutant)")
     ap.add_argument("--mutants", default=None, help="comma-separated (default all)")
     ap.add_argument("--warm", action="store_true", help="keep the user's compile cache")
+    ap.add_argument("--throughput", action="store_true",
+                    help="only the campaign throughput per target, empty then warm cache")
+    ap.add_argument("--targets", default="all", help="with --throughput: comma-separated")
+    ap.add_argument("--programs", type=int, default=300, help="with --throughput")
+    ap.add_argument("--seed", type=int, default=3, help="with --throughput")
     args = ap.parse_args()
     why = toolchain.tools_available()
     if why:
         print(f"bench_isa: {why}")
         return 2
+    if args.throughput:
+        tgs = list(targets.TARGETS) if args.targets == "all" else args.targets.split(",")
+        throughput(tgs, args.programs, args.seed)
+        return 0
     names = args.mutants.split(",") if args.mutants else list(MUTANTS)
     with tempfile.TemporaryDirectory() as tmp:
         if not args.warm:

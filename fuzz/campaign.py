@@ -396,24 +396,66 @@ class Campaign:
     def _batched(self, indices):
         """``indices``, read :data:`BATCH` ahead: the programs of each batch are drawn at once
         and handed to the backend's ``prepare`` (the isa backend compiles them in one clang-22
-        call, hw/isa/toolchain.compile_batch), so that ``one`` finds them compiled."""
+        call, hw/isa/toolchain.compile_batch), so that ``one`` finds them compiled.
+
+        On a backend whose ``prepare_overlaps`` is true (the isa backend), the compile of batch
+        k+1 overlaps the run of batch k: ``prepare`` runs in a background thread (it waits on
+        clang-22, a process of its own that another core can run) while this thread examines
+        batch k, and batch k+1 starts only once its compile is done. Each
+        program's result is the same as without the overlap (the same code, from the same
+        cache); only the wall time changes. When the campaign stops early the compile under way
+        is cancelled (its processes killed, nothing cached)."""
         prepare = getattr(self.backend, "prepare", None)
         if prepare is None:
             yield from indices
             return
+        import threading
         draw = program_kind(self.cfg.model)[1]
         it = iter(indices)
-        while True:
+        cancel = threading.Event()
+        overlap = getattr(self.backend, "prepare_overlaps", False)
+
+        def take():
             batch = [i for _, i in zip(range(BATCH), it)]
-            if not batch:
-                return
-            self._drawn = {i: draw(self.cfg.seed, i, self.draw_features, self.cfg.near_miss)
+            return batch, {i: draw(self.cfg.seed, i, self.draw_features, self.cfg.near_miss)
                            for i in batch}
-            try:
-                prepare(list(self._drawn.values()))
-            except Exception:            # each program then meets its own error in `one`
-                pass
-            yield from batch
+
+        if not overlap:               # prepare each batch right before running it
+            while True:
+                batch, drawn = take()
+                if not batch:
+                    return
+                self._drawn = drawn
+                try:
+                    prepare(list(drawn.values()))
+                except Exception:        # each program then meets its own error in `one`
+                    pass
+                yield from batch
+
+        def start(drawn):
+            def work():
+                try:
+                    prepare(list(drawn.values()), cancel=cancel)
+                except Exception:        # each program then meets its own error in `one`
+                    pass
+            th = threading.Thread(target=work, name="scopefuzz-prepare", daemon=True)
+            th.start()
+            return th
+
+        batch, drawn = take()
+        worker = start(drawn) if batch else None
+        try:
+            while batch:
+                worker.join()
+                self._drawn.update(drawn)
+                batch_now = batch
+                batch, drawn = take()
+                worker = start(drawn) if batch else None
+                yield from batch_now
+        finally:
+            if worker is not None and worker.is_alive():
+                cancel.set()
+                worker.join()
 
     def _warm_up(self) -> None:
         """Compile the oracle's and the backends' kernels (numba JIT) before the clock starts, so
@@ -532,10 +574,18 @@ class Campaign:
             return True
         return still_fails
 
+    def _prepare_ahead(self):
+        """The minimizer's ``prepare``: the backend's, when it is cheap to call ahead (the isa
+        backend compiles a window of variants in one clang-22 call); else None."""
+        if not getattr(self.backend, "prepare_overlaps", False):
+            return None
+        return self.backend.prepare
+
     def _finding(self, test, i, pseed, res, hist, execs, clock, clean_baseline=True) -> str:
         seed_box = [pseed * 7 + 1000]
         small, mstats = minimize(test, self._fails(execs, seed_box, clean_baseline),
-                                 self.cfg.minimize_tries, self.cfg.minimize_seconds)
+                                 self.cfg.minimize_tries, self.cfg.minimize_seconds,
+                                 self._prepare_ahead())
         small = tidy_placements(renumber_registers(small))
         try:
             r = self.checker(small)

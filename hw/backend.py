@@ -144,7 +144,10 @@ class BatchBackend(Backend, Protocol):
     clang-22 call); a campaign hands it each batch of programs before running them."""
 
     def prepare(self, tests: list[Test]) -> None:
-        """Get ready to run ``tests`` (best effort: a test it cannot prepare fails in ``run``)."""
+        """Get ready to run ``tests`` (best effort: a test it cannot prepare fails in ``run``).
+        A backend whose ``prepare_overlaps`` attribute is true accepts ``cancel=`` (a
+        ``threading.Event``) and may be called from a background thread while it runs other
+        tests (the campaign overlaps the next batch's preparation with this one's runs)."""
         ...
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 import litmus
 from litmus.ir import prop_atoms
 from fakes import StaleReadBackend, sc_check
-from fuzz.minimize import (drop_thread, forbidding_condition, minimize, renumber_registers,
+from fuzz.minimize import (PREPARE_FIRST, PREPARE_MAX, drop_thread, forbidding_condition, minimize, renumber_registers,
                            variants)
 from fuzz.strategies import programs
 
@@ -166,3 +166,35 @@ exists (P1:r0 == 0)
         for b in range(3):
             for s in ("wave", "wg", "cluster", "agent"):
                 assert u.same(a, b, s) == t.same(a, b, s)
+
+
+def test_prepare_sees_each_variant_before_it_is_tried_and_changes_nothing():
+    def fails(t):
+        return any(ins.base == "fence" for th in t.threads for ins in th.code) and \
+            any(ins.writes and ins.loc == "y" for th in t.threads for ins in th.code)
+
+    tried_plain = []
+    small, stats = minimize(MP, lambda t: tried_plain.append(t) or fails(t))
+    tried, prepared, windows = [], set(), []
+
+    def prepare(batch):
+        windows.append(len(batch))
+        prepared.update(id(t) for t in batch)
+
+    def spy(t):
+        assert id(t) in prepared           # handed to prepare before its turn
+        tried.append(t)
+        return fails(t)
+    small2, stats2 = minimize(MP, spy, prepare=prepare)
+    assert small2 == small and stats2.steps == stats.steps and stats2.tried == stats.tried
+    assert tried == tried_plain                                 # same variants, same order
+    assert windows[0] == PREPARE_FIRST and max(windows) <= PREPARE_MAX
+    assert len(windows) < len(tried)                            # fewer calls than variants
+    # a pass that accepts nothing: its windows double, each variant prepared once
+    windows.clear()
+    prepared.clear()
+    n = len({(v.locations, v.threads, v.condition) for _, v in variants(MP)})
+    small3, stats3 = minimize(MP, lambda t: id(t) in prepared and False, prepare=prepare)
+    assert small3 is MP and stats3.tried == n == 27
+    assert PREPARE_FIRST < 27 and windows[0] == PREPARE_FIRST and \
+        windows[1] == min(2 * PREPARE_FIRST, 27 - PREPARE_FIRST) and sum(windows) == 27

@@ -1,8 +1,12 @@
 """Batched compilation (hw/isa/toolchain.compile_batch): many tests in one clang-22 call and one
-llvm-objdump-22 call give each test the code of its own compilation, fill the shared disk cache,
-and a batch clang rejects caches nothing (each test then fails alone, with its own error)."""
+llvm-objdump-22 call give each test the code of its own compilation (on every target, with the
+kernels' clones internalized away outside -O0), fill the shared disk cache, and a batch clang
+rejects caches nothing (each test then fails alone, with its own error); a cancelled batch
+caches nothing either."""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 
@@ -41,10 +45,14 @@ def _sources(spec: str, n: int):
 
 
 def _code(text: str, kernels) -> dict:
-    return {k: [ins.text for ins in v.code] for k, v in disasm.parse(text, set(kernels)).items()}
+    """Each kernel's instructions as printed, and each branch's target relative to its kernel
+    (a batch places the kernels at other addresses)."""
+    return {k: [(ins.text, None if ins.target is None else ins.target - v.addr) for ins in v.code]
+            for k, v in disasm.parse(text, set(kernels)).items()}
 
 
-@pytest.mark.parametrize("spec", ["gfx942", "gfx1200", "gfx1250"])
+@pytest.mark.parametrize("spec", ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200", "gfx1250",
+                                  "gfx942,O0", "gfx942,tgsplit", "gfx1100,wave64"])
 def test_batch_gives_each_test_its_own_code(spec, cache):
     t, srcs = _sources(spec, 8)
     assert toolchain.compile_batch([s.text for s in srcs], t) == 8
@@ -57,6 +65,24 @@ def test_batch_gives_each_test_its_own_code(spec, cache):
         alone = toolchain.compile_source(s.text, t).disasm
         assert _code(batched[s.text], s.kernels) == _code(alone, s.kernels)
         assert set(_code(alone, s.kernels)) == set(s.kernels)
+
+
+def test_a_batch_compiles_no_kernel_clone_outside_O0(cache):
+    t, srcs = _sources("gfx942", 3)
+    toolchain.compile_batch([s.text for s in srcs], t)
+    for s in srcs:
+        text = toolchain.compile_source(s.text, t).disasm
+        assert "__clang_ocl_kern_imp_" not in text
+        for k in disasm.parse(text, set(s.kernels)).values():     # padding dropped
+            assert k.code[-1].mnemonic == "s_endpgm"
+
+
+def test_a_cancelled_batch_caches_nothing(cache):
+    t, srcs = _sources("gfx942", 4)
+    stop = threading.Event()
+    stop.set()
+    assert toolchain.compile_batch([s.text for s in srcs], t, cancel=stop) == 0
+    assert not list(cache.glob("*.json"))
 
 
 def test_batched_tests_need_no_further_compile(cache, monkeypatch):

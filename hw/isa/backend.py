@@ -24,6 +24,10 @@ from .toolchain import tools_available
 class IsaBackend(SimBackend, EvidenceBackend):
     """``isa:TARGET[,OPTIONS][:MUTANT]``."""
 
+    #: a campaign may run :meth:`prepare` in a background thread, overlapping the compile of the
+    #: next batch with the run of this one (fuzz/campaign.py ``_batched``)
+    prepare_overlaps = True
+
     def __init__(self, target: Target, mutant: str | None = None):
         profile = with_options(PROFILES[target.profile],
                                (["tgsplit"] if target.tgsplit else []) + [f"mtype={target.mtype}"])
@@ -63,10 +67,11 @@ class IsaBackend(SimBackend, EvidenceBackend):
         from .evidence import markdown
         return markdown(self.build(test))
 
-    def prepare(self, tests: list[Test]) -> None:
+    def prepare(self, tests: list[Test], cancel=None) -> None:
         """Compile ``tests`` ahead, in one clang-22 and one llvm-objdump-22 call
         (:func:`hw.isa.toolchain.compile_batch`); those it cannot express are left out (their
-        run says why)."""
+        run says why). Safe to call from a background thread; ``cancel`` (a
+        ``threading.Event``) stops it early."""
         from .source import generate
         from .toolchain import compile_batch
         srcs = []
@@ -75,7 +80,7 @@ class IsaBackend(SimBackend, EvidenceBackend):
                 srcs.append(generate(t, self.target).text)
             except Exception:
                 continue
-        compile_batch(srcs, self.target)
+        compile_batch(srcs, self.target, cancel)
 
     def capabilities(self) -> frozenset[str]:
         """What this target can express (:meth:`hw.isa.targets.Target.capabilities`)."""

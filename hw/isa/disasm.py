@@ -9,6 +9,7 @@ with two ``parts``. Only kernel symbols are kept: clang also emits a callable cl
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -110,7 +111,10 @@ def _is_mod(tok: str) -> bool:
     return tok in MOD_WORDS or tok.startswith(MOD_PREFIXES)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_part(text: str) -> Part:
+    """One operation's text -> :class:`Part` (memoized: the same instruction text recurs in
+    every listing, and a Part is immutable)."""
     text = text.strip()
     mnemonic, _, rest = text.partition(" ")
     ops: list[str] = []

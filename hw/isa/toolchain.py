@@ -20,6 +20,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 
 from ..backend import BackendError
@@ -75,9 +76,18 @@ def version() -> str:
     return _identity(CLANG).splitlines()[0]
 
 
-def clang_args(target: Target, src: str, obj: str) -> list[str]:
-    return [CLANG, *BASE_FLAGS, f"-mcpu={target.name}", *target.clang_flags(), "-c", src,
+def clang_args(target: Target, src: str, obj: str, extra: tuple[str, ...] = ()) -> list[str]:
+    return [CLANG, *BASE_FLAGS, f"-mcpu={target.name}", *target.clang_flags(), *extra, "-c", src,
             "-o", obj]
+
+
+#: what a batch adds to the command (not at -O0): internalize every function but the kernels
+#: before optimising, so that the ``__clang_ocl_kern_imp_NAME`` clone of each kernel (a callable
+#: copy, never called at -O2: the kernel has it inlined) is deleted instead of compiled. Half of
+#: a batch's functions, and 60 % of its clang time; the kernels' code is the same instruction
+#: for instruction (tests/test_isa_batch.py compares them with each test's own compilation on
+#: every target).
+INTERNALIZE = ("-mllvm", "-amdgpu-internalize-symbols")
 
 
 def objdump_args(target: Target, obj: str) -> list[str]:
@@ -112,6 +122,7 @@ def cache_dir() -> str | None:
 
 _MEMO: dict[str, Compiled] = {}
 _MEMO_MAX = 4096
+_MEMO_LOCK = threading.Lock()      # a campaign compiles the next batch in a background thread
 
 
 def _key(source: str, target: Target) -> str:
@@ -179,7 +190,46 @@ def _batch_name(k: int, name: str) -> str:
     return f"sfb{k}_{name}"
 
 
-def compile_batch(sources: list[str], target: Target) -> int:
+def _run_tool(args: list[str], timeout: float, cancel: threading.Event | None):
+    """``subprocess.run`` that gives up (kills the tool, returns None) when ``cancel`` is set or
+    the tool fails to start or runs past ``timeout``."""
+    if cancel is not None and cancel.is_set():
+        return None
+    try:
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError:
+        return None
+    waited = 0.0
+    while True:
+        try:
+            out, err = p.communicate(timeout=0.05)
+            return subprocess.CompletedProcess(args, p.returncode, out, err)
+        except subprocess.TimeoutExpired:
+            waited += 0.05
+            if (cancel is not None and cancel.is_set()) or waited > timeout:
+                p.kill()
+                p.communicate()
+                return None
+
+
+_PADDING = re.compile(r"^\s+(s_nop 0|s_code_end)\s*//")
+
+
+def _drop_padding(lines: list[str]) -> list[str]:
+    """A kernel's lines less the alignment padding after its last ``s_endpgm`` (in a batch
+    without the kernels' clones, the next kernel starts at the next 256-byte boundary)."""
+    end = len(lines)
+    while end > 0 and not lines[end - 1].strip():
+        end -= 1
+    while end > 0 and _PADDING.match(lines[end - 1]):
+        end -= 1
+    if end < len(lines) and end > 0 and "s_endpgm" in lines[end - 1]:
+        return lines[:end]
+    return lines
+
+
+def compile_batch(sources: list[str], target: Target,
+                  cancel: threading.Event | None = None) -> int:
     """Compile many sources for ``target`` in one clang-22 call and disassemble them in one
     llvm-objdump-22 call, filling the caches that :func:`compile_source` reads; returns how many
     were compiled (those already cached are skipped).
@@ -190,7 +240,8 @@ def compile_batch(sources: list[str], target: Target) -> int:
     calls between them), so its code is the code of its own compilation; the listing is cut per
     source and renamed back, and each part cached under that source's key. When the batch fails
     (one source clang rejects), nothing is cached: each test then compiles alone, and its own
-    error names it.
+    error names it. Outside -O0 the batch is compiled with :data:`INTERNALIZE`. ``cancel``
+    (set by another thread) stops the batch early: the tools are killed, nothing is cached.
     """
     todo: dict[str, tuple[int, str]] = {}
     d = cache_dir()
@@ -212,14 +263,12 @@ def compile_batch(sources: list[str], target: Target) -> int:
         src_path, obj = os.path.join(tmp, "batch.cl"), os.path.join(tmp, "batch.o")
         with open(src_path, "w", encoding="utf-8") as f:
             f.write("\n".join(parts))
-        for args in (clang_args(target, src_path, obj), objdump_args(target, obj)):
-            try:
-                r = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S * 4)
-            except (OSError, subprocess.SubprocessError):
+        extra = INTERNALIZE if target.opt != "-O0" else ()
+        for args in (clang_args(target, src_path, obj, extra), objdump_args(target, obj)):
+            r = _run_tool(args, TIMEOUT_S * 4, cancel)
+            if r is None or r.returncode != 0:
                 return 0
-            if r.returncode != 0:
-                return 0
-    per: dict[str, list[str]] = {key: [] for key in todo}
+    per: dict[str, list[list[str]]] = {key: [] for key in todo}    # key -> its symbols' lines
     cur = None
     sym = re.compile(r"^([0-9a-fA-F]+) <([^>]+)>:\s*$")
     for line in r.stdout.splitlines():
@@ -230,13 +279,14 @@ def compile_batch(sources: list[str], target: Target) -> int:
                 else name
             cur = names.get(base)
             if cur is not None:
-                per[cur[0]].append("")
+                per[cur[0]].append([])
         if cur is not None:
-            per[cur[0]].append(line)
+            per[cur[0]][-1].append(line)
     cc, oc = _commands(target)
     ver = version()
     for key, (k, src) in todo.items():
-        text = "\n".join(per[key]) + "\n"
+        text = "".join("\n" + "\n".join(_drop_padding(sec) if extra else sec)
+                       for sec in per[key]) + "\n"
         for bname, (bkey, orig) in names.items():
             if bkey == key:
                 text = re.sub(rf"\b{re.escape(bname)}\b", orig, text)
@@ -263,6 +313,7 @@ def _store(key: str, out: Compiled, target: Target) -> None:
 
 
 def _remember(key: str, c: Compiled) -> None:
-    if len(_MEMO) >= _MEMO_MAX:
-        _MEMO.pop(next(iter(_MEMO)))
-    _MEMO[key] = c
+    with _MEMO_LOCK:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = c
