@@ -259,7 +259,8 @@ class Gatherer:
         if self.specs and tr is not None and tr.isatty and self.config.get_verbosity() >= 0:
             # a terminal: the live line is rewritten in place every few seconds
             from .live import Refresher
-            self.refresher = Refresher(self.live, lambda text: tr._tw.write(text, flush=True))
+            self.refresher = Refresher(self.live, lambda text: tr._tw.write(text, flush=True),
+                                       lambda: tr._tw.fullwidth)
             self.refresher.start()
 
     # -- from the workers ------------------------------------------------------------------------

@@ -7,6 +7,9 @@ counters per (worker, work item) and the items received, and renders one line:
 ``scopefuzz live 12s: 3/8 items, 1,204 programs (100/s), 9 finding(s) in 2 bucket(s) | hostA:
 800 programs 67/s 6 findings 2 buckets | hostB: ...``
 
+(the session's age; programs per second since the first counters came, so the workers' start-up
+does not dilute them).
+
 :meth:`tick` says when the line is due (every :data:`REFRESH` seconds, by the clock given: a fake one
 in tests). On a terminal, :class:`Refresher` rewrites the line in place from a thread; under ``-q`` or
 into a pipe there is no thread, and the controller prints a line per item received, as before.
@@ -25,6 +28,7 @@ class LiveView:
     def __init__(self, items: int, clock=time.monotonic, refresh: float = REFRESH):
         self.items, self.clock, self.refresh = items, clock, refresh
         self.start = clock()
+        self.began: float | None = None     # the first counters: fuzzing began (rates from here)
         self.last: float | None = None
         self._lock = threading.Lock()
         self.running: dict[tuple[str, str, int], int] = {}    # (host, worker, item) -> programs
@@ -35,6 +39,8 @@ class LiveView:
     # -- events ------------------------------------------------------------------------------
     def stats(self, host: str, worker: str, item: int, programs: int) -> None:
         with self._lock:
+            if self.began is None:
+                self.began = self.clock()
             if item not in self.done:
                 self.running[(host, worker, item)] = programs
 
@@ -64,7 +70,11 @@ class LiveView:
         return self.line(now)
 
     def line(self, now: float | None = None) -> str:
-        el = max((self.clock() if now is None else now) - self.start, 1e-9)
+        """The line at ``now``: its age is the session's, its rates are over the time since the
+        first counters came (workers' start-up, collection and warm-up are not fuzzing)."""
+        now = self.clock() if now is None else now
+        age = now - self.start
+        el = max(now - (self.began if self.began is not None else now), 1e-9)
         with self._lock:
             per: dict[str, int] = {}
             for (host, _, _), n in self.running.items():
@@ -79,7 +89,7 @@ class LiveView:
                      f"{self.findings.get(h, 0)} findings {len(self.buckets.get(h, ()))} buckets"
                      for h in hosts]
             done = len(self.done)
-        return (f"scopefuzz live {el:.0f}s: {done}/{self.items} items, {total:,} programs "
+        return (f"scopefuzz live {age:.0f}s: {done}/{self.items} items, {total:,} programs "
                 f"({total / el:,.0f}/s), {finds} finding(s) in {len(buckets)} bucket(s)"
                 + "".join(f" | {p}" for p in parts))
 
@@ -88,8 +98,8 @@ class Refresher:
     """A thread that rewrites the live line in place on a terminal (``write(text)``) whenever
     :meth:`LiveView.tick` says it is due; :meth:`stop` ends the line."""
 
-    def __init__(self, view: LiveView, write, poll: float = 0.25):
-        self.view, self.write, self.poll = view, write, poll
+    def __init__(self, view: LiveView, write, width=lambda: 80, poll: float = 0.25):
+        self.view, self.write, self.poll, self.columns = view, write, poll, width
         self._stop = threading.Event()
         self.width = 0
         self.lock = threading.Lock()          # the controller's own lines take it too
@@ -105,9 +115,12 @@ class Refresher:
                 self.show(text)
 
     def show(self, text: str) -> None:
+        """Rewrite the line: cut to the terminal's width (a wrapped line could not be rewritten)
+        and padded over what was there (pytest's progress characters included)."""
+        cols = max(20, self.columns() - 1)
         with self.lock:
-            self.write("\r" + text + " " * max(0, self.width - len(text)))
-            self.width = len(text)
+            self.write("\r" + text[:cols].ljust(cols))
+            self.width = cols
 
     def clear(self) -> None:
         """Before another line is written: the live line is ended (the next refresh redraws)."""

@@ -10,7 +10,7 @@ from fuzz.campaign import Campaign, Config
 from fuzz.claims import ClaimClient, ClaimTable, SideChannel
 from fuzz.findings import load_findings
 from fuzz.journal import read_journal
-from fuzz.live import LiveView
+from fuzz.live import LiveView, Refresher
 from fuzz.strategies import parse_features
 
 
@@ -97,8 +97,10 @@ def test_the_worker_end_asks_counts_skips_and_minimizes_without_a_controller():
 
 
 def test_live_view_refreshes_every_two_seconds_per_host():
-    clock = Clock(50.0)
+    clock = Clock(40.0)
     v = LiveView(8, clock=clock)
+    clock.t = 50.0                                  # the first counters: rates count from here
+    v.stats("hostA", "gw0", 1, 0)
     clock.t = 60.0
     v.stats("hostA", "gw0", 1, 300)
     v.stats("hostB", "gw1", 2, 100)
@@ -106,7 +108,7 @@ def test_live_view_refreshes_every_two_seconds_per_host():
     v.finding("hostB", "gw1", "B1")
     v.finding("hostB", "gw1", "B2")
     first = v.tick()
-    assert first == ("scopefuzz live 10s: 0/8 items, 400 programs (40/s), 3 finding(s) in 2 "
+    assert first == ("scopefuzz live 20s: 0/8 items, 400 programs (40/s), 3 finding(s) in 2 "
                      "bucket(s) | hostA: 300 programs 30/s 1 findings 1 buckets | hostB: 100 "
                      "programs 10/s 2 findings 2 buckets")
     clock.t = 61.9
@@ -118,7 +120,7 @@ def test_live_view_refreshes_every_two_seconds_per_host():
     v.stats("hostA", "gw0", 3, 80)
     v.stats("hostB", "gw2", 4, 20)
     v.worker_lost("gw2")                            # its running item's programs do not come home
-    assert v.tick().startswith("scopefuzz live 12s: 1/8 items, 700 programs (58/s), 3 finding(s)")
+    assert v.tick().startswith("scopefuzz live 22s: 1/8 items, 700 programs (58/s), 3 finding(s)")
     assert v.tick() is None
 
 
@@ -193,3 +195,14 @@ def test_claims_summary_in_fleet_json_and_the_report():
     assert "| C | 1 | nobody (claimant lost) | b: 1 | gw2 on c (gone) |" in md
     html = "\n".join(wi.fleet_html(f))
     assert "<td>nobody (claimant lost)</td>" in html and "<td>gw2 on c (gone)</td>" in html
+
+
+def test_the_terminal_line_is_rewritten_in_place_within_the_width():
+    out = []
+    r = Refresher(LiveView(2, clock=Clock()), out.append, width=lambda: 31)
+    r.show("scopefuzz live 2s: 0/2 items, 10 programs (5/s)")
+    r.show("short")
+    assert out == ["\rscopefuzz live 2s: 0/2 items, ", "\rshort" + " " * 25]
+    r.clear()                       # another line follows: the live line is ended first
+    r.clear()
+    assert out[2:] == ["\n"]
