@@ -176,7 +176,9 @@ class Gatherer:
         # into each worker (fuzz/claims.py, fuzz/live.py)
         from .claims import ClaimTable
         from .live import LiveView
-        self.claims = ClaimTable(on_event=self._say)
+        # told on execnet's receiver threads; printed by the main thread (_flush)
+        self.events: list[str] = []
+        self.claims = ClaimTable(on_event=self.events.append)
         self.live = LiveView(self.plan.items)
         self.sides: dict[str, object] = {}
         self.refresher = None
@@ -206,6 +208,12 @@ class Gatherer:
         """A worker gone: its claims are released, its running item leaves the live view."""
         self.claims.worker_lost(gw, why)
         self.live.worker_lost(gw)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Print the claim table's news (released claims), from the main thread."""
+        while self.events:
+            self._say(self.events.pop(0))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem, report, sched):
@@ -284,6 +292,7 @@ class Gatherer:
                               {e["claim"] for e in res.get("entries", [])
                                if e.get("status") == "finding" and e.get("claim")})
         self.live.item_done(res.get("host", "?"), res.get("worker", "?"), j, res.get("programs", 0))
+        self._flush()
         if self.refresher is None:      # no terminal (or -q): one line per item
             self._say(wi.live_line(self.plan, self.results, self.session_items,
                                    time.monotonic() - self.start))
@@ -306,6 +315,7 @@ class Gatherer:
         if self.refresher is not None:
             self.refresher.stop()
             self.refresher = None
+        self._flush()
         self.fleet = wi.fleet_summary(self.plan, self.results, self.lost,
                                       resume_command(self.config, self.plan.name),
                                       self.claims.snapshot())
