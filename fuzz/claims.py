@@ -58,6 +58,20 @@ class ClaimTable:
                 return True
             return False
 
+    def preload(self, results: dict[int, dict]) -> None:
+        """Buckets minimized in items received before this session (``--litmus-resume``): claims
+        of them are answered no, as if made in this session."""
+        with self._lock:
+            for j in sorted(results):
+                r = results[j]
+                for e in r.get("entries", []):
+                    k = e.get("claim")
+                    if e.get("status") == "finding" and k and k not in self.buckets:
+                        self.buckets[k] = {
+                            "id": k, "signature": None, "state": "minimized", "claims": 0,
+                            "owner": {"host": r.get("host", "?"), "worker": r.get("worker", "?"),
+                                      "item": j, "index": e.get("i")}, "released": []}
+
     def item_done(self, worker: str, item: int, minimized: set[str]) -> None:
         """Work item ``item`` of ``worker`` came home; ``minimized``: the buckets its findings
         were minimized under. Its other held claims are released (it ended without one)."""

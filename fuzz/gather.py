@@ -179,6 +179,7 @@ class Gatherer:
         # told on execnet's receiver threads; printed by the main thread (_flush)
         self.events: list[str] = []
         self.claims = ClaimTable(on_event=self.events.append)
+        self.claims.preload(self.results)       # buckets minimized before a --litmus-resume
         self.live = LiveView(self.plan.items)
         self.sides: dict[str, object] = {}
         self.refresher = None

@@ -206,3 +206,13 @@ def test_the_terminal_line_is_rewritten_in_place_within_the_width():
     r.clear()                       # another line follows: the live line is ended first
     r.clear()
     assert out[2:] == ["\n"]
+
+
+def test_buckets_minimized_before_a_resume_are_not_minimized_again():
+    t = ClaimTable()
+    t.preload({2: {"host": "a", "worker": "gw1", "entries": [
+        {"i": 1, "status": "finding", "claim": "B", "finding": "F"},
+        {"i": 3, "status": "claimed", "claim": "C"}]}})
+    assert not t.claim("B", "s", "b", "gw0", 5, 4)
+    assert t.claim("C", "s", "b", "gw0", 5, 7)          # only skipped before: nobody minimized it
+    assert t.snapshot()["B"]["owner"] == {"host": "a", "worker": "gw1", "item": 2, "index": 1}
