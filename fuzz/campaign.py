@@ -165,7 +165,7 @@ def mutant_of(backend: str) -> str | None:
 
 
 #: journal statuses of programs that ran on the backend (the only ones that exercised anything)
-EXECUTED = ("ok", "finding", "unconfirmed")
+EXECUTED = ("ok", "finding", "unconfirmed", "claimed")
 
 #: programs drawn ahead and prepared together by a backend that batches (``prepare``)
 BATCH = 32
@@ -192,8 +192,12 @@ class Campaign:
 
     def __init__(self, config: Config, backend: Backend | None = None,
                  checker: Callable | None = None, progress: Progress | None = None,
-                 baseline: Backend | None = None, stop: Callable[[], bool] | None = None):
+                 baseline: Backend | None = None, stop: Callable[[], bool] | None = None,
+                 claim: Callable[[dict, int], bool] | None = None):
         self.cfg = config
+        # asked before minimizing a finding (its bucket, program number): False when another
+        # worker of a distributed campaign minimizes that bucket (fuzz/claims.py)
+        self._claim = claim
         self.dir = config.out
         self.root = config.findings_root or config.out   # where findings/ is
         self._stop = stop            # asked between programs: True ends the session early
@@ -549,8 +553,23 @@ class Campaign:
             res.states            # the finding's record lists the allowed states
         except Exception as e:
             return _oracle_error(entry, e)
+        if self._claim is not None and not self._claimed(test, i, seen, entry):
+            return "claimed"
         entry["finding"] = self._finding(test, i, pseed, res, hist, execs, clock, on_base == 0)
         return "finding"
+
+    def _claimed(self, test, i, seen, entry) -> bool:
+        """Ask the ``claim`` hook for the bucket of the finding as found; when another worker
+        holds it, keep the program and its forbidden outcomes in the entry (False)."""
+        forbidden = [o for o, _ in seen.forbidden_outcomes()[:3]]
+        b = finding_bucket({"id": canonical_hash(test), "test": format_test(test),
+                            "forbidden": [{"outcome": forbidden[0]}]}, self.backend,
+                           self.cfg.model)
+        entry["claim"] = b["id"]
+        if self._claim(b, i):
+            return True
+        entry["test"], entry["forbidden"] = format_test(test), forbidden
+        return False
 
     def _fails(self, execs, seed_box, clean_baseline: bool):
         """The minimizer's predicate: some forbidden outcome shows on the backend (in one of two

@@ -43,7 +43,8 @@ from . import workitems as wi
 #: the fields of a program entry that reports read: what a worker sends home for each program (the
 #: full journal, with seeds, witnesses and sizes, stays on the worker's host)
 SUMMARY_FIELDS = ("type", "campaign", "i", "t", "status", "executions", "seconds", "kinds", "pairs",
-                  "error", "finding", "name", "test", "forbidden")
+                  "error", "finding", "name", "test", "forbidden", "claim")
+CLAIMED_FIELDS = SUMMARY_FIELDS + ("seed",)
 FUZZ_PREFIX = wi.FUZZ_PREFIX
 
 
@@ -54,7 +55,11 @@ def item_result(out: str, j: int, host: str, worker: str, seconds: float) -> dic
     meta = read_meta(out) if os.path.isdir(out) else None
     if meta is None:
         return None
-    entries = [{k: e[k] for k in SUMMARY_FIELDS if k in e} for e in program_entries(out, meta)]
+    # a finding skipped for a bucket claimed elsewhere also brings its seed (it becomes a source
+    # of the claimant's finding at the merge)
+    entries = [{k: e[k] for k in (CLAIMED_FIELDS if e.get("status") == "claimed" else
+                                  SUMMARY_FIELDS) if k in e}
+               for e in program_entries(out, meta)]
     return {"item": j, "dir": out, "host": host, "worker": worker, "node": os.uname().nodename,
             "seconds": round(seconds, 3), "meta": meta, "entries": entries,
             "programs": sum(1 for e in entries if e.get("type") == "program"),
@@ -75,6 +80,35 @@ def write_shard(directory: str, shard: dict) -> None:
     j.close()
     for rec in shard["findings"]:
         publish(directory, rec)
+
+
+def claimed_sources(out: str, results: dict[int, dict]) -> int:
+    """Each finding skipped because another worker held its bucket's claim becomes a source of
+    the claimant's minimized finding in merged campaign ``out`` (so it counts under the bucket),
+    with the program as found and its forbidden outcomes. Returns how many were added; those
+    whose claimant's finding never came home stay in the journal (status ``claimed``) and in
+    ``fleet.json``'s ``claims``."""
+    from .findings import add_sources
+    owner: dict[str, str] = {}          # bucket claimed -> the claimant's finding id
+    for j in sorted(results):
+        for e in results[j].get("entries", []):
+            if e.get("status") == "finding" and e.get("claim") and e.get("finding"):
+                owner.setdefault(e["claim"], e["finding"])
+    n = 0
+    for j in sorted(results):
+        r = results[j]
+        for e in r.get("entries", []):
+            fid = owner.get(e.get("claim")) if e.get("status") == "claimed" else None
+            if fid is None:
+                continue
+            add_sources(out, fid, [{"campaign": r["meta"].get("uid"), "index": e.get("i"),
+                                    "seed": e.get("seed"), "test": e.get("test"),
+                                    "forbidden": e.get("forbidden"),
+                                    "claimed_by_other": {"host": r.get("host"),
+                                                         "worker": r.get("worker"),
+                                                         "item": j}}])
+            n += 1
+    return n
 
 
 def distributed(config) -> bool:
@@ -138,6 +172,17 @@ class Gatherer:
         self.counts: dict | None = None
         self.error: str | None = None
         self.fleet: dict | None = None
+        # findings claimed by bucket before minimizing, and the live view, over a side channel
+        # into each worker (fuzz/claims.py, fuzz/live.py)
+        from .claims import ClaimTable
+        from .live import LiveView
+        # told on execnet's receiver threads; printed by the main thread (_flush)
+        self.events: list[str] = []
+        self.claims = ClaimTable(on_event=self.events.append)
+        self.claims.preload(self.results)       # buckets minimized before a --litmus-resume
+        self.live = LiveView(self.plan.items)
+        self.sides: dict[str, object] = {}
+        self.refresher = None
 
     # -- to the workers --------------------------------------------------------------------------
     @pytest.hookimpl(optionalhook=True)
@@ -145,12 +190,31 @@ class Gatherer:
         # (its host and place on the host: scopefuzz_pytest.pytest_configure_node)
         node.workerinput["scopefuzz_plan"] = asdict(self.plan)
         node.workerinput["scopefuzz_done"] = self.done_before
+        from scopefuzz_pytest import spec_host
+        from .claims import SideChannel
+        gw = node.gateway
+        channel = gw.newchannel()       # sent with workerinput: the worker gets its own end
+        self.sides[gw.id] = SideChannel(channel, self.claims, self.live, spec_host(gw.spec), gw.id)
+        node.workerinput["scopefuzz_side"] = channel
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
         gw = node.gateway.id
         if error:
             self.down[gw] = str(error).strip().splitlines()[-1] if str(error).strip() else "?"
+        self._lost_worker(gw, f"worker down: {self.down[gw]}" if gw in self.down
+                          else "worker ended")
+
+    def _lost_worker(self, gw: str, why: str) -> None:
+        """A worker gone: its claims are released, its running item leaves the live view."""
+        self.claims.worker_lost(gw, why)
+        self.live.worker_lost(gw)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Print the claim table's news (released claims), from the main thread."""
+        while self.events:
+            self._say(self.events.pop(0))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem, report, sched):
@@ -162,6 +226,7 @@ class Gatherer:
         host = node.workerinput.get("scopefuzz_host", "?") if node is not None else "?"
         why = (f"worker {gw} on {host} went down while running it"
                + (f" ({self.down[gw]})" if gw in self.down else ""))
+        self._lost_worker(gw, "went down while running its work item")
         live = [n for n in getattr(sched, "nodes", []) if not n.shutting_down]
         if self.retries.get(j, 0) < self.config.getoption("--litmus-retry-lost") and live \
                 and hasattr(sched, "mark_test_pending"):
@@ -199,6 +264,13 @@ class Gatherer:
                               f"({type(e).__name__}); going on without it")
                     return None
             ds._clone_node = clone_or_go_on
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.specs and tr is not None and tr.isatty and self.config.get_verbosity() >= 0:
+            # a terminal: the live line is rewritten in place every few seconds
+            from .live import Refresher
+            self.refresher = Refresher(self.live, lambda text: tr._tw.write(text, flush=True),
+                                       lambda: tr._tw.fullwidth)
+            self.refresher.start()
 
     # -- from the workers ------------------------------------------------------------------------
     def pytest_runtest_logreport(self, report):
@@ -217,10 +289,18 @@ class Gatherer:
         self.results[j] = res
         self.session_items.add(j)
         self.lost.pop(j, None)
-        self._say(wi.live_line(self.plan, self.results, self.session_items,
-                               time.monotonic() - self.start))
+        self.claims.item_done(res.get("worker", "?"), j,
+                              {e["claim"] for e in res.get("entries", [])
+                               if e.get("status") == "finding" and e.get("claim")})
+        self.live.item_done(res.get("host", "?"), res.get("worker", "?"), j, res.get("programs", 0))
+        self._flush()
+        if self.refresher is None:      # no terminal (or -q): one line per item
+            self._say(wi.live_line(self.plan, self.results, self.session_items,
+                                   time.monotonic() - self.start))
 
     def _say(self, line: str) -> None:
+        if self.refresher is not None:
+            self.refresher.clear()
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
             tr.ensure_newline()
@@ -233,8 +313,13 @@ class Gatherer:
         from .merge import MergeError, merge
         from .report import ReportError, build_report
         from .journal import atomic_write
+        if self.refresher is not None:
+            self.refresher.stop()
+            self.refresher = None
+        self._flush()
         self.fleet = wi.fleet_summary(self.plan, self.results, self.lost,
-                                      resume_command(self.config, self.plan.name))
+                                      resume_command(self.config, self.plan.name),
+                                      self.claims.snapshot())
         self.fleet["unrestartable"] = self.unrestartable
         self.fleet["duplicates_ignored"] = self.duplicates
         text = json.dumps(self.fleet, indent=1, sort_keys=True) + "\n"
@@ -250,6 +335,7 @@ class Gatherer:
                 dirs.append(os.path.join(received, f"item{j}"))
                 write_shard(dirs[-1], self.results[j])
             self.counts = merge(out, dirs)
+            claimed_sources(out, self.results)
             atomic_write(os.path.join(out, wi.FLEET), text)
             build_report(out)
         except (MergeError, ReportError, OSError) as e:

@@ -396,12 +396,20 @@ class FuzzItem(pytest.Item):
                      time=self.seconds, shard=self.shard)
         from fuzz.workers import numba_thread_limit, numba_threads
         host, _, on_host = host_place(self.config)
+        # under xdist: findings claimed by bucket before minimizing, live counters to the
+        # controller, over the side channel it opened into this worker (fuzz/claims.py)
+        side = (getattr(self.config, "workerinput", None) or {}).get("scopefuzz_side")
+        client = None
+        if side is not None:
+            from fuzz.claims import ClaimClient
+            client = ClaimClient(side, k)
         t0 = time.monotonic()
         try:
             # the workers of one host share its cores: the simulator's threads come from this
             # host's core count and its number of workers (as ``scopefuzz fuzz --jobs`` does)
             with numba_thread_limit(numba_threads(on_host)):
-                stats = Campaign(cfg).run()
+                stats = Campaign(cfg, progress=client,
+                                 claim=client.claim if client else None).run()
         except CampaignError as e:
             raise LitmusFailure(f"fuzz item {k}/{n} on {session.spec}: {e}")
         finally:
@@ -410,10 +418,15 @@ class FuzzItem(pytest.Item):
         self.user_properties.append(("programs", stats.programs))
         self.user_properties.append(("findings", stats.findings))
         self.user_properties.append(("shard", f"{k}/{n}"))
-        if stats.findings:
+        skipped = client.claimed if client else 0
+        if skipped:
+            self.user_properties.append(("claimed elsewhere", skipped))
+        if stats.findings or skipped:
             raise LitmusFailure(f"fuzz campaign on {session.spec}: {stats.findings} finding(s) in "
                                 f"{stats.programs} programs; see {out}/findings "
-                                f"(scopefuzz report {out})")
+                                f"(scopefuzz report {out})"
+                                + (f"; {skipped} more not minimized here: their bucket was "
+                                   "claimed by another worker" if skipped else ""))
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, LitmusFailure):

@@ -193,9 +193,10 @@ def tally(results: list[dict]) -> dict:
 
 
 def fleet_summary(plan: Plan, results: dict[int, dict], lost: dict[int, str],
-                  resume_hint: str) -> dict:
+                  resume_hint: str, claims: dict[str, dict] | None = None) -> dict:
     """``fleet.json``: the plan, per host and worker, the missing items (lost with their reason,
-    or never run) and whether the campaign is complete."""
+    or never run), whether the campaign is complete, and the buckets claimed before minimizing
+    (``claims``: the controller's claim table, :func:`claim_summary`)."""
     missing = [j for j in range(1, plan.items + 1) if j not in results]
     t = tally([results[j] for j in sorted(results)])
     return {"plan": asdict(plan), "received": len(results), "complete": not missing,
@@ -203,7 +204,76 @@ def fleet_summary(plan: Plan, results: dict[int, dict], lost: dict[int, str],
             "not_run": [j for j in missing if j not in lost],
             "hosts": t["hosts"], "workers": t["workers"],
             "programs": sum(r.get("programs", 0) for r in results.values()),
-            "resume": resume_hint if missing else None}
+            "resume": resume_hint if missing else None,
+            "claims": claim_summary(results, claims)}
+
+
+def claim_summary(results: dict[int, dict], table: dict[str, dict] | None = None) -> list[dict]:
+    """Per bucket claimed before minimizing (:mod:`fuzz.claims`), from the items received: who
+    minimized it (its finding ids), every program that found it (``programs``), those found and
+    skipped because another worker held the claim (``skipped``: host, worker, item, program), and
+    the claims released by lost claimants (``table``: the controller's claim table)."""
+    out: dict[str, dict] = {}
+
+    def row(k: str) -> dict:
+        return out.setdefault(k, {"bucket": k, "signature": None, "minimized_by": None,
+                                  "findings": [], "programs": 0, "skipped": [], "released": []})
+    for j in sorted(results):
+        r = results[j]
+        for e in r.get("entries", []):
+            k = e.get("claim")
+            if not k or e.get("status") not in ("finding", "claimed"):
+                continue
+            b = row(k)
+            b["programs"] += 1
+            if e["status"] == "finding":          # the claimant minimized it into this finding
+                if e.get("finding") and e["finding"] not in b["findings"]:
+                    b["findings"].append(e["finding"])
+                if b["minimized_by"] is None:
+                    b["minimized_by"] = {"host": r.get("host", "?"),
+                                         "worker": r.get("worker", "?"), "item": j,
+                                         "index": e.get("i")}
+            else:
+                b["skipped"].append({"host": r.get("host", "?"), "worker": r.get("worker", "?"),
+                                     "item": j, "index": e.get("i")})
+    for k, t in (table or {}).items():
+        if k in out or t.get("released"):
+            b = row(k)
+            b["signature"] = t.get("signature")
+            b["released"] = [{x: o.get(x) for x in ("host", "worker", "item", "why")}
+                             for o in t.get("released", [])]
+    return [out[k] for k in sorted(out)]
+
+
+CLAIMS_TITLE = "Findings deduplicated before minimizing"
+CLAIMS_TEXT = ("Each bucket was minimized by its first claimant; the other programs that found it "
+               "were counted under it and kept as found (sources of its finding).")
+CLAIMS_HEAD = ("bucket", "programs", "minimized by", "skipped (host: programs)", "released")
+
+
+def claim_rows(fleet: dict) -> list[tuple[str, ...]]:
+    """One row of cells (:data:`CLAIMS_HEAD`) per bucket claimed across workers."""
+    out = []
+    for b in fleet.get("claims") or []:
+        m = b["minimized_by"]
+        who = f"{m['host']}/{m['worker']} item {m['item']}" if m else "nobody (claimant lost)"
+        per: dict[str, int] = {}
+        for x in b["skipped"]:
+            per[x["host"]] = per.get(x["host"], 0) + 1
+        skipped = ", ".join(f"{h}: {n}" for h, n in sorted(per.items())) or "-"
+        rel = "; ".join(f"{x['worker']} on {x['host']} ({x['why']})" for x in b["released"]) or "-"
+        out.append((b["bucket"], str(b["programs"]), who, skipped, rel))
+    return out
+
+
+def claims_markdown(fleet: dict) -> list[str]:
+    """The report's lines on buckets claimed across workers (nothing when there are none)."""
+    rows = claim_rows(fleet)
+    if not rows:
+        return []
+    return ([f"### {CLAIMS_TITLE}", "", CLAIMS_TEXT, "", "| " + " | ".join(CLAIMS_HEAD) + " |",
+             "|---|---:|---|---|---|"]
+            + ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows] + [""])
 
 
 def read_fleet(directory: str) -> dict | None:
@@ -248,7 +318,7 @@ def fleet_markdown(fleet: dict) -> list[str]:
             lines.append(f"- never run (no worker took them): "
                          f"{', '.join(map(str, fleet['not_run']))}")
         lines.append("")
-    return lines
+    return lines + claims_markdown(fleet)
 
 
 def live_line(plan: Plan, results: dict[int, dict], session: set[int], elapsed: float) -> str:
@@ -297,5 +367,11 @@ def fleet_html(fleet: dict | None) -> list[str]:
         if fleet["not_run"]:
             out.append(f"<li>never run: {', '.join(map(str, fleet['not_run']))}</li>")
         out.append("</ul>")
+    rows = claim_rows(fleet)
+    if rows:
+        out.append(f"<h3>{e(CLAIMS_TITLE)}</h3><p>{e(CLAIMS_TEXT)}</p><table><tr>"
+                   + "".join(f"<th>{e(h)}</th>" for h in CLAIMS_HEAD) + "</tr>")
+        out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
+        out.append("</table>")
     out.append("</section>")
     return out

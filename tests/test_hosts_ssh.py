@@ -223,3 +223,52 @@ def test_a_partitioned_host_is_lost_within_the_keepalive(hosts, tmp_path):
     assert fleet["complete"] or lost, out[-4000:]
     assert handed or lost, out[-4000:]
     assert time.monotonic() - cut < 6 + 60, out[-4000:]
+
+
+FAKE_BAD = """
+from hw.backend import Backend, Histogram
+
+class Bad(Backend):
+    # every global ends at 12345, which no program writes: every program is a finding
+    def __init__(self, spec):
+        self.name = "fake:" + (spec or "")
+    def run(self, test, iterations, seed=0):
+        h = Histogram(test.observables())
+        h.add(tuple(0 if ":" in k else 12345 for k in test.observables()), iterations)
+        return h
+
+def make(spec):
+    return Bad(spec)
+"""
+
+
+def test_three_hosts_finding_one_bug_minimize_it_once(hosts, tmp_path):
+    # a backend on which every program fails, installed on each host (its working directory)
+    for home in [tmp_path / "controller"] + [tmp_path / f"home{k}" for k in (1, 2, 3)]:
+        home.mkdir(exist_ok=True)
+        (home / "fakebad.py").write_text(FAKE_BAD)
+        (home / "conftest.py").write_text("import hw\nhw.FAMILIES['fake'] = 'fakebad:make'\n")
+    ctl = tmp_path / "controller"
+    p = _pytest(ctl, "--litmus-fuzz=4", "--litmus-fuzz-items=6", "--litmus-campaign=bug",
+                "--litmus-backend=fake:bad",
+                *(a for k in (1, 2, 3) for a in ("--tx", hosts.tx(k))), ".")
+    out, _ = p.communicate(timeout=240)
+    store = ctl / ".scopefuzz-pytest" / "bug"
+    by_item, received, fleet = _check_counts(store, 6)
+    assert fleet["complete"], out[-4000:]
+    entries = [json.loads(line) for line in (store / "merged" / "journal.jsonl").read_text()
+               .splitlines()]
+    by_bucket = {}
+    for e in entries:
+        if e.get("type") == "program" and e.get("claim"):
+            by_bucket.setdefault(e["claim"], []).append(e)
+    assert by_bucket and {c["bucket"] for c in fleet["claims"]} == set(by_bucket)
+    hosts_per_bucket = []
+    for c in fleet["claims"]:
+        statuses = [e["status"] for e in by_bucket[c["bucket"]]]
+        assert statuses.count("finding") == 1, c          # one host minimized it
+        assert c["programs"] == len(statuses) and len(c["skipped"]) == statuses.count("claimed")
+        hosts_per_bucket.append({x["host"] for x in c["skipped"]} | {c["minimized_by"]["host"]})
+    assert max(len(h) for h in hosts_per_bucket) >= 2, fleet["claims"]   # found on two hosts
+    assert "### Findings deduplicated before minimizing" in \
+        (store / "merged" / "report.md").read_text()

@@ -434,6 +434,103 @@ def test_fuzz_shards_run_on_distinct_workers_among_litmus_items(pytester):
     r.stdout.fnmatch_lines(["*scopefuzz: 2 of 2 work items from 1 host(s) merged into *"])
 
 
+def _claims(store):
+    """The merged journal's programs by claimed bucket: {bucket: [entries]}."""
+    out = {}
+    for e in _entries(store / "merged"):
+        if e["type"] == "program" and e.get("claim"):
+            out.setdefault(e["claim"], []).append(e)
+    return out
+
+
+def test_two_workers_finding_one_bucket_minimize_it_once_and_both_count(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW.replace("0 if \":\" in k else 1", "0 if \":\" in k else 12345"))
+    pytester.makeconftest(FAKE_CONFTEST)
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus-fuzz=2", "--litmus-fuzz-items=2",
+                                      "--litmus-campaign=d", "--litmus-backend=fake:bad",
+                                      "-p", "no:cacheprovider", str(pytester.path))
+    r.assert_outcomes(failed=2)
+    r.stdout.fnmatch_lines(["*more not minimized here: their bucket was claimed by another worker*"])
+    store = pytester.path / ".scopefuzz-pytest" / "d"
+    by_item, received, fleet = _check_counts(store, 2)
+    assert {received[j]["worker"] for j in (1, 2)} == {"gw0", "gw1"}
+    by_bucket = _claims(store)
+    rows = {c["bucket"]: c for c in fleet["claims"]}
+    assert set(rows) == set(by_bucket)
+    shared = 0
+    for k, entries in by_bucket.items():
+        minimized = [e for e in entries if e["status"] == "finding"]
+        assert len(minimized) == 1, (k, entries)          # exactly one minimization per bucket
+        row = rows[k]
+        assert row["programs"] == len(entries) and row["findings"] == [minimized[0]["finding"]]
+        workers = {x["worker"] for x in row["skipped"]} | {row["minimized_by"]["worker"]}
+        shared += workers == {"gw0", "gw1"}
+        # every skipped program counts under the minimized finding, kept as it was found
+        rec = json.loads((store / "merged" / "findings" / minimized[0]["finding"]
+                          / "finding.json").read_text())
+        src = {(s["campaign"], s["index"]): s for s in rec["sources"]}
+        for e in entries:
+            if e["status"] == "claimed":
+                s = src[(e["campaign"], e["i"])]
+                assert s["test"] == e["test"] and s["forbidden"] == e["forbidden"]
+                assert s["test"].startswith("AMDGPU") and s["claimed_by_other"]["worker"]
+    assert shared, fleet["claims"]                        # a bucket both workers found
+    assert "### Findings deduplicated before minimizing" in (store / "merged" / "report.md").read_text()
+
+
+CLAIM_KILL_CONFTEST = """
+import os, pathlib, signal, time
+import hw
+import fuzz.campaign as fc
+hw.FAMILIES["fake"] = "fakehw:make"
+MARK = pathlib.Path(MARK_PATH)
+_minimize = fc.minimize
+
+def minimize(*a, **kw):
+    # worker gw1 is killed (SIGKILL) in its first minimization, once: it holds that bucket's claim
+    if os.environ.get("PYTEST_XDIST_WORKER") == "gw1" and not MARK.exists():
+        MARK.write_text("minimizing")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _minimize(*a, **kw)
+
+fc.minimize = minimize
+WAITED = []
+
+def pytest_runtest_call(item):
+    # gw0 starts fuzzing once gw1 is gone, so that gw1 is the first claimant
+    if os.environ.get("PYTEST_XDIST_WORKER") == "gw0" and item.name.startswith("litmus-fuzz[") \
+            and not WAITED:
+        WAITED.append(1)
+        t = time.monotonic()
+        while not MARK.exists() and time.monotonic() - t < 120:
+            time.sleep(0.1)
+        time.sleep(2)
+"""
+
+
+def test_a_claimant_lost_while_minimizing_releases_its_claim(pytester):
+    pytester.makepyfile(fakehw=FAKE_HW.replace("0 if \":\" in k else 1", "0 if \":\" in k else 12345"))
+    pytester.makeconftest(CLAIM_KILL_CONFTEST.replace("MARK_PATH",
+                                                      repr(str(pytester.path / "killed"))))
+    # 6 items: xdist keeps workers live (pending items) to take the lost one
+    r = pytester.runpytest_subprocess("-n", "2", "--litmus-fuzz=3", "--litmus-fuzz-items=6",
+                                      "--litmus-campaign=l", "--litmus-backend=fake:bad",
+                                      "-p", "no:cacheprovider", str(pytester.path))
+    out = r.stdout.str()
+    assert (pytester.path / "killed").exists(), out[-3000:]
+    assert r.parseoutcomes().get("rerun") == 1 and "INCOMPLETE" not in out, out[-3000:]
+    r.stdout.fnmatch_lines(["*scopefuzz: claim on bucket * released (gw1 on *, item *"])
+    store = pytester.path / ".scopefuzz-pytest" / "l"
+    by_item, received, fleet = _check_counts(store, 6)
+    assert fleet["complete"]
+    released = [c for c in fleet["claims"] if c["released"]]
+    assert [x["worker"] for c in released for x in c["released"]] == ["gw1"]
+    (row,) = released
+    # the next finder minimized it, once
+    assert row["minimized_by"] and row["minimized_by"]["worker"] != "gw1"
+    assert [e["status"] for e in _claims(store)[row["bucket"]]].count("finding") == 1
+
+
 # --- living next to other projects (issue 17 item 3) ----------------------------------------------
 
 HERD_AARCH64 = """AArch64 MP
