@@ -15,8 +15,9 @@ chosen independently, a state satisfies a disjunct exactly when each observable'
 its value or the observable is undef and its atoms can hold together (``k == 1 /\\ k == 2`` and
 ``k == 1 /\\ k != 1`` cannot: such a disjunct is dropped): the engine's match of an asked
 value (undef matches any asked value) is that. A disjunct with two ``!=`` atoms on one
-observable (``k != 1 /\\ k != 2``) is no single asked value: such conditions (none in the
-corpora or conformance suites) and DNFs over :data:`MAX_DISJUNCTS` are left to the full check.
+observable (``k != 1 /\\ k != 2``, what ``forall (k == 1 \\/ k == 2)`` asks) is no single
+asked value: such conditions (two Tile IR corpus tests) and DNFs over :data:`MAX_DISJUNCTS` are
+left to the full check.
 
 The search (:func:`search`) is the engine's outcome query: the partial execution's observables
 (each one's value, or its candidates' values while undecided: a three-valued evaluation of each
