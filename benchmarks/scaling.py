@@ -202,7 +202,9 @@ from oracle.states import dump_pieces
 test = litmus.parse(open(sys.argv[1]).read())
 ready(get(default_model(test)))
 t0 = time.perf_counter()
+c0 = time.process_time()
 res = oracle.check(test)
+v = res.verdict             # (a long search: the witness search's, oracle/witness.py)
 n = -1
 if sys.argv[2] in ("count", "stream"):
     n = len(res.states)
@@ -210,13 +212,14 @@ if sys.argv[2] == "stream":
     with open(os.devnull, "w") as f:
         for piece in dump_pieces({"test": test.name, "states": res.states}):
             f.write(piece)
-print(res.verdict, n, time.perf_counter() - t0)
+print(v, n, time.perf_counter() - t0, time.process_time() - c0)
 """
 
 
-def measure(text: str, what: str, timeout: float) -> tuple[str, int, float, float, bool]:
-    """(verdict, states or -1, seconds in the process, peak RSS in MB, timed out) of ``what``
-    (see :data:`_CHILD`) on the test ``text``, in a child process killed after ``timeout`` s."""
+def measure(text: str, what: str, timeout: float) -> tuple[str, int, float, float, bool, float]:
+    """(verdict, states or -1, seconds in the process, peak RSS in MB, timed out, CPU seconds in
+    the process) of ``what`` (see :data:`_CHILD`) on the test ``text``, in a child process
+    killed after ``timeout`` s."""
     import subprocess
     import tempfile
     with tempfile.NamedTemporaryFile("w", suffix=".litmus", delete=False) as f:
@@ -233,29 +236,32 @@ def measure(text: str, what: str, timeout: float) -> tuple[str, int, float, floa
             if time.perf_counter() - t0 > timeout:
                 proc.kill()
                 _, status, usage = os.wait4(proc.pid, 0)
-                return "timeout", -1, timeout, usage.ru_maxrss / 1024, True
+                return "timeout", -1, timeout, usage.ru_maxrss / 1024, True, timeout
             time.sleep(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out = proc.stdout.read().split()
-        if len(out) != 3:
-            return f"error {proc.returncode}", -1, 0.0, usage.ru_maxrss / 1024, False
-        return out[0], int(out[1]), float(out[2]), usage.ru_maxrss / 1024, False
+        if len(out) != 4:
+            return f"error {proc.returncode}", -1, 0.0, usage.ru_maxrss / 1024, False, 0.0
+        return out[0], int(out[1]), float(out[2]), usage.ru_maxrss / 1024, False, float(out[3])
     finally:
         os.unlink(f.name)
 
 
 def asymmetric_table(quick: bool = False, timeout: float = 60.0, reps: int = 1,
-                     only: str | None = None):
-    """Yield (case, what, verdict, states, worst s, median s, worst peak RSS MB) per case and
-    measurement (verdict, count, stream), ``reps`` processes each."""
+                     only: str | None = None, whats=("verdict", "count", "stream")):
+    """Yield (case, what, verdict, states, worst s, median s, worst peak RSS MB, worst CPU s,
+    median CPU s) per case and measurement (``whats``: verdict, count, stream), ``reps``
+    processes each."""
     for name, text in asymmetric_cases(quick):
         if only and only not in name:
             continue
-        for what in ("verdict", "count", "stream"):
+        for what in whats:
             runs = [measure(text, what, timeout) for _ in range(reps)]
             secs = [r[2] for r in runs]
+            cpu = [r[5] for r in runs]
             v, n = runs[-1][0], runs[-1][1]
-            yield name, what, v, n, max(secs), statistics.median(secs), max(r[3] for r in runs)
+            yield name, what, v, n, max(secs), statistics.median(secs), \
+                max(r[3] for r in runs), max(cpu), statistics.median(cpu)
             if any(r[4] for r in runs) and what != "stream":
                 break                   # the next measurement does more: it would time out too
 
@@ -393,15 +399,19 @@ def main(argv=None) -> int:
                     help="--asymmetric: kill a measurement's process after this many seconds")
     ap.add_argument("--reps", type=int, default=1, help="--asymmetric: processes per figure")
     ap.add_argument("--only", default=None, help="--asymmetric: cases whose name holds this")
+    ap.add_argument("--verdict-only", action="store_true",
+                    help="--asymmetric: the verdict alone (no state count, no streamed list)")
     args = ap.parse_args(argv)
     if args.asymmetric:
         print(f"{'case':<26} {'what':<8} {'verdict':<8} {'states':>10} {'worst s':>8} "
-              f"{'median s':>8} {'peak MB':>8}   (herd7: not installed here)")
+              f"{'median s':>8} {'CPU worst':>9} {'CPU med':>8} {'peak MB':>8}   "
+              f"(herd7: not installed here)")
         sys.stdout.flush()
-        for name, what, v, n, worst, med, rss in asymmetric_table(args.quick, args.timeout,
-                                                                  args.reps, args.only):
+        whats = ("verdict",) if args.verdict_only else ("verdict", "count", "stream")
+        for name, what, v, n, worst, med, rss, cworst, cmed in asymmetric_table(
+                args.quick, args.timeout, args.reps, args.only, whats):
             print(f"{name:<26} {what:<8} {v:<8} {n if n >= 0 else '':>10} {worst:>8.3f} "
-                  f"{med:>8.3f} {rss:>8.0f}")
+                  f"{med:>8.3f} {cworst:>9.3f} {cmed:>8.3f} {rss:>8.0f}")
             sys.stdout.flush()
         return 0
     print(f"{'family':<16} {'events':>6} {'states':>7} {'worst s':>9} {'mean s':>9} "

@@ -4,6 +4,12 @@ Pipeline: the model unit's event graph builder (:mod:`oracle.registry`) -> pre-e
 packed arrays -> the numba search (:func:`oracle.engine.search`) evaluating the compiled model
 (:func:`oracle.lang.load_model`) on every candidate -> union of outcomes -> verdict by LITMUS.md's
 rules (undef = any value).
+
+A program whose full search is long is not searched whole for its verdict: past
+:data:`LAZY_AFTER` steps of a search, the verdict is decided by an outcome-directed search
+(:mod:`oracle.witness`: one witness of the condition, or proof that none exists) and the result
+is a :class:`Lazy` one, whose allowed states, flags and counts are computed by the full check
+when first read (``full=True`` asks for them at once).
 """
 
 from __future__ import annotations
@@ -45,6 +51,9 @@ class Result:
     consistent: int = 0
     seconds: float = 0.0
 
+    #: whether the states, flags and counts are still to be computed (:class:`Lazy`)
+    pending = False
+
     def allows(self, observed) -> bool:
         """Does some allowed state match the concrete observed outcome (undef matches anything)?"""
         if isinstance(self.states, States):
@@ -56,6 +65,95 @@ class Result:
         """Is every allowed state undef at every observable (vacuously: none, or no observable)?
         Every outcome is then allowed: running the program cannot show a forbidden one."""
         return all_undef(self.states)
+
+
+def _lazy_field(name: str):
+    """A field of :class:`Lazy` read from the full check (computed on first read); assigning it
+    sets it on this result alone."""
+    def get(self):
+        d = self.__dict__
+        if name in d["_set"]:
+            return d["_set"][name]
+        return getattr(self._complete(), name)
+
+    def put(self, value):
+        self.__dict__["_set"][name] = value
+    return property(get, put)
+
+
+class Lazy(Result):
+    """A result whose verdict and ``ub`` were decided by the outcome-directed search
+    (:mod:`oracle.witness`) and whose ``states``, ``flags``, ``candidates`` and ``consistent`` are
+    the full check's, computed when one of them is first read (``pending`` until then); its
+    ``seconds`` are the verdict's, then the verdict's and the full check's. Equal to the
+    :class:`Result` of the full check in every field but ``seconds``."""
+
+    states = _lazy_field("states")
+    flags = _lazy_field("flags")
+    candidates = _lazy_field("candidates")
+    consistent = _lazy_field("consistent")
+
+    def __init__(self, model: str, verdict: str, ub: list[str], seconds: float, test: Test,
+                 name_ub: bool = True):
+        d = self.__dict__
+        d["_set"] = {}
+        d["_full"] = None
+        d["_test"] = test
+        d["_name_ub"] = name_ub
+        d["_extra"] = 0.0
+        self.model = model
+        self.verdict = verdict
+        self.ub = ub
+        d["_seconds"] = seconds
+
+    def _complete(self) -> Result:
+        full = self.__dict__["_full"]
+        if full is None:
+            t0 = time.perf_counter()
+            full = check(self._test, self.model, None, self._name_ub, full=True)
+            if full.verdict != self.verdict or full.ub != self.ub:     # (a bug: say so loudly)
+                raise OracleError(f"internal: {self._test.name}: the verdict search says "
+                                  f"{self.verdict} {self.ub}, the full check {full.verdict} "
+                                  f"{full.ub}")
+            self.__dict__["_full"] = full
+            self.__dict__["_extra"] = time.perf_counter() - t0
+        return full
+
+    @property
+    def pending(self) -> bool:
+        return self.__dict__["_full"] is None
+
+    @property
+    def seconds(self) -> float:
+        d = self.__dict__
+        return d["_set"].get("seconds", d["_seconds"] + d["_extra"])
+
+    @seconds.setter
+    def seconds(self, value: float) -> None:
+        self.__dict__["_set"]["seconds"] = value
+
+    def __eq__(self, other):
+        if not isinstance(other, Result):
+            return NotImplemented
+        return (self.model, self.verdict, self.states, self.flags, self.ub, self.candidates,
+                self.consistent, self.seconds) == (other.model, other.verdict, other.states,
+                                                   other.flags, other.ub, other.candidates,
+                                                   other.consistent, other.seconds)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        if self.pending:
+            return (f"Lazy(model={self.model!r}, verdict={self.verdict!r}, ub={self.ub!r}, "
+                    f"seconds={self.seconds!r}, states pending)")
+        return (f"Lazy(model={self.model!r}, verdict={self.verdict!r}, states={self.states!r}, "
+                f"flags={self.flags!r}, ub={self.ub!r}, candidates={self.candidates!r}, "
+                f"consistent={self.consistent!r}, seconds={self.seconds!r})")
+
+    def __reduce__(self):
+        # (a forked child's result, oracle.deadline: the parent completes it if asked)
+        return (Lazy, (self.model, self.verdict, list(self.ub), self.seconds, self._test,
+                       self._name_ub))
 
 
 def all_undef(states: Sequence[dict]) -> bool:
@@ -131,9 +229,15 @@ CACHE_LIMIT = 100_000
 #: unit with a fallback decides it instead (a few seconds of search)
 FALLBACK_AFTER = 3_000_000
 
+#: steps (per search call) of the full check's first try on a program checked without a budget:
+#: past them ``check`` decides the verdict by the outcome-directed search and returns a
+#: :class:`Lazy` result (a few tens of milliseconds of search: every corpus and conformance
+#: program finishes well within it)
+LAZY_AFTER = 100_000
+
 
 def check(test: Test, model: str | None = None, budget: int | None = None,
-          name_ub: bool = True) -> Result:
+          name_ub: bool = True, full: bool = False) -> Result:
     """Allowed outcomes, verdict and statistics of ``test`` under ``model`` (dialect default).
 
     ``budget`` bounds the search (loop steps plus model evaluations per pre-execution): past it the
@@ -142,10 +246,18 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     with a huge candidate space is recorded as an error instead of stalling the run; ``None``
     means no limit (``scopefuzz check``). ``name_ub=False`` leaves the pair out of a UB flag's
     reason (:mod:`oracle.ubflags` looks for it candidate by candidate; campaigns that only need
-    the verdict skip that)."""
+    the verdict skip that).
+
+    Without a budget, a program whose search runs past :data:`LAZY_AFTER` steps gets its
+    verdict and ``ub`` from the outcome-directed search (:mod:`oracle.witness`) and the rest of
+    the result when first read (:class:`Lazy`); ``full=True`` computes everything now."""
     model = model or default_model(test)
     key = _cache_key(test, model if name_ub else (model, "unnamed-ub"))
     hit = _CACHE.get(key)
+    if hit is not None and type(hit) is Lazy:
+        if not full:
+            return Lazy(hit.model, hit.verdict, list(hit.ub), 0.0, test, name_ub)
+        hit = None
     if hit is not None:
         # the key holds the condition: the cached verdict is this test's
         res = dataclasses.replace(hit, flags=list(hit.flags), ub=list(hit.ub), seconds=0.0)
@@ -160,20 +272,27 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
     # compiling) the engine's machine code (oracle/warmup.py)
     ready(unit)
     with paused():                  # (the check's objects die by reference counting)
-        return _compute(test, model, unit, prog, key, budget, name_ub)
+        return _compute(test, model, unit, prog, key, budget, name_ub,
+                        lazy=budget is None and not full)
 
 
 def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | None,
-             name_ub: bool) -> Result:
-    """:func:`check` past its cache: build, search, combine, cache under ``key``."""
-    t0 = time.perf_counter()
-    pes = pre_executions(unit, test)
+             name_ub: bool, lazy: bool = False, pes: list | None = None,
+             t0: float | None = None) -> Result:
+    """:func:`check` past its cache: build, search, combine, cache under ``key``; with ``lazy``,
+    a search past :data:`LAZY_AFTER` steps hands the verdict to :func:`_by_search`."""
+    if t0 is None:
+        t0 = time.perf_counter()
+    if pes is None:
+        pes = pre_executions(unit, test)
     # a unit with a Python reference gives the engine a bounded try on programs over 64 events
     # (the Vulkan suite's barrier programs: 36 observables, one coupled block), then decides
     # their verdict and flags with the reference
     wide = unit.fallback is not None and any([pe.n > WORD for pe in pes])
     if wide:
         budget = FALLBACK_AFTER if budget is None else min(budget, FALLBACK_AFTER)
+    first_try = lazy and not wide
+    cap = LAZY_AFTER if first_try else budget
     keys = test.observables()
     searched: list = []          # per pre-execution searched: (its outcome parts, columns)
     seen = None                 # their outcomes as rows, in keys order (an int64 array)
@@ -199,7 +318,9 @@ def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | N
             last = product_rows(*searched[-1])
             seen = last if seen is None or not seen.shape[0] else np.concatenate([seen, last])
         known = seen if back is None or seen is None else seen[:, back]
-        found = explore_pe(pe, prog, unit, budget=budget, flags=flags, known=known)
+        found = explore_pe(pe, prog, unit, budget=cap, flags=flags, known=known)
+        if found.exhausted and first_try:               # long: the verdict by search
+            return _by_search(test, model, unit, prog, key, name_ub, pes, t0)
         if found.exhausted and wide:
             res = _fallback_result(test, unit, t0)
             _CACHE[key] = res
@@ -226,6 +347,41 @@ def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | N
     # the states are immutable (shared by every result of this program); the lists are copied
     _CACHE[key] = Result(res.model, res.verdict, states, list(res.flags), list(res.ub),
                          res.candidates, res.consistent, res.seconds)
+    return res
+
+
+def _by_search(test: Test, model: str, unit: ModelUnit, prog, key, name_ub: bool, pes: list,
+               t0: float) -> Result:
+    """The verdict and ``ub`` of ``test`` by the outcome-directed search (:mod:`oracle.witness`),
+    as a :class:`Lazy` result; the full check when the search cannot decide (a condition
+    without a normal form it takes, a flag witness search past its limit)."""
+    from .witness import Unsupported, disjuncts, question, search, ub_flags_raised
+    keys = test.observables()
+    found_means_ok, q = question(test.condition)
+    try:
+        asked = disjuncts(q, keys)
+    except Unsupported:
+        return _compute(test, model, unit, prog, key, None, name_ub, pes=pes, t0=t0)
+    raised = ub_flags_raised(pes, prog, unit) if unit.ub_flags else 0
+    if raised is None:
+        return _compute(test, model, unit, prog, key, None, name_ub, pes=pes, t0=t0)
+    ub: list[str] = []
+    for pe in pes:
+        for reason in pe.ub:
+            if reason not in ub:
+                ub.append(reason)
+    for i, flag in enumerate(prog.flags):
+        if raised >> i & 1 and flag in unit.ub_flags:
+            ub.append(witness(pes, prog, unit.hints, flag) if name_ub else flag)
+    if ub:
+        verdict_ = "Undef"
+    else:
+        hit = search(pes, prog, unit, keys, asked)
+        verdict_ = "Ok" if hit == found_means_ok else "No"
+    res = Lazy(model, verdict_, ub, time.perf_counter() - t0, test, name_ub)
+    if len(_CACHE) >= CACHE_LIMIT:
+        _CACHE.clear()
+    _CACHE[key] = Lazy(model, verdict_, list(ub), res.seconds, test, name_ub)
     return res
 
 

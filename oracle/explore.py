@@ -97,10 +97,14 @@ Observables = namedtuple("Observables", ["kind", "arg"])
 #: observables; bounding allowed; the flags the block can raise; forward checking; hint pruning;
 #: asked outcomes (``targets``, none: every outcome) and outcomes found before (``found``);
 #: whether to run the upper checks (``upper``); the canonical co constraint of a symmetric
-#: program (``canon``, empty: none; :func:`_canon_ok`, :mod:`oracle.symmetry`)
+#: program (``canon``, empty: none; :func:`_canon_ok`, :mod:`oracle.symmetry`); per asked value
+#: whether it asks for any value *but* that one (``tne``, the shape of ``targets``: a condition's
+#: ``!=`` atom); whether the search stops at the first asked outcome found (``first``: a verdict
+#: needs one witness) rather than once each is found; the flags at whose first raising the search
+#: stops (``stop_flags``: a witness of a flag that means undefined behaviour)
 Options = namedtuple("Options", ["want_state", "max_steps", "emask", "omask", "bound",
                                  "raisable", "forward", "hints", "targets", "found", "upper",
-                                 "canon"])
+                                 "canon", "tne", "first", "stop_flags"])
 #: ``canon[e]`` of a ranked write: its class times CANON_CLASS plus its rank in the class
 CANON_CLASS = 1 << 20
 
@@ -465,12 +469,13 @@ def _possible(o, pv, val, src, obs_kind, obs_arg, is_read, ridx, rkind, rloc, ca
 
 
 @njit(cache=True, inline='always')
-def _bounded(pv, pcnt, oidx, nob, states, table, targets, hit, full_mode, row, pick):
+def _bounded(pv, pcnt, oidx, nob, states, table, targets, tne, hit, full_mode, row, pick):
     """Bounding over the block's observables ``oidx[:nob]`` with possible values ``pv``/``pcnt``:
     True when the subtree cannot matter — in full mode, every tuple of the product (at most
     BOUND_LIMIT) is among the found states; for an outcome query, no asked outcome not found yet
     is compatible with the possible values (:func:`_value_matches`: undef matches any value
-    but ``DEFINED``, which a possible value other than undef matches)."""
+    but ``DEFINED``, which a possible value other than undef matches; a ``!=`` value any
+    value but that one)."""
     if full_mode:
         total = 1
         for x in range(nob):
@@ -507,9 +512,10 @@ def _bounded(pv, pcnt, oidx, nob, states, table, targets, hit, full_mode, row, p
             want = targets[t, oidx[x]]
             if want == WILD:
                 continue
+            ne = tne[t, oidx[x]]
             found = False
             for i in range(pcnt[x]):
-                if _value_matches(pv[x, i], want):
+                if _value_matches(pv[x, i], want, ne):
                     found = True
                     break
             if not found:
@@ -800,8 +806,8 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                         if total > BOUND_LIMIT or total > nfound:
                             break
                 if (not full_mode or (total <= BOUND_LIMIT and total <= nfound)) and \
-                        _bounded(pv, pcnt, oidx, nob, states, table, targets, hit, full_mode,
-                                 prow, pick):
+                        _bounded(pv, pcnt, oidx, nob, states, table, targets, opt.tne, hit,
+                                 full_mode, prow, pick):
                     fail_counts[nchecks + 1] += 1
                     continue
             if d < D - 1:
@@ -849,7 +855,8 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                         prow[o] = (val[obs.arg[o]] if obs.kind[o] == 1 else obs.arg[o]) \
                             if omask[o] else 0
                     states, table, nfound, _ = _insert(states, table, nfound, prow, nobs)
-                    if not full_mode and _mark_hits(prow, targets, hit, oidx, nob):
+                    if not full_mode and _mark_hits(prow, targets, opt.tne, hit, oidx, nob,
+                                                      opt.first):
                         return states[nbase:nfound], nfound - nbase, candidates, consistent, \
                             flags_all, fail_counts, hit
         else:
@@ -902,7 +909,8 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                             prow[o] = (val[obs.arg[o]] if obs.kind[o] == 1 else obs.arg[o]) \
                                 if omask[o] else 0
                         states, table, nfound, _ = _insert(states, table, nfound, prow, nobs)
-                        if not full_mode and _mark_hits(prow, targets, hit, oidx, nob):
+                        if not full_mode and _mark_hits(prow, targets, opt.tne, hit, oidx,
+                                                          nob, opt.first):
                             for f in range(ni):
                                 val[reads[ind[f]]] = PENDING
                             return states[nbase:nfound], nfound - nbase, candidates, \
@@ -918,6 +926,9 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                             break
                     for f in range(ni):
                         val[reads[ind[f]]] = PENDING
+        if (flags_all & opt.stop_flags) != 0:          # a witness of an asked flag: enough
+            return states[nbase:nfound], nfound - nbase, candidates, consistent, flags_all, \
+                fail_counts, hit
         if D == 0:
             break
     return states[nbase:nfound], nfound - nbase, candidates, consistent, flags_all, \
@@ -960,35 +971,42 @@ def _eval_upper(slots, uslots, upper, n, W, emask, memo_u, src, reads, cand, nca
 
 
 @njit(cache=True, inline='always')
-def _value_matches(v, want):
+def _value_matches(v, want, ne):
     """Whether an observable's value ``v`` matches an asked value ``want``: ``WILD`` matches
     anything, ``DEFINED`` any value but undef, a value itself or undef (undef matches any
-    value)."""
+    value); with ``ne`` (a ``!=`` atom) any value but ``want``, or undef (which stands for any
+    value, so for one other than ``want`` too)."""
     if want == WILD:
         return True
     if want == DEFINED:
         return v != UNDEF_VAL
+    if ne:
+        return v == UNDEF_VAL or v != want
     return v == UNDEF_VAL or v == want
 
 
 @njit(cache=True, inline='always')
-def _mark_hits(row, targets, hit, oidx, nob):
+def _mark_hits(row, targets, tne, hit, oidx, nob, first):
     """Mark the asked outcomes that state ``row`` matches (:func:`_value_matches`); True when
-    every asked outcome is found."""
+    every asked outcome is found, or with ``first`` when one is."""
     every = True
+    some = False
     for t in range(targets.shape[0]):
         if not hit[t]:
             ok = True
             for x in range(nob):
                 o = oidx[x]
-                if not _value_matches(row[o], targets[t, o]):
+                if not _value_matches(row[o], targets[t, o], tne[t, o]):
                     ok = False
                     break
             if ok:
                 hit[t] = True
+                some = True
             else:
                 every = False
-    return every
+        else:
+            some = True
+    return every or (first and some)
 
 
 @njit(cache=True, inline='always')

@@ -24,12 +24,20 @@ herd counts candidate executions in Positive/Negative; the oracle keeps states, 
 projected states satisfying the proposition (for some choice of their undef positions) and the
 others.
 The hash is scopefuzz's canonical hash of the test (herd hashes its own way).
+
+Streamed: the projection never holds the allowed set. A set still kept as its searches' factors
+(:meth:`oracle.states.States.projection`) is projected factor by factor; an array-backed one
+block by block (:meth:`~oracle.states.States.stream`: the distinct projected rows of each block,
+merged); memory follows the number of distinct projections (the lines printed), not the number
+of states. The lines are sorted, so the order does not depend on how the set was found.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from litmus import canonical_hash
-from litmus.ir import And, Atom, Const, Not, Or
+from litmus.ir import UNDEF, And, Atom, Const, Not, Or
 from litmus.outcome import count_satisfiable
 
 KIND = {"exists": "Allowed", "~exists": "Forbidden", "forall": "Required"}
@@ -81,8 +89,12 @@ def condition_keys(test) -> list[str]:
 
 
 def projected_states(test, states) -> list[dict]:
-    """Each distinct projection of ``states`` onto :func:`condition_keys`, first-seen order."""
+    """Each distinct projection of ``states`` onto :func:`condition_keys` (first-seen order for
+    a list of dicts; an :class:`~oracle.states.States` is projected without expanding it, in
+    no particular order: the lines are sorted)."""
     keys = condition_keys(test)
+    if hasattr(states, "stream") and hasattr(states, "keys"):
+        return _projected(states, keys)
     out: dict[tuple, dict] = {}
     for s in states:
         row = {k: s.get(k, "undef") for k in keys}
@@ -102,3 +114,26 @@ def herd_lines(test, res) -> list[str]:
              f"Condition {q} ({herd_prop(test.condition.prop, 'top')})",
              f"Observation {test.name} {obs} {pos} {neg}",
              f"Time {test.name} {res.seconds:.2f}", f"Hash={canonical_hash(test, 32)}", ""])
+
+
+def _projected(states, keys: list[str]) -> list[dict]:
+    """The distinct projections of a :class:`~oracle.states.States` onto ``keys`` (undef where
+    the set has no such observable): from its factors when it is still lazy and their product
+    is small, else block by block as it is streamed."""
+    from .events import UNDEF_VAL
+    if len(states) == 0:
+        return []
+    have = [k for k in keys if k in states.keys]
+    got = states.projection(have) if states.is_lazy else None
+    if got is None:
+        idx = [states.keys.index(k) for k in have]
+        seen: set = set()
+        for block in states.stream():
+            if not idx:
+                if block.shape[0]:
+                    seen.add(())
+                continue
+            part = np.unique(block[:, idx], axis=0) if block.shape[0] else block[:, idx]
+            seen.update(map(tuple, part.tolist()))
+        got = [{k: (UNDEF if v == UNDEF_VAL else v) for k, v in zip(have, t)} for t in seen]
+    return [{k: s.get(k, UNDEF) for k in keys} for s in got]

@@ -15,7 +15,10 @@ the full allowed set (:func:`oracle.check`) only for what needs it:
 - ``verdict``: ``Undef`` when ``ub``; for a condition whose proposition is one equality or a
   conjunction of equalities, from one query (``exists P``: Ok iff the outcome P describes is
   allowed; ``~exists P``: Ok iff it is not, :func:`litmus.outcome.verdict`'s rules, undef
-  matching any value); otherwise (``forall``, disjunctions, ``!=``) the full check's;
+  matching any value); otherwise (``forall``, disjunctions, ``!=``) from the outcome-directed
+  search for one witness or counter-witness (:mod:`oracle.witness`), and the full check's only
+  where that search cannot decide (a condition without a normal form it takes, a budget run
+  out);
 - ``all_undef`` (every allowed state is undef at every observable, or there is none: running the
   program cannot show a forbidden outcome): from one batch query, one outcome per observable
   asking it to be ``DEFINED`` (any value but undef, :data:`oracle.explore.DEFINED`): yes iff
@@ -113,6 +116,22 @@ class Judge:
     def _ask(self, outcomes: list[dict]) -> list[bool]:
         return allows_many(self.test, outcomes, self.model, self.budget, self._pre())
 
+    def _search_verdict(self) -> str | None:
+        """The verdict by :func:`oracle.witness.search` (no UB: the caller knows), or None
+        where it cannot decide."""
+        from .lang import load_model
+        from .witness import Unsupported, disjuncts, question, search
+        keys = self.test.observables()
+        found_means_ok, q = question(self.test.condition)
+        try:
+            asked = disjuncts(q, keys)
+        except Unsupported:
+            return None
+        hit = search(self._pre(), load_model(self.model), self._unit, keys, asked, self.budget)
+        if hit is None:
+            return None
+        return "Ok" if hit == found_means_ok else "No"
+
     def _check(self) -> Result:
         return check(self.test, self.model, self.budget, self.name_ub)
 
@@ -170,6 +189,9 @@ class Judge:
                     cond.quantifier in ("exists", "~exists") and not self._decided_by_check:
                 hit = self.allows(want)
                 self._verdict = "Ok" if hit == (cond.quantifier == "exists") else "No"
+            elif self._result is None and not self._decided_by_check:
+                got = self._call(self._search_verdict)
+                self._verdict = self.result.verdict if got is None else got
             else:
                 self._verdict = self.result.verdict
         return self._verdict

@@ -122,7 +122,7 @@ def allows_many(test: Test, outcomes, model: str | None = None,
     rows = [_row(o, keys) for o in outcomes]
     ckey = _cache_key(test, model)
     hit = _CACHE.get(ckey)
-    if hit is not None:                          # the full set is known already
+    if hit is not None and not hit.pending:      # the full set is known already
         return allowed_in(hit.states, outcomes)
     yes, no = _ANSWERS.get(ckey, (set(), set()))
     todo = sorted({r for r in rows if r not in yes and r not in no})

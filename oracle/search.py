@@ -97,11 +97,13 @@ def estimate(pe: PreExecution) -> float:
 
 
 def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int | None = None,
-               flags: int = 0, known=None, targets: list[tuple] | None = None) -> Found:
+               flags: int = 0, known=None, targets: list[tuple] | None = None,
+               tne=None) -> Found:
     """Explore ``pe``: every outcome (``targets`` None; ``known`` outcomes already found — tuples
     or rows of an array, in the pre-execution's observables order — and ``flags`` already
     raised, let bounding skip what cannot add to them) or, for an outcome query, until each tuple
-    of ``targets`` (values in the pre-execution's observables order) is found."""
+    of ``targets`` (values in the pre-execution's observables order) is found; ``tne`` (a bool
+    array of the targets' shape) marks the asked values that mean "any value but this one"."""
     nobs = len(pe.observables)
     if known is not None and len(known) == 0:
         known = None
@@ -109,9 +111,11 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
     hints = not unit.hints.isdisjoint(COHERENCE_HINTS)
     steps = -1 if budget is None else budget
     tgt = None if targets is None else np.array(targets, np.int64).reshape(len(targets), nobs)
+    if tgt is not None and tne is None:
+        tne = np.zeros(tgt.shape, np.bool_)
     attrs = None
     if tgt is not None and tgt.shape[0] == 1:
-        attrs = required(pe, tgt[0])
+        attrs = required(pe, tgt[0], tne[0])
         if attrs is None:
             return Found(hits=[False])
     # every pre-execution is tried whole first, within QUERY_WHOLE_STEPS: an outcome query's
@@ -130,13 +134,13 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
     else:
         st, ns, cands, cons, fl, _, hit = search_pe(
             pe, prog, unit.hints, options(pe.n, nobs, max_steps=cap, raisable=nflags & ~flags,
-                                          hints=hints, targets=tgt, found=found), attrs)
+                                          hints=hints, targets=tgt, found=found, tne=tne), attrs)
     if ns < 0 and estimate(pe) <= SPLIT_ABOVE:          # small: whole, within the budget
         if 0 <= steps <= cap:
             return Found(candidates=int(cands), exhausted=True)
         st, ns, cands, cons, fl, _, hit = search_pe(
             pe, prog, unit.hints, options(pe.n, nobs, max_steps=steps, raisable=nflags & ~flags,
-                                          hints=hints, targets=tgt, found=found), attrs)
+                                          hints=hints, targets=tgt, found=found, tne=tne), attrs)
         if ns < 0:
             return Found(candidates=int(cands), exhausted=True)
     if ns >= 0:
@@ -165,7 +169,7 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
             pe, prog, unit.hints,
             options(pe.n, nobs, max_steps=steps, emask=emask, omask=omask,
                     raisable=raisable & ~flags, hints=hints, targets=tgt, found=found,
-                    canon=None if act is None else act.canon), attrs)
+                    canon=None if act is None else act.canon, tne=tne), attrs)
         out.candidates += int(cands)
         if ns < 0:
             out.exhausted = True
@@ -199,9 +203,13 @@ def _search_whole(pe: PreExecution, prog: Program, unit_hints: frozenset, hints:
     every, all_obs, none = _defaults(pe.n, nobs)
     # (the fields of oracle.explore.Options, in order)
     opt = (True, cap, every, all_obs, True, np.int64(raisable), True, hints, none,
-           none if found is None else found, True, _NO_CANON)
+           none if found is None else found, True, _NO_CANON, _NO_TNE, False, _NO_FLAGS)
     st, ns, cands, cons, fl, _, hit = search_pe(pe, prog, unit_hints, opt)
     return st, ns, cands, cons, fl, hit
+
+
+_NO_TNE = np.zeros((0, 0), np.bool_)
+_NO_FLAGS = np.int64(0)
 
 
 def _rows(known, nobs: int) -> np.ndarray:
@@ -232,7 +240,7 @@ def _split(pe: PreExecution, prog: Program, hints: frozenset):
     return split
 
 
-def required(pe: PreExecution, outcome) -> np.ndarray | None:
+def required(pe: PreExecution, outcome, ne=None) -> np.ndarray | None:
     """The event rows of ``pe`` with the values of one asked outcome (in the pre-execution's
     observables order; ``WILD`` leaves an observable free, ``DEFINED`` requires no value: the
     search's outcome comparison asks it not to be undef) as required values of their events,
@@ -240,10 +248,24 @@ def required(pe: PreExecution, outcome) -> np.ndarray | None:
     any requirement, as it matches any value); None when the pre-execution cannot produce the
     outcome (a constant observable differs). An event whose path already requires a value the
     outcome contradicts keeps that requirement: only undef can meet both, and the search's
-    outcome comparison decides."""
+    outcome comparison decides. ``ne[i]`` asks for any value but ``outcome[i]`` (a ``!=`` atom:
+    required value ``REQ_NE``)."""
     attrs = table_of(pe).attrs.copy()
-    for (_, (kind, a)), v in zip(pe.observables, outcome):
+    for i, ((_, (kind, a)), v) in enumerate(zip(pe.observables, outcome)):
         v = int(v)
+        if ne is not None and ne[i] and v != WILD:
+            if kind == "const":
+                if a != UNDEF_VAL and a == v:
+                    return None
+                continue
+            mode, have = int(attrs[a, C_REQ_MODE]), int(attrs[a, C_REQ_VAL])
+            if mode == REQ_EQ and have != v:
+                continue                # the path's value already differs: stronger
+            if mode == REQ_EQ or mode == REQ_NE:
+                continue                # only undef meets both, or a second != : the leaves
+            attrs[a, C_REQ_MODE] = REQ_NE
+            attrs[a, C_REQ_VAL] = v
+            continue
         if v == WILD:
             continue
         if v == DEFINED:            # any value but undef: no value to require (undef would

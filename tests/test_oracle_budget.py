@@ -62,11 +62,16 @@ def test_a_small_pre_execution_past_the_whole_try_is_searched_whole_again(monkey
     monkeypatch.setattr(search, "_split", lambda *a: pytest.fail("a small pre-execution split"))
     for t, want in zip(tests, free):
         oracle.clear_cache()
-        got = oracle.check(t)
+        got = oracle.check(t, full=True)        # (not capped at check.LAZY_AFTER: no limit)
         assert (got.verdict, got.states, got.flags, got.ub, got.candidates, got.consistent) == \
             (want.verdict, want.states, want.flags, want.ub, want.candidates, want.consistent)
     # each pre-execution: the whole try of one step, then the search without a limit
     assert calls[:2] == [1, -1] and calls.count(1) == calls.count(-1)
+    # without full=True the second search is the lazy first try's, capped at LAZY_AFTER steps
+    calls.clear()
+    oracle.clear_cache()
+    assert oracle.check(tests[0]).verdict == free[0].verdict
+    assert calls[:2] == [1, importlib.import_module("oracle.check").LAZY_AFTER]
     oracle.clear_cache()
     with pytest.raises(oracle.OracleError, match="budget of 3 steps"):
         oracle.check(tests[0], budget=3)
