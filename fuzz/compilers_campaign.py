@@ -66,6 +66,11 @@ class CompileConfig(Config):
     of the identity: marking does not change what a program is)."""
 
     known: tuple = ()
+    #: wall-clock limit of one program's check (source and PTX oracle calls, in a forked child:
+    #: numba loops cannot be interrupted); past it the program is an ``oracle-error`` with
+    #: ``budget``. A few random mixes with many ``fence.sc`` take minutes, and the loop only
+    #: looks at ``--time`` between programs. 0: no limit, in this process.
+    check_seconds: float = 30.0
 
 
 def backend_name(spec: str, mutant: str | None = None) -> str:
@@ -189,9 +194,13 @@ class CompilerCampaign(Campaign):
             return "refused", test, None, _line(e), False
         except hw.BackendError as e:
             return "backend-error", test, None, _line(e), False
+        from oracle.deadline import Timeout, call_with_timeout
         try:
-            v = judge(test, compiled.test)
-        except (OracleError, ValueError) as e:
+            v = call_with_timeout(judge, getattr(self.cfg, "check_seconds", 0), test,
+                                  compiled.test)
+        except Timeout as e:
+            return "oracle-error", test, compiled, _line(e), True
+        except (OracleError, ValueError, RuntimeError) as e:
             return "oracle-error", test, compiled, _line(e), budget_hit(e)
         status = {"holds": "ok", "skipped": "undef", "counterexample": "finding"}[v.status]
         return status, test, compiled, v, False
