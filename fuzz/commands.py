@@ -99,7 +99,7 @@ def cmd_compilers(args) -> int:
     """``fuzz --compile SPEC``: the compilers-in-the-loop campaign (fuzz/compilers_campaign.py),
     run by the main campaign machinery: journal, ``--resume``, ``--jobs``, findings, buckets."""
     import hw
-    from .campaign import CampaignError
+    from .campaign import CampaignError, parse_shard
     from .compilers_campaign import (CompileConfig, CompilerCampaign, ParallelCompilerCampaign,
                                      backend_name, default_source)
     from .progress import Progress
@@ -118,6 +118,7 @@ def cmd_compilers(args) -> int:
         cfg = CompileConfig(backend=backend, out=args.out, seed=args.seed, programs=args.programs,
                             time=args.time if (args.time is not None or args.programs is not None)
                             else 60.0, features=frozenset({source}), resume=args.resume,
+                            shard=parse_shard(args.shard),
                             minimize_seconds=args.minimize_seconds, max_findings=args.stop_after,
                             known=known)
         jobs = _compile_jobs(args)

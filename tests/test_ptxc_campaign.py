@@ -165,6 +165,21 @@ def test_jobs_2_finds_what_one_process_finds(tmp_path, clang):
     assert meta["jobs"] == 2 and meta["backend"] == "ptxc:" + SPEC and meta["features"] == ["cuda"]
 
 
+def test_shards_merged_equal_one_campaign_and_report_one_row_per_bucket(tmp_path, clang, capsys):
+    assert fuzz(tmp_path / "one", "--programs", "20") == 1
+    for k in (1, 2):
+        fuzz(tmp_path / f"s{k}", "--programs", "20", "--shard", f"{k}/2")
+    assert main(["merge", str(tmp_path / "m"), str(tmp_path / "s1"), str(tmp_path / "s2")]) == 0
+    assert "1 finding(s) in 1 bucket(s)" in capsys.readouterr().out
+    got, n = programs(str(tmp_path / "m"))
+    assert n == 20 and got == programs(str(tmp_path / "one"))[0]
+    assert findings(tmp_path / "m") == findings(tmp_path / "one")
+    assert main(["report", str(tmp_path / "m"), "--known"]) == 0
+    md = (tmp_path / "m" / "report.md").read_text()
+    rows = [ln for ln in md.splitlines() if ln.startswith("| ") and "ptxc clang-22" in ln]
+    assert len(rows) == 1 and "atomicrmw" in rows[0] and "llvm-project" in rows[0]
+
+
 def test_known_bucket_is_minimized_once_then_counted_and_reported_known(tmp_path, clang, capsys):
     # programs 18, 31 and 40 of seed 11 meet the atomicrmw bug
     out = tmp_path / "k"
