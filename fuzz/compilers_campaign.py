@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import time
 from dataclasses import dataclass
 
@@ -57,6 +58,10 @@ from .findings import add_sources, load_findings, publish
 from .workers import ParallelCampaign
 
 PREFIX = "ptxc:"
+#: compiled programs with at most this many memory rows (loads, stores, RMWs, CAS, fences) are
+#: checked in this process: they take milliseconds, and the fork of a time-limited check costs
+#: 40-80 ms on a loaded machine; bigger ones get ``check_seconds`` in a forked child
+SMALL_CHECK = 8
 
 
 @dataclass
@@ -196,8 +201,11 @@ class CompilerCampaign(Campaign):
             return "backend-error", test, None, _line(e), False
         from oracle.deadline import Timeout, call_with_timeout
         try:
-            v = call_with_timeout(judge, getattr(self.cfg, "check_seconds", 0), test,
-                                  compiled.test)
+            secs = getattr(self.cfg, "check_seconds", 0)
+            if secs and _memory_rows(compiled.test) > SMALL_CHECK:
+                v = call_with_timeout(_judge_in_child, secs, os.getpid(), test, compiled.test)
+            else:
+                v = judge(test, compiled.test)
         except Timeout as e:
             return "oracle-error", test, compiled, _line(e), True
         except (OracleError, ValueError, RuntimeError) as e:
@@ -351,6 +359,20 @@ class CompilerCampaign(Campaign):
             if clean_baseline:
                 self.new_findings += 1
         return fid
+
+
+def _memory_rows(test) -> int:
+    return sum(1 for th in test.threads for ins in th.code
+               if ins.base in ("ld", "st", "rmw", "cas", "fence"))
+
+
+def _judge_in_child(parent_pid: int, test, compiled_test):
+    """:func:`judge` in the forked child of :func:`oracle.deadline.call_with_timeout`, which dies
+    with its parent (``PR_SET_PDEATHSIG``): a campaign killed with SIGKILL must not leave a child
+    computing on, holding the campaign's lock (inherited with the fork) against ``--resume``."""
+    from .workers import _die_with_parent
+    _die_with_parent(parent_pid)
+    return judge(test, compiled_test)
 
 
 def _step(before: str, cand) -> str:
