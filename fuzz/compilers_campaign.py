@@ -238,7 +238,13 @@ class CompilerCampaign(Campaign):
                 if self.mutate is not None:
                     clean = self.verdict(prog, mutate=None)[0] != "finding"
                     entry["baseline_forbidden"] = int(not clean)
-                entry["finding"] = self._finding(prog, test, v, i, clock, clean, entry)
+                try:
+                    entry["finding"] = self._finding(prog, test, v, i, clock, clean, entry)
+                except OSError:
+                    raise                   # storage: the campaign stops (exit 3)
+                except Exception as e:      # the counterexample stays in the journal line
+                    entry["error"] = "recording the finding: " + _line(e)
+                    status = "backend-error"
             entry["status"] = status
         finally:
             entry["executions"] = 0
