@@ -153,14 +153,17 @@ def cmd_compilers(args) -> int:
 
 def compile_summary(directory: str, stats, known=(), seconds: float | None = None) -> str:
     """The summary line of a compiler campaign: programs, judged, findings in buckets (known
-    ones counted), racy, errors, refused, programs/s of this session."""
+    ones counted), racy, errors, refused, programs/s of campaign time."""
     from .buckets import group
     from .findings import load_findings
     from .known import load_known, mark_known
     fs = load_findings(directory, on_bad=lambda m: None)
     groups = mark_known(group(fs), load_known(list(known)) if known else None)
     nk = sum(1 for g in groups if g.get("known"))
-    rate = f", {stats.programs / seconds:.2f} programs/s" if seconds else ""
+    # over the campaign's active time (every session; the slowest shard's), as the report: a
+    # resumed session's count includes the programs journaled before it
+    span = stats.active or seconds
+    rate = f", {stats.programs / span:.2f} programs/s" if span else ""
     return (f"{stats.programs} programs ({stats.executed} compiled and judged), "
             f"{len(fs)} finding(s) in {len(groups)} bucket(s)"
             + (f" ({nk} known)" if nk else "")

@@ -415,4 +415,4 @@ def default_source(spec: str) -> str:
 
 
 __all__ = ["CompileConfig", "CompilerCampaign", "ParallelCompilerCampaign", "backend_name",
-           "parse_backend", "default_source", "is_compiler_config", "publish"]
+           "parse_backend", "default_source", "is_compiler_config"]
