@@ -6,7 +6,9 @@ source operation it was compiled from. The signature names it from the PTX side:
 
 - for each source atomic operation (load, store, atomicrmw, cmpxchg, fence) the read-back rows of
   the PTX lines compiled from its source line (``Compiled.origin``: PTX line, text, source line;
-  the source line of each source row is :class:`hw.ptxc.emit_common.Emitted`'s ``lines``);
+  the source line of each source row is :class:`hw.ptxc.emit_common.Emitted`'s ``lines``); PTX
+  without line information (clang-ocl) is aligned with the source in program order instead
+  (:func:`_align`);
 - what those rows carry: acquire (an acquire/acq_rel/sc access or fence), release, sc (a
   ``fence.sc`` or an sc access), atomicity (a strong access, not ``.weak``) and the scope of
   the access (the narrowest of its rows) or of the fence (the widest);
@@ -102,10 +104,15 @@ def weakened(source, compiled, lines) -> list[dict]:
     ``thread``, ``kind``, ``source`` (order/scope), ``ptx`` (the carrying instruction's text and
     PTX line), ``instruction`` (:func:`ptx_instruction`) and ``lost``."""
     out = []
-    for tid, _, ins, line in _source_ops(source, lines):
-        rows = [(pl, text, compiled.test.threads[tid].code[j])
-                for j, (pl, text, sl) in enumerate(compiled.origin[tid])
-                if sl == line and j < len(compiled.test.threads[tid].code)]
+    aligned = {tid: _align(source, compiled, tid) for tid in range(len(source.threads))
+               if not any(sl is not None for _, _, sl in compiled.origin[tid])}
+    for tid, k, ins, line in _source_ops(source, lines):
+        if tid in aligned:              # no line info in this PTX (clang-ocl): by alignment
+            rows = aligned[tid].get(k, [])
+        else:
+            rows = [(pl, text, compiled.test.threads[tid].code[j])
+                    for j, (pl, text, sl) in enumerate(compiled.origin[tid])
+                    if sl == line and j < len(compiled.test.threads[tid].code)]
         mem = [r for r in rows if r[2].base in ("ld", "st", "rmw", "cas") and r[2].loc]
         fences = [r for r in rows if r[2].base == "fence"]
         orders = {r[2].order for r in rows}
@@ -148,6 +155,42 @@ def weakened(source, compiled, lines) -> list[dict]:
                     "source_line": line,
                     "instruction": ptx_instruction(carrier[1]) if carrier else "(no instruction)",
                     "lost": lost})
+    return out
+
+
+def _align(source, compiled, tid: int) -> dict:
+    """Source row -> its read-back rows, for PTX without line information (clang-ocl emits no
+    ``.loc``): the thread's memory rows and fences in program order, each source access taking
+    the next row of its kind on its location with the fences just before it (a seq_cst access's
+    ``fence.sc``) and, unless a source fence follows, just after it; each source fence taking the
+    fences at the current position (none: compiled away)."""
+    code = compiled.test.threads[tid].code
+    rows = [(pl, text, code[j]) for j, (pl, text, _) in enumerate(compiled.origin[tid])
+            if j < len(code) and code[j].base in ("ld", "st", "rmw", "cas", "fence")]
+    src = [(k, ins) for k, ins in enumerate(source.threads[tid].code)
+           if ins.base in KIND_NAME and (ins.base == "fence" or ins.access == "atom")]
+    out: dict = {}
+    p = 0
+    for n, (k, ins) in enumerate(src):
+        if ins.base == "fence":
+            q = p
+            while q < len(rows) and rows[q][2].base == "fence":
+                q += 1
+            out[k], p = rows[p:q], q
+            continue
+        q = p
+        while q < len(rows) and not (rows[q][2].base == ins.base and rows[q][2].loc == ins.loc):
+            q += 1
+        if q == len(rows):
+            out[k] = []                 # not found: compiled away
+            continue
+        mine = [r for r in rows[p:q] if r[2].base == "fence"] + [rows[q]]
+        q += 1
+        follows_fence = n + 1 < len(src) and src[n + 1][1].base == "fence"
+        while not follows_fence and q < len(rows) and rows[q][2].base == "fence":
+            mine.append(rows[q])
+            q += 1
+        out[k], p = mine, q
     return out
 
 
