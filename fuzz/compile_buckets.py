@@ -118,9 +118,11 @@ def weakened(source, compiled, lines) -> list[dict]:
         orders = {r[2].order for r in rows}
         lost = []
         want = ins.order or "rlx"
-        if want in _ACQ and not orders & set(_ACQ):
+        # a load has no release side and a store no acquire side (C11 7.17.3): seq_cst asks a
+        # load for acquire + fence.sc, a store for release + fence.sc
+        if want in _ACQ and ins.base != "st" and not orders & set(_ACQ):
             lost.append(f"{_order_name(want)} lost (no acquire)")
-        if want in _REL and not orders & set(_REL):
+        if want in _REL and ins.base != "ld" and not orders & set(_REL):
             lost.append(f"{_order_name(want)} lost (no release)")
         if want == "sc" and "sc" not in orders:
             lost.append("seq_cst lost (no fence.sc)")
@@ -162,7 +164,8 @@ def _align(source, compiled, tid: int) -> dict:
     """Source row -> its read-back rows, for PTX without line information (clang-ocl emits no
     ``.loc``): the thread's memory rows and fences in program order, each source access taking
     the next row of its kind on its location with the fences just before it (a seq_cst access's
-    ``fence.sc``) and, unless a source fence follows, just after it; each source fence taking the
+    ``fence.sc``) and, unless a source fence follows (or a seq_cst op whose ``fence.sc`` it is),
+    just after it; each source fence taking the
     fences at the current position (none: compiled away)."""
     code = compiled.test.threads[tid].code
     rows = [(pl, text, code[j]) for j, (pl, text, _) in enumerate(compiled.origin[tid])
@@ -176,6 +179,10 @@ def _align(source, compiled, tid: int) -> dict:
             q = p
             while q < len(rows) and rows[q][2].base == "fence":
                 q += 1
+            nxt = src[n + 1][1] if n + 1 < len(src) else None
+            if (q - p >= 2 and rows[q - 1][2].order == "sc" and nxt is not None
+                    and nxt.base != "fence" and nxt.order == "sc"):
+                q -= 1                  # the last fence.sc is the next seq_cst access's own
             out[k], p = rows[p:q], q
             continue
         q = p
@@ -186,9 +193,11 @@ def _align(source, compiled, tid: int) -> dict:
             continue
         mine = [r for r in rows[p:q] if r[2].base == "fence"] + [rows[q]]
         q += 1
-        follows_fence = n + 1 < len(src) and src[n + 1][1].base == "fence"
-        while not follows_fence and q < len(rows) and rows[q][2].base == "fence":
-            mine.append(rows[q])
+        nxt = src[n + 1][1] if n + 1 < len(src) else None
+        while (q < len(rows) and rows[q][2].base == "fence"
+               and (nxt is None or nxt.base != "fence")
+               and not (rows[q][2].order == "sc" and nxt is not None and nxt.order == "sc")):
+            mine.append(rows[q])        # a trailing fence, unless the next op's leading fence.sc
             q += 1
         out[k], p = mine, q
     return out

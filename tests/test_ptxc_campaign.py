@@ -65,6 +65,23 @@ exists (1:r0=1 /\\ 1:r1=0)
 """
 
 
+# seq_cst load, a seq_cst fence and a seq_cst store in a row: clang-ocl emits fence.sc.sys three
+# times with no line information; each seq_cst op must get its own (only the RMW is weakened)
+OCL_SC = """OPENCL S-s0-40
+{ [x] = 0; [y] = 0; }
+P0@wg 0, dev 0 (global atomic_int* x, global atomic_int* y) {
+  int r0 = atomic_fetch_or_explicit(x, 1, memory_order_release, memory_scope_all_svm_devices);
+  atomic_store_explicit(y, 2, memory_order_seq_cst, memory_scope_all_svm_devices);
+}
+P1@wg 0, dev 1 (global atomic_int* x, global atomic_int* y) {
+  int r0 = atomic_load_explicit(y, memory_order_seq_cst, memory_scope_all_svm_devices);
+  atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, memory_scope_work_group);
+  atomic_store_explicit(x, 3, memory_order_seq_cst, memory_scope_all_svm_devices);
+}
+exists (x=0)
+"""
+
+
 def bucket_of(text, mutant=None, spec=SPEC):
     import hw.ptxc as ptxc
     from hw.ptxc.emit_common import emit
@@ -100,6 +117,8 @@ def test_the_atomicrmw_bug_is_one_known_bucket_whatever_was_lost(clang):
     # clang-ocl (the same NVPTX back end; its PTX has no line information: aligned in order)
     d = bucket_of(OCL_RMW, spec="clang-ocl:sm_90,O2")
     assert d["id"] == a["id"] and d["weakened"][0]["lost"] == ["release lost (no release)"]
+    e = bucket_of(OCL_SC, spec="clang-ocl:sm_90,O2")
+    assert e["id"] == a["id"] and [w["kind"] for w in e["weakened"]] == ["atomicrmw"]
 
 
 def test_ptx_instruction_folds_types_and_rmw_ops():
