@@ -106,10 +106,6 @@ def source_of(features) -> str:
     return src[0]
 
 
-def is_compiler_config(cfg) -> bool:
-    return str(cfg.backend).startswith(PREFIX)
-
-
 class CompilerCampaign(Campaign):
     """One compiler campaign directory (a shard of one with ``--jobs``)."""
 
@@ -415,4 +411,4 @@ def default_source(spec: str) -> str:
 
 
 __all__ = ["CompileConfig", "CompilerCampaign", "ParallelCompilerCampaign", "backend_name",
-           "parse_backend", "default_source", "is_compiler_config"]
+           "parse_backend", "default_source"]
