@@ -41,7 +41,8 @@ def main(argv=None) -> int:
     import hw.ptxc as ptxc
     from litmus import parse
     from fuzz.compilers import judge
-    from fuzz.compilers_campaign import CompilerCampaign
+    from fuzz.compilers_campaign import CompileConfig, CompilerCampaign, backend_name
+    from fuzz.findings import load_findings
     from fuzz.cuda_strategies import draw, render
     from hw.ptxc.mutants import MUTANTS
     comp = ptxc.parse_spec(a.compiler)
@@ -49,16 +50,19 @@ def main(argv=None) -> int:
     if why:
         print(f"{comp.spec()} not available: {why}")
         return 2
-    out = tempfile.mkdtemp(prefix="scopefuzz-bench-ptxc-out-")
-    # throughput: empty cache, then warm
+    def campaign(mutant=None, seed=0, **kw):
+        out = tempfile.mkdtemp(prefix="scopefuzz-bench-ptxc-out-")
+        cfg = CompileConfig(backend=backend_name(comp.spec(), mutant), out=out, seed=seed,
+                            features=frozenset({"cuda"}), minimize_seconds=0, **kw)
+        return CompilerCampaign(cfg), out
+    # throughput: empty cache, then warm (a campaign of the main machinery: journal, findings)
     for label in (() if a.skip_throughput else ("empty cache", "warm cache")):
-        camp = CompilerCampaign(out, comp, 0, seconds=None, programs=a.programs,
-                                minimize_seconds=0)
+        camp, _ = campaign(programs=a.programs, time=None)
         t0 = time.monotonic()
         st = camp.run()
         dt = time.monotonic() - t0
         print(f"throughput {label}: {st.programs} programs in {dt:.1f} s = "
-              f"{st.programs / dt:.2f} programs/s ({st.counterexamples} counterexamples, "
+              f"{st.programs / dt:.2f} programs/s ({st.findings} findings, "
               f"{st.errors} errors)")
     # check time of compiled 4-thread programs (judge only; compiles are cached)
     times, cpus = [], []
@@ -92,16 +96,17 @@ def main(argv=None) -> int:
             os.environ["SCOPEFUZZ_ISA_CACHE"] = tempfile.mkdtemp(prefix="scopefuzz-bench-ptxc-")
             toolchain.clear_memo()
             clear_cache()
-            camp = CompilerCampaign(out, comp, seed, seconds=a.seconds, mutant=m,
-                                    minimize_seconds=0, stop_at_first=True)
+            camp, out = campaign(m, seed=seed, time=a.seconds, max_findings=1)
             c0 = _cpu()
             st = camp.run()
             cpu = _cpu() - c0
-            found = (f"found after {camp.first_found_s:.1f} s ({st.programs} programs, "
-                     f"{cpu:.1f} CPU s)"
-                     if camp.first_found_s is not None else
+            firsts = [r["first"]["t"] for r in load_findings(out)
+                      if not (r.get("baseline") or {}).get("forbidden")]
+            first = min(firsts) if firsts else None
+            found = (f"found after {first:.1f} s ({st.programs} programs, {cpu:.1f} CPU s)"
+                     if first is not None else
                      f"not found in {a.seconds:.0f} s ({st.programs} programs, {cpu:.1f} CPU s)")
-            found_s.append(camp.first_found_s)
+            found_s.append(first)
             print(f"mutant {m} seed {seed}: {found}", flush=True)
         if a.seeds > 1:
             hit = [x for x in found_s if x is not None]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from .ptx_strategies import PTX_FEATURES
 from .strategies import FEATURES, FeatureError
@@ -95,40 +96,97 @@ def cmd_weakening(args) -> int:
 
 
 def cmd_compilers(args) -> int:
-    """``fuzz --compile SPEC``: the compilers-in-the-loop campaign (fuzz/compilers_campaign.py)."""
+    """``fuzz --compile SPEC``: the compilers-in-the-loop campaign (fuzz/compilers_campaign.py),
+    run by the main campaign machinery: journal, ``--resume``, ``--jobs``, findings, buckets."""
     import hw
-    import hw.ptxc as ptxc
-    from .compilers_campaign import CompilerCampaign
+    from .campaign import CampaignError, parse_shard
+    from .compilers_campaign import (CompileConfig, CompilerCampaign, ParallelCompilerCampaign,
+                                     backend_name, default_source)
+    from .progress import Progress
     try:
-        comp = ptxc.parse_spec(args.compile)
-        why = ptxc.available(comp)
-        if why:
-            raise hw.BackendError(f"{comp.spec()} is not available: {why}")
-        camp = CompilerCampaign(args.out, comp, args.seed,
-                                seconds=args.time if (args.time is not None
-                                                      or args.programs is not None) else 60.0,
-                                programs=args.programs, mutant=args.ptx_mutant,
-                                progress=None if args.quiet else _compilers_progress)
-    except hw.BackendError as e:
+        backend = backend_name(args.compile, args.ptx_mutant)
+        source = args.source or default_source(args.compile)
+        known = ()
+        if args.known == "default":
+            from .known import default_known_ptxc_path
+            known = (default_known_ptxc_path(),)
+        elif args.known:
+            known = (args.known,)
+        from .known import load_known
+        for k in known:                     # a bad file fails here, before DIR is touched
+            load_known(k)
+        cfg = CompileConfig(backend=backend, out=args.out, seed=args.seed, programs=args.programs,
+                            time=args.time if (args.time is not None or args.programs is not None)
+                            else 60.0, features=frozenset({source}), resume=args.resume,
+                            shard=parse_shard(args.shard),
+                            minimize_seconds=args.minimize_seconds, max_findings=args.stop_after,
+                            known=known)
+        jobs = _compile_jobs(args)
+        progress = None if args.quiet else Progress()
+        t0 = time.monotonic()
+        if jobs == 1:
+            stats = CompilerCampaign(cfg, progress=progress).run()
+        else:
+            stats = ParallelCompilerCampaign(cfg, jobs, progress=progress).run()
+        secs = time.monotonic() - t0
+    except (hw.BackendError, CampaignError, ValueError) as e:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        st = camp.run()
     except OSError as e:
-        print(f"scopefuzz fuzz: {storage_message(args.out, e)}", file=sys.stderr)
+        print(f"scopefuzz fuzz: {storage_message(args.out, e)}; what was written is intact "
+              "(--resume continues)", file=sys.stderr)
         return EXIT_STORAGE
-    if not args.quiet:
-        print(file=sys.stderr)
-    print(f"{args.out}: {st.programs} programs, {st.holds} hold, {st.racy} racy (skipped), "
-          f"{st.refused} refused, {st.errors} errors, {st.counterexamples} counterexample(s), "
-          f"{st.programs / max(st.seconds, 1e-9):.2f} programs/s", file=sys.stderr)
-    return EXIT_FINDINGS if st.counterexamples else EXIT_OK
+    print(f"{args.out}: {compile_summary(args.out, stats, known, secs)}", file=sys.stderr)
+    if args.report:
+        rc, paths = write_report(args.out, "scopefuzz fuzz: report", list(known) or None)
+        if paths is None:
+            return rc
+        print(f"report: {paths[0]}", file=sys.stderr)
+    if stats.findings:
+        return EXIT_FINDINGS
+    if errors_dominate(stats):
+        print(f"scopefuzz fuzz: {stats.errors} of {stats.programs} programs errored: the campaign "
+              f"tested next to nothing (exit {EXIT_ERRORS})", file=sys.stderr)
+        return EXIT_ERRORS
+    return EXIT_OK
 
 
-def _compilers_progress(st, secs) -> None:
-    print(f"\r{st.programs} programs ({st.holds} hold, {st.racy} racy, {st.errors} errors), "
-          f"{st.counterexamples} counterexample(s), {st.programs / max(secs, 1e-9):.1f} "
-          f"programs/s", end="", file=sys.stderr)
+def compile_summary(directory: str, stats, known=(), seconds: float | None = None) -> str:
+    """The summary line of a compiler campaign: programs, judged, findings in buckets (known
+    ones counted), racy, errors, refused, programs/s of campaign time."""
+    from .buckets import group
+    from .findings import load_findings
+    from .known import load_known, mark_known
+    fs = load_findings(directory, on_bad=lambda m: None)
+    groups = mark_known(group(fs), load_known(list(known)) if known else None)
+    nk = sum(1 for g in groups if g.get("known"))
+    # over the campaign's active time (every session; the slowest shard's), as the report: a
+    # resumed session's count includes the programs journaled before it
+    span = stats.active or seconds
+    rate = f", {stats.programs / span:.2f} programs/s" if span else ""
+    return (f"{stats.programs} programs ({stats.executed} compiled and judged), "
+            f"{len(fs)} finding(s) in {len(groups)} bucket(s)"
+            + (f" ({nk} known)" if nk else "")
+            + f", {stats.undef} racy (skipped), {stats.errors} errors "
+            f"({stats.budget} over the oracle's search budget), {stats.refused} refused{rate}")
+
+
+def _compile_jobs(args) -> int:
+    """Workers of a compiler campaign: ``--jobs`` (default 1: a compiler run already takes a
+    core), or the count a resumed campaign was started with."""
+    from .campaign import CampaignError
+    from .layout import read_meta
+    jobs = args.jobs
+    if jobs is not None and jobs < 1:
+        raise CampaignError(f"bad --jobs {jobs}: must be >= 1")
+    meta = read_meta(args.out, CampaignError) if args.resume else None
+    if meta is not None:
+        started = meta.get("jobs", 1)
+        if jobs is not None and jobs != started:
+            raise CampaignError(f"{args.out}: --resume with --jobs {jobs}, but the campaign was "
+                                f"started with --jobs {started}")
+        jobs = started
+    return jobs or 1
 
 
 def cmd_fuzz(args) -> int:
@@ -262,8 +320,8 @@ def cmd_report(args) -> int:
         return EXIT_USAGE
     known = args.known
     if known == "default":
-        from .known import default_known_path
-        known = default_known_path()
+        from .known import default_known_paths
+        known = default_known_paths()
     rc, paths = write_report(args.dir, "scopefuzz report", known)
     if paths is None:
         return rc
@@ -305,12 +363,20 @@ def register(sub) -> None:
                         "program is allowed by --model (docs/tileir.md); writes OUT/weakening.json "
                         "and OUT/counterexamples/")
     p.add_argument("--compile", default=None, metavar="COMPILER[:sm_XX,Oo]",
-                   help="compilers in the loop: compile drawn CUDA programs with a real compiler "
+                   help="compilers in the loop: compile drawn programs with a real compiler "
                         "(clang-cuda, clang-ocl, nvcc-libcu, nvcc-builtins), read the PTX back, "
                         "record programs whose PTX outcomes escape the source model "
-                        "(docs/compilers.md); writes OUT/compilers.json and OUT/findings/")
+                        "(docs/compilers.md); a campaign like the others: OUT/journal.jsonl, "
+                        "OUT/findings/, --resume, --jobs, report")
     p.add_argument("--ptx-mutant", default=None, metavar="NAME",
                    help="with --compile: plant a compiler bug in the PTX (hw/ptxc/mutants.py)")
+    p.add_argument("--source", default=None, choices=("cuda", "c", "opencl"),
+                   help="with --compile: the source dialect of the drawn programs (default: the "
+                        "front end's own: opencl for clang-ocl, cuda for the others)")
+    p.add_argument("--known", default=None, metavar="FILE", nargs="?", const="default",
+                   help="with --compile: known bugs (JSON, fuzz/known.py); a finding in the exact "
+                        "bucket of a known bug already found is counted, not minimized again; "
+                        "without FILE: hw/ptxc/known-clang22-nvptx.json")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--time", type=float, metavar="S",
                      help="seconds of campaign (default 60 when --programs is not given)")

@@ -1,190 +1,414 @@
-"""The compilers-in-the-loop campaign (``scopefuzz fuzz --compile SPEC``, issue 29).
+"""The compilers-in-the-loop campaign (``scopefuzz fuzz --compile SPEC``, issue 29), run by the main
+campaign machinery.
 
-Programs 0, 1, ... of a seed (:func:`fuzz.cuda_strategies.draw`) are compiled by a real compiler
-(:mod:`hw.ptxc`, its compile cache), read back and judged (:func:`fuzz.compilers.judge`). A
-counterexample is minimized (fewer threads and ops, weaker orders, narrower scopes, while the
-compiled program still escapes the source model and the source stays race-free), deduplicated
-on its minimized text and written to ``OUT/findings/<id>/``: ``finding.json`` (spec, command,
-version, extra outcomes, source, PTX, read-back) and ``finding.md`` (both executions and the
-marked PTX, :func:`fuzz.compilers.explain_counterexample`). ``OUT/compilers.json`` holds the
-counts (holds, skipped(racy), refused, errors, counterexamples) and programs/s.
-Not resumable: a campaign starts from program 0 (the programs are deterministic per seed, so a
-rerun with the same seed reproduces it).
+:class:`CompilerCampaign` is a :class:`fuzz.campaign.Campaign`: the same directory layout
+(``campaign.json``, ``journal.jsonl``, ``findings/<id>/``), the same loop, lock, journal and
+``--resume`` (programs journaled are not run again; the one a kill cut off is redone; a finding is
+published before its program's journal line, and publishing it again only adds a missing source),
+and ``--jobs N`` through :class:`fuzz.workers.ParallelCampaign` (shards ``DIR/shard-KofN/``
+publishing into one ``DIR/findings/``; every worker shares hw/ptxc's on-disk compile cache).
+What differs is what one program is:
+
+- program *i* is :func:`fuzz.c_strategies.draw_source` (the CUDA draw of
+  :mod:`fuzz.cuda_strategies`, spelled in the source dialect: ``cuda``, ``c`` or ``opencl``),
+  compiled by a real compiler (:mod:`hw.ptxc`; drawn :data:`fuzz.campaign.BATCH` at a time and
+  compiled in one compiler run, :func:`hw.ptxc.compile_many`), read back and judged
+  (:func:`fuzz.compilers.judge`: PTX outcomes must be allowed by the source model);
+- journal statuses: ``ok`` (holds), ``undef`` (racy source: skipped), ``refused``,
+  ``backend-error`` (the compiler or the PTX reader), ``oracle-error`` (``budget`` when the
+  search ran past its budget), ``finding``;
+- a counterexample is bucketed (:mod:`fuzz.compile_buckets`: the PTX instruction that does not
+  carry the source's order or scope). When its bucket is a **known** bug (``--known``,
+  :mod:`fuzz.known`; the maintained NVPTX list is hw/ptxc/known-clang22-nvptx.json) and a finding
+  of that exact bucket exists, the program is added to that finding's sources and not minimized
+  again (a campaign on clang-22 would otherwise spend its time re-minimizing the atomicrmw bug).
+  Otherwise it is minimized (:func:`fuzz.cuda_strategies.smaller`: fewer threads and ops, weaker
+  orders, narrower scopes, while the compiled program still escapes the source model) and
+  published under the canonical hash of (backend, minimized source);
+- with a planted PTX mutant (backend ``ptxc:SPEC:MUTANT``) the un-mutated PTX is the baseline: a
+  program whose real PTX escapes too is published with ``baseline.forbidden`` set and does not
+  count towards ``--stop-after``; minimization keeps a clean baseline.
+
+The campaign's backend string is ``ptxc:NAME:sm_XX,Oo[,per-role][:MUTANT]`` and its features are
+the source dialect (``{"cuda"}``): both are in ``campaign.json``'s identity, so ``--resume`` with
+another compiler, mutant or dialect is refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
+import hashlib
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import hw
 import hw.ptxc as ptxc
-from litmus import parse
+from litmus import canonical_hash, parse
+from litmus.lexer import ParseError
 from oracle import OracleError
 
+from . import coverage as cov
+from .c_strategies import NATURAL, SOURCES, draw_source, render_source
+from .campaign import BATCH, Campaign, CampaignError, Config, budget_hit
+from .compile_buckets import compiler_bucket, marked_rows
 from .compilers import explain_counterexample, judge
-from .cuda_strategies import Prog, draw, render, smaller
+from .cuda_strategies import smaller
+from .findings import add_sources, load_findings, publish
+from .workers import ParallelCampaign
 
-RESULT = "compilers.json"
+PREFIX = "ptxc:"
+#: compiled programs with at most this many memory rows (loads, stores, RMWs, CAS, fences) are
+#: checked in this process: they take milliseconds, and the fork of a time-limited check costs
+#: 40-80 ms on a loaded machine; bigger ones get ``check_seconds`` in a forked child
+SMALL_CHECK = 8
 
 
 @dataclass
-class Stats:
-    programs: int = 0
-    holds: int = 0
-    racy: int = 0
-    refused: int = 0
-    errors: int = 0
-    counterexamples: int = 0
-    baseline_counterexamples: int = 0   # with a mutant: the un-mutated PTX escapes too
-    cached: int = 0
-    seconds: float = 0.0
-    found: list = field(default_factory=list)
-    error_samples: list = field(default_factory=list)
+class CompileConfig(Config):
+    """A compiler campaign's parameters: :class:`fuzz.campaign.Config` with ``backend``
+    ``ptxc:SPEC[:MUTANT]``, ``features`` the source dialect, and the known-bugs files (not part
+    of the identity: marking does not change what a program is)."""
 
-    def as_json(self, cfg: dict) -> dict:
-        d = dataclasses.asdict(self)
-        d["seconds"] = round(self.seconds, 1)
-        d["programs_per_s"] = round(self.programs / self.seconds, 2) if self.seconds else 0
-        return dict(cfg, **d)
+    known: tuple = ()
+    #: wall-clock limit of one program's check (source and PTX oracle calls, in a forked child:
+    #: numba loops cannot be interrupted); past it the program is an ``oracle-error`` with
+    #: ``budget``. A few random mixes with many ``fence.sc`` take minutes, and the loop only
+    #: looks at ``--time`` between programs. 0: no limit, in this process.
+    check_seconds: float = 30.0
 
 
-class CompilerCampaign:
-    def __init__(self, out: str, compiler, seed: int = 0, seconds: float | None = 60.0,
-                 programs: int | None = None, mutant: str | None = None,
-                 minimize_seconds: float = 10.0, progress=None, stop_at_first: bool = False):
-        self.out, self.compiler, self.seed = out, compiler, seed
-        self.seconds, self.programs, self.mutant = seconds, programs, mutant
+def backend_name(spec: str, mutant: str | None = None) -> str:
+    """``ptxc:SPEC[:MUTANT]`` with SPEC canonical (BackendError on a bad spec or mutant)."""
+    comp = ptxc.parse_spec(spec)
+    if mutant:
+        from hw.ptxc.mutants import get
+        get(mutant)
+    return PREFIX + comp.spec() + (f":{mutant}" if mutant else "")
+
+
+def parse_backend(name: str):
+    """(Compiler, mutant or None) of ``ptxc:NAME[:OPTS][:MUTANT]``."""
+    if not name.startswith(PREFIX):
+        raise CampaignError(f"not a compiler campaign backend: {name!r}")
+    parts = name[len(PREFIX):].split(":")
+    try:
+        comp = ptxc.parse_spec(":".join(parts[:2]))
+    except hw.BackendError as e:
+        raise CampaignError(str(e)) from None
+    return comp, (parts[2] if len(parts) > 2 and parts[2] else None)
+
+
+def source_of(features) -> str:
+    src = [f for f in features if f in SOURCES]
+    if len(src) != 1:
+        raise CampaignError(f"a compiler campaign draws one source dialect, got {sorted(features)}")
+    return src[0]
+
+
+class CompilerCampaign(Campaign):
+    """One compiler campaign directory (a shard of one with ``--jobs``)."""
+
+    def __init__(self, config: Config, progress=None, stop=None, **_):
+        super().__init__(config, progress=progress, stop=stop)
+        self.compiler, self.mutant = parse_backend(config.backend)
+        self.source = source_of(config.features)
         self.mutate = None
-        if mutant:
+        if self.mutant:
             from hw.ptxc.mutants import get
-            self.mutate = get(mutant)
-        self.minimize_seconds, self.progress = minimize_seconds, progress
-        self.stop_at_first = stop_at_first
-        self.first_found_s: float | None = None
+            try:
+                self.mutate = get(self.mutant)
+            except hw.BackendError as e:
+                raise CampaignError(str(e)) from None
+        self.known_bugs = load_known_files(getattr(config, "known", ()))
+        self._progs: dict = {}
+        self._compiled: dict = {}
 
-    def config(self) -> dict:
-        return {"compiler": self.compiler.spec(), "ptx_mutant": self.mutant, "seed": self.seed,
-                "seconds_limit": self.seconds, "programs_limit": self.programs}
+    # -- what Campaign asks of a backend ---------------------------------------------------------
+    @property
+    def backend(self):
+        return self.compiler
 
-    def verdict(self, prog: Prog):
-        """(status, test, compiled, verdict) of one program; status holds / racy / refused /
-        error / counterexample."""
-        test = parse(render(prog), f"{prog.name}.litmus")
+    @property
+    def checker(self):
+        return judge
+
+    @property
+    def draw_features(self) -> frozenset:
+        return self.cfg.features
+
+    def check_backend(self) -> None:
+        why = ptxc.available(self.compiler)
+        if why:
+            raise CampaignError(f"{self.compiler.spec()} is not available: {why}")
+
+    def _warm_up(self) -> None:
+        """Compile and judge one MP program before the clock starts (numba JIT of the oracle)."""
+        try:
+            self.verdict(draw_source(0, 0, self.source))
+        except Exception:
+            pass
+
+    def _batched(self, indices):
+        """``indices``, :data:`BATCH` at a time: their programs drawn and compiled in one
+        compiler run; a program the batch could not give is compiled alone in :meth:`one`."""
+        it = iter(indices)
+        while True:
+            batch = [i for _, i in zip(range(BATCH), it)]
+            if not batch:
+                return
+            self._progs, self._compiled = {}, {}
+            tests = {}
+            for i in batch:
+                p = draw_source(self.cfg.seed, i, self.source)
+                self._progs[i] = p
+                try:
+                    tests[i] = parse(render_source(p, self.source), f"{p.name}.litmus")
+                except ParseError:
+                    pass
+            if len(tests) > 1:
+                try:
+                    got = ptxc.compile_many(list(tests.values()), self.compiler, self.mutate)
+                    self._compiled = {i: c for i, c in zip(tests, got)
+                                      if isinstance(c, ptxc.Compiled)}
+                except Exception:              # each program meets its own error in `one`
+                    self._compiled = {}
+            yield from batch
+
+    # -- one program -----------------------------------------------------------------------------
+    def verdict(self, prog, compiled=None, mutate="campaign"):
+        """(status, test, compiled, verdict or message, budget) of one program; status is a
+        journal status: ok / undef / refused / backend-error / oracle-error / finding."""
+        mutate = self.mutate if mutate == "campaign" else mutate
+        text = render_source(prog, self.source)
+        try:
+            test = parse(text, f"{prog.name}.litmus")
+        except ParseError as e:
+            return "backend-error", None, None, f"source does not parse: {e}", False
         try:
             why = ptxc.refusal(test, self.compiler)
             if why:
-                return "refused", test, None, why
-            compiled = ptxc.compile_test(test, self.compiler, self.mutate)
-            v = judge(test, compiled.test)
+                return "refused", test, None, why, False
+            if compiled is None:
+                compiled = ptxc.compile_test(test, self.compiler, mutate)
         except hw.BackendRefused as e:
-            return "refused", test, None, str(e)
-        except (hw.BackendError, OracleError) as e:
-            return "error", test, None, str(e).splitlines()[0] if str(e) else type(e).__name__
-        status = "racy" if v.status == "skipped" else v.status
-        return status, test, compiled, v
-
-    def _baseline_fails(self, prog: Prog) -> bool:
-        mutate, self.mutate = self.mutate, None
+            return "refused", test, None, _line(e), False
+        except hw.BackendError as e:
+            return "backend-error", test, None, _line(e), False
+        from oracle.deadline import Timeout, call_with_timeout
         try:
-            return self.verdict(prog)[0] == "counterexample"
-        finally:
-            self.mutate = mutate
-
-    def minimize(self, prog: Prog) -> Prog:
-        t0 = time.monotonic()
-        changed = True
-        while changed and time.monotonic() - t0 < self.minimize_seconds:
-            changed = False
-            for cand in smaller(prog):
-                if time.monotonic() - t0 >= self.minimize_seconds:
-                    break
-                if self.verdict(cand)[0] == "counterexample":
-                    prog, changed = cand, True
-                    break
-        return prog
-
-    def run(self) -> Stats:
-        os.makedirs(os.path.join(self.out, "findings"), exist_ok=True)
-        st, seen = Stats(), set()
-        t0 = time.monotonic()
-        i = 0
-        while True:
-            if self.programs is not None and i >= self.programs:
-                break
-            if self.seconds is not None and time.monotonic() - t0 >= self.seconds:
-                break
-            prog = draw(self.seed, i)
-            i += 1
-            st.programs += 1
-            status, _, compiled, v = self.verdict(prog)
-            if compiled is not None and compiled.cached:
-                st.cached += 1
-            if status == "holds":
-                st.holds += 1
-            elif status == "racy":
-                st.racy += 1
-            elif status == "refused":
-                st.refused += 1
-            elif status == "error":
-                st.errors += 1
-                if len(st.error_samples) < 10:
-                    st.error_samples.append(f"{prog.name}: {v}")
+            secs = getattr(self.cfg, "check_seconds", 0)
+            if secs and _memory_rows(compiled.test) > SMALL_CHECK:
+                v = call_with_timeout(_judge_in_child, secs, os.getpid(), test, compiled.test)
             else:
-                if self.mutate is not None and self._baseline_fails(prog):
-                    # the compiler's own PTX already escapes: not the planted bug's finding
-                    st.baseline_counterexamples += 1
-                    if self.stop_at_first:
-                        continue
-                    self._record(prog, st, seen)
+                v = judge(test, compiled.test)
+        except Timeout as e:
+            return "oracle-error", test, compiled, _line(e), True
+        except (OracleError, ValueError, RuntimeError) as e:
+            return "oracle-error", test, compiled, _line(e), budget_hit(e)
+        status = {"holds": "ok", "skipped": "undef", "counterexample": "finding"}[v.status]
+        return status, test, compiled, v, False
+
+    def one(self, i: int, clock) -> dict:
+        prog = self._progs.pop(i, None) or draw_source(self.cfg.seed, i, self.source)
+        entry = {"type": "program", "campaign": self.uid, "i": i, "seed": self.cfg.seed,
+                 "name": prog.name, "kinds": [], "pairs": [],
+                 "size": sum(len(t.ops) for t in prog.threads)}
+        t0 = time.monotonic()
+        try:
+            status, test, compiled, v, budget = self.verdict(prog, self._compiled.pop(i, None))
+            if test is not None:
+                try:
+                    entry["kinds"], entry["pairs"] = cov.kinds(test), cov.scope_pairs(test)
+                except Exception:
+                    pass
+            if compiled is not None and compiled.cached:
+                entry["cached"] = True
+            if status in ("refused", "backend-error", "oracle-error"):
+                entry["error"] = v
+                if budget:
+                    entry["budget"] = True
+            elif status == "finding":
+                entry["extra"] = v.extra[:3]
+                clean = True
+                if self.mutate is not None:
+                    clean = self.verdict(prog, mutate=None)[0] != "finding"
+                    entry["baseline_forbidden"] = int(not clean)
+                try:
+                    entry["finding"] = self._finding(prog, test, v, i, clock, clean, entry)
+                except OSError:
+                    raise                   # storage: the campaign stops (exit 3)
+                except Exception as e:      # the counterexample stays in the journal line
+                    entry["error"] = "recording the finding: " + _line(e)
+                    status = "backend-error"
+            entry["status"] = status
+        finally:
+            entry["executions"] = 0
+            entry["seconds"] = round(time.monotonic() - t0, 4)
+        return entry
+
+    # -- findings --------------------------------------------------------------------------------
+    def _still_fails(self, clean_baseline: bool):
+        def fails(p) -> bool:
+            if self.verdict(p)[0] != "finding":
+                return False
+            if self.mutate is not None and clean_baseline:
+                return self.verdict(p, mutate=None)[0] != "finding"
+            return True
+        return fails
+
+    def minimize(self, prog, fails):
+        """The smallest program :func:`smaller` reaches that still ``fails`` (greedy, first
+        accepted candidate each round), within the campaign's tries and seconds."""
+        t0 = time.monotonic()
+        tried = accepted = 0
+        steps = []
+        changed = True
+        while changed:
+            changed = False
+            here = render_source(prog, self.source)
+            for cand in smaller(prog):
+                if (tried >= self.cfg.minimize_tries
+                        or time.monotonic() - t0 >= self.cfg.minimize_seconds):
+                    return prog, tried, accepted, steps, time.monotonic() - t0
+                if render_source(cand, self.source) == here:   # e.g. a scope C cannot say
                     continue
-                if self.first_found_s is None:
-                    self.first_found_s = time.monotonic() - t0
-                if self.stop_at_first:
-                    st.counterexamples += 1
+                tried += 1
+                if fails(cand):
+                    prog, changed = cand, True
+                    accepted += 1
+                    steps.append(_step(here, cand))
                     break
-                self._record(prog, st, seen)
-            if self.progress and st.programs % 10 == 0:
-                self.progress(st, time.monotonic() - t0)
-        st.seconds = time.monotonic() - t0
-        self._write(st)
-        return st
+        return prog, tried, accepted, steps, time.monotonic() - t0
 
-    def _record(self, prog: Prog, st: Stats, seen: set) -> None:
-        small = self.minimize(prog)
-        key = render(dataclasses.replace(small, name="cx"))
-        if key in seen:
-            return
-        seen.add(key)
-        status, test, compiled, v = self.verdict(small)
-        if status != "counterexample":     # minimized into something else: keep the original
-            small = prog
-            status, test, compiled, v = self.verdict(prog)
-        st.counterexamples += 1
-        fid = f"{st.counterexamples:03d}"
-        d = os.path.join(self.out, "findings", fid)
-        os.makedirs(d, exist_ok=True)
-        text = explain_counterexample(test, compiled, v)
-        rec = {"id": fid, "from": prog.name, "compiler": compiled.compiler.spec(),
-               "ptx_mutant": self.mutant, "command": compiled.command,
-               "version": compiled.version, "source_model": v.source_model, "extra": v.extra,
-               "source": render(small), "kernel": compiled.source, "ptx": compiled.ptx}
-        with open(os.path.join(d, "finding.json"), "w", encoding="utf-8") as f:
-            json.dump(rec, f, indent=1)
-        with open(os.path.join(d, "finding.md"), "w", encoding="utf-8") as f:
-            f.write(f"# Finding {fid}: {compiled.compiler.spec()}"
-                    f"{' with PTX mutant ' + self.mutant if self.mutant else ''}\n\n"
-                    f"Minimized from `{prog.name}` (seed {self.seed}).\n\n## Source (CUDA dialect)\n\n"
-                    f"```\n{render(small)}```\n\n## Kernel given to the compiler\n\n"
-                    f"```\n{compiled.source}\n```\n\n## Check\n\n```\n{text}```\n")
-        st.found.append({"dir": d, "from": prog.name, "extra": v.extra})
-        self._write(st)
+    def bucket(self, test, compiled, v) -> dict:
+        """The finding's bucket (fuzz/compile_buckets.py), from a one-program compile (the
+        kernel lines of a batch are not the program's own)."""
+        from hw.ptxc.emit_common import emit
+        em = emit(test, ptxc.SPELLINGS[self.compiler.name](), self.compiler.per_role)
+        return compiler_bucket(test, compiled, v.extra[0], v.source_model, em.lines)
 
-    def _write(self, st: Stats) -> None:
-        tmp = os.path.join(self.out, RESULT + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(st.as_json(self.config()), f, indent=1)
-        os.replace(tmp, os.path.join(self.out, RESULT))
+    def _known_finding(self, bucket: dict) -> str | None:
+        """The id of a finding already published in ``bucket`` (exactly), when it is a known bug."""
+        from .known import known_for
+        if not self.known_bugs or known_for(bucket["signature"], self.known_bugs) is None:
+            return None
+        for pass_ in (0, 1):
+            for fid, rec in self.known.items():
+                if (rec.get("bucket") or {}).get("id") == bucket["id"]:
+                    return fid
+            if pass_ == 0:      # another shard may have published it: look at findings/ again
+                for rec in load_findings(self.root, on_bad=lambda m: None):
+                    self.known.setdefault(rec["id"], rec)
+        return None
+
+    def _finding(self, prog, test, v, i, clock, clean_baseline: bool, entry: dict) -> str:
+        src = {"campaign": self.uid, "index": i, "seed": self.cfg.seed}
+        one = ptxc.compile_test(test, self.compiler, self.mutate)   # the program's own kernel
+        b0 = self.bucket(test, one, v)
+        entry["bucket"] = b0["id"]
+        fid = self._known_finding(b0)
+        if fid is not None:                 # a known bug, minimized before: count it
+            add_sources(self.root, fid, [src])
+            entry["known"] = True
+            return fid
+        small, tried, accepted, steps, secs = self.minimize(prog, self._still_fails(clean_baseline))
+        status, stest, scomp, sv, _ = self.verdict(small)
+        if status != "finding":             # minimized into something else: keep the original
+            small, stest, scomp, sv = prog, test, one, v
+        else:
+            scomp = ptxc.compile_test(stest, self.compiler, self.mutate)
+        bucket = self.bucket(stest, scomp, sv)
+        text = render_source(small, self.source)
+        canon = canonical_hash(stest)
+        fid = hashlib.sha256(f"{self.cfg.backend}|{canon}".encode()).hexdigest()[:16]
+        ws = bucket.get("weakened", [])
+        outcome = sv.extra[0]
+        base = None
+        if self.mutate is not None:
+            base = {"backend": PREFIX + self.compiler.spec(), "iterations": 0,
+                    "forbidden": int(not clean_baseline)}
+        from litmus.about import git_revision, version
+        mut = f" --ptx-mutant {self.mutant}" if self.mutant else ""
+        record = {
+            "id": fid, "kind": "compiler", "backend": self.cfg.backend, "mutant": self.mutant,
+            "compiler": self.compiler.spec(), "command": scomp.command, "version": scomp.version,
+            "source_dialect": self.source, "model": sv.source_model,
+            "campaign_seed": self.cfg.seed, "test": text, "original": render_source(prog, self.source),
+            "condition": text.rstrip("\n").splitlines()[-1],
+            "forbidden": [{"outcome": o, "count": 1} for o in sv.extra],
+            "histogram": [], "allowed": [], "verdict": "Forbid", "flags": [], "iterations": 0,
+            "reproduced": {"runs": 0, "hits": 0, "forbidden_iterations": 0, "iterations": 0},
+            "minimize": {"tried": tried, "accepted": accepted, "steps": steps,
+                         "size_before": sum(len(t.ops) for t in prog.threads),
+                         "size_after": sum(len(t.ops) for t in small.threads),
+                         "seconds": round(secs, 3)},
+            "first": {"campaign": self.uid, "index": i, "seed": self.cfg.seed,
+                      "t": round(clock(), 3)},
+            "sources": [src], "baseline": base,
+            "kernel_source": scomp.source, "ptx": scomp.ptx,
+            "marked": marked_rows(scomp, ws, scomp.source.splitlines()),
+            "check": explain_counterexample(stest, scomp, sv),
+            "tool": {"version": version(), "git": git_revision()},
+            "reproduce": {"command": f"scopefuzz run --compile {self.compiler.spec()}{mut} "
+                                     "minimized.litmus", "backend": self.cfg.backend},
+            "bucket": {k: bucket[k] for k in ("kind", "signature", "id", "family", "instruction")
+                       if k in bucket} | {"weakened": ws, "outcome": outcome},
+        }
+        if publish(self.root, record):
+            self.known[fid] = record
+            self.stats.findings = len(self.known)
+            if clean_baseline:
+                self.new_findings += 1
+        return fid
+
+
+def _memory_rows(test) -> int:
+    return sum(1 for th in test.threads for ins in th.code
+               if ins.base in ("ld", "st", "rmw", "cas", "fence"))
+
+
+def _judge_in_child(parent_pid: int, test, compiled_test):
+    """:func:`judge` in the forked child of :func:`oracle.deadline.call_with_timeout`, which dies
+    with its parent (``PR_SET_PDEATHSIG``): a campaign killed with SIGKILL must not leave a child
+    computing on, holding the campaign's lock (inherited with the fork) against ``--resume``."""
+    from .workers import _die_with_parent
+    _die_with_parent(parent_pid)
+    return judge(test, compiled_test)
+
+
+def _step(before: str, cand) -> str:
+    return f"-> {sum(len(t.ops) for t in cand.threads)} ops in {len(cand.threads)} threads"
+
+
+def _line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+
+
+def load_known_files(paths) -> list[dict]:
+    from .known import load_known
+    out: list[dict] = []
+    for p in paths or ():
+        out += load_known(p)
+    return out
+
+
+class ParallelCompilerCampaign(ParallelCampaign):
+    """``fuzz --compile ... --jobs N``: :class:`fuzz.workers.ParallelCampaign` whose workers run
+    :class:`CompilerCampaign` shards (:func:`fuzz.workers.campaign_for` picks the class from the
+    backend name); the compiler is checked here, before DIR is touched."""
+
+    def __init__(self, config, jobs, progress=None, log=None):
+        super().__init__(config, jobs, None, progress=progress, log=log)
+
+    def check_backends(self) -> None:
+        CompilerCampaign(dataclasses.replace(self.cfg, resume=False)).check_backend()
+
+
+def default_source(spec: str) -> str:
+    return NATURAL[ptxc.parse_spec(spec).name]
+
+
+__all__ = ["CompileConfig", "CompilerCampaign", "ParallelCompilerCampaign", "backend_name",
+           "parse_backend", "default_source"]

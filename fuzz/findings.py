@@ -204,6 +204,9 @@ def reproduce_lines(record: dict) -> list[str]:
 
 def finding_markdown(record: dict, explanation: str | None = None) -> str:
     """A finding written up for a bug report (Markdown, paste-ready)."""
+    if record.get("kind") == "compiler":          # fuzz --compile: checked, not run
+        from .compile_findings import compiler_markdown
+        return compiler_markdown(record, explanation)
     m = record.get("minimize", {})
     lines = [
         f"# Finding {record['id']}: forbidden outcome on `{record['backend']}`",

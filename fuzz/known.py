@@ -2,7 +2,9 @@
 
 ``scopefuzz report --known FILE`` marks the buckets a known bug matches and the report separates
 new from known. The repository maintains clang-22's known AMDGPU bugs in
-``hw/isa/known-clang22.json`` (shipped in the wheel; :func:`default_known_path`). Format::
+``hw/isa/known-clang22.json`` and its known NVPTX bugs (compiler findings of ``fuzz --compile``,
+fuzz/compile_buckets.py) in ``hw/ptxc/known-clang22-nvptx.json``, both shipped in the wheel
+(:func:`default_known_paths`; ``--known`` without FILE loads both). Format::
 
     {"version": 1, "bugs": [
       {"name": "...", "match": "REGEX on the bucket signature", "links": ["https://..."],
@@ -29,8 +31,24 @@ def default_known_path() -> str:
     return os.path.join(os.path.dirname(hw.isa.__file__), "known-clang22.json")
 
 
-def load_known(path: str) -> list[dict]:
-    """The bugs of a known-bugs file, each with its compiled ``match``."""
+def default_known_ptxc_path() -> str:
+    """The maintained list of clang-22's known NVPTX bugs (compiler findings, ``fuzz --compile``;
+    in the hw.ptxc package)."""
+    import hw.ptxc
+    return os.path.join(os.path.dirname(hw.ptxc.__file__), "known-clang22-nvptx.json")
+
+
+def default_known_paths() -> list[str]:
+    """Every maintained known-bugs file: clang-22's AMDGPU bugs and its NVPTX bugs (their
+    signatures cannot match each other's buckets)."""
+    return [default_known_path(), default_known_ptxc_path()]
+
+
+def load_known(path) -> list[dict]:
+    """The bugs of a known-bugs file (or of a list of files, in order), each with its compiled
+    ``match``."""
+    if isinstance(path, (list, tuple)):
+        return [b for p in path for b in load_known(p)]
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()

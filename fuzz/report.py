@@ -480,6 +480,9 @@ def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
 
 
 def _finding_html(r: dict, text: str, svg: str) -> str:
+    if r.get("kind") == "compiler":               # fuzz --compile: checked, not run
+        from .compile_findings import compiler_html
+        return compiler_html(r)
     e = html.escape
     rows = []
     for hrow in r["histogram"]:

@@ -455,12 +455,21 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+def campaign_for(cfg: Config, **kw) -> Campaign:
+    """The campaign class of a shard: a compiler campaign (backend ``ptxc:...``,
+    fuzz/compilers_campaign.py) or the backend campaign."""
+    if str(cfg.backend).startswith("ptxc:"):
+        from .compilers_campaign import CompilerCampaign
+        return CompilerCampaign(cfg, **kw)
+    return Campaign(cfg, **kw)
+
+
 def worker_main(cfg: Config, conn, parent_pid: int) -> None:
     """A worker process: run shard ``cfg.shard`` as a campaign, reporting counts over ``conn``."""
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent asks it to stop instead
     progress = _PipeProgress(conn)
-    camp = Campaign(cfg, progress=progress, stop=progress.stop)
+    camp = campaign_for(cfg, progress=progress, stop=progress.stop)
     progress.campaign = camp
     try:
         camp.run()

@@ -65,17 +65,19 @@ def test_racy_is_skipped_and_bad_spec_exit_2(tmp_path, clang, capsys):
 
 def test_fuzz_compile_finds_a_planted_mutant(tmp_path, clang, capsys):
     # programs 0..4 of seed 0 include an acquire load; with its .acquire dropped the compiled
-    # program escapes the source model: a finding with both files, exit 1
+    # program escapes the source model: a finding (finding.json, report.md), exit 1
+    from fuzz.findings import load_findings
     out = tmp_path / "camp"
     rc = main(["fuzz", "--compile", "clang-cuda:sm_90,O2", "--ptx-mutant", "drop-acquire",
                "--programs", "5", "--seed", "0", "--out", str(out), "--quiet"])
     assert rc == 1
-    stats = json.loads((out / "compilers.json").read_text())
-    assert stats["programs"] == 5 and stats["counterexamples"] >= 1
-    rec = json.loads((out / "findings" / "001" / "finding.json").read_text())
-    assert rec["ptx_mutant"] == "drop-acquire" and rec["extra"] and "clang-22" in rec["command"][0]
-    md = (out / "findings" / "001" / "finding.md").read_text()
-    assert "why it is forbidden" in md and "<- ptx" in md
+    assert "5 programs" in capsys.readouterr().err
+    recs = load_findings(str(out))
+    assert recs
+    rec = recs[0]
+    assert rec["mutant"] == "drop-acquire" and rec["forbidden"] and "clang-22" in rec["command"][0]
+    md = (out / "findings" / rec["id"] / "report.md").read_text()
+    assert "why it is forbidden" in md and "<- ptx" in md and "<-- load" in md
 
 
 def test_fuzz_compile_bad_mutant_exit_2(tmp_path, clang, capsys):
