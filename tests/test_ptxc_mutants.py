@@ -89,15 +89,19 @@ CAMPAIGN_PROGRAMS = 80
 @pytest.mark.parametrize("mutant", MUTANTS)
 def test_each_mutant_is_found_by_a_campaign_from_scratch(mutant, tmp_path):
     import hw.ptxc as ptxc
-    from fuzz.compilers_campaign import CompilerCampaign
+    from fuzz.compilers_campaign import CompileConfig, CompilerCampaign, backend_name
+    from fuzz.findings import load_findings
     comp = ptxc.parse_spec("clang-cuda:sm_90,O2")
     why = ptxc.available(comp)
     if why:
         pytest.skip(why)
-    camp = CompilerCampaign(str(tmp_path), comp, 0, seconds=None, programs=CAMPAIGN_PROGRAMS,
-                            mutant=mutant, minimize_seconds=0, stop_at_first=True)
-    st = camp.run()
-    assert st.counterexamples == 1, f"{mutant}: not found in {st.programs} programs"
+    cfg = CompileConfig(backend=backend_name(comp.spec(), mutant), out=str(tmp_path), seed=0,
+                        features=frozenset({"cuda"}), minimize_seconds=0, time=None,
+                        programs=CAMPAIGN_PROGRAMS, max_findings=1)
+    st = CompilerCampaign(cfg).run()
+    planted = [r for r in load_findings(str(tmp_path))
+               if not (r.get("baseline") or {}).get("forbidden")]
+    assert planted, f"{mutant}: not found in {st.programs} programs"
 
 
 def test_unknown_mutant_names_the_known_ones():
