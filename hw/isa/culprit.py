@@ -81,18 +81,18 @@ def culprit(b: Build, reads: list[tuple[int, int]]) -> dict | None:
                     found.append((kind, opcode(seg.compiled_anchor)))
                 else:            # a wait / cache operation missing before this access
                     found.append((kind, f"before {opcode(seg.compiled_anchor)}"))
+    if not found:         # a release both sides compile alike, not cumulative (finding 2)
+        rel = _uncumulative_release(b, checks, reads)
+        if rel:       # one bucket whatever instruction carries the release (ds_write, ds_wrxchg,
+            # global_store ...): the instruction is kept apart from the signature
+            return {"kind": "isa", "family": family, "instruction": rel[0][1],
+                    "signature": f"{family}: {rel[0][0]} (workgroup release)"}
     if not found:         # not in the culprit's window: any weakening of the whole test
         for tc in checks:
             for seg in tc.segments:
                 for kind, _ in seg.differences:
                     if _weaker(kind):
                         found.append((kind, opcode(seg.compiled_anchor) or "(end)"))
-    if not found:
-        rel = _uncumulative_release(b, checks, reads)
-        if rel:       # one bucket whatever instruction carries the release (ds_write, ds_wrxchg,
-            # global_store ...): the instruction is kept apart from the signature
-            return {"kind": "isa", "family": family, "instruction": rel[0][1],
-                    "signature": f"{family}: {rel[0][0]} (workgroup release)"}
     if not found:
         return None
     found = sorted(set(found))
