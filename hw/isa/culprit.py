@@ -81,7 +81,11 @@ def culprit(b: Build, reads: list[tuple[int, int]]) -> dict | None:
                     found.append((kind, opcode(seg.compiled_anchor)))
                 else:            # a wait / cache operation missing before this access
                     found.append((kind, f"before {opcode(seg.compiled_anchor)}"))
-    if not found:         # a release both sides compile alike, not cumulative (finding 2)
+    # a release both sides compile alike that is not cumulative (finding 2) is a sufficient
+    # cause: it names the bucket unless the window holds a stronger one (a scalar load, a missing
+    # wait or invalidate, a level); an idempotent rmw compiled to a load ("op:") or an access
+    # left out ("unmatched") in the window is a legal transformation, weaker evidence
+    if all(kind.startswith(("op:", "unmatched")) for kind, _ in found):
         rel = _uncumulative_release(b, checks, reads)
         if rel:       # one bucket whatever instruction carries the release (ds_write, ds_wrxchg,
             # global_store ...): the instruction is kept apart from the signature
@@ -117,13 +121,16 @@ def _narrow(ins, test) -> bool:
 def _uncumulative_release(b: Build, checks, reads) -> list[tuple[str, str]]:
     """``[(uncumulative-release:no-C, before OPCODE)]`` for a release at workgroup scope (a release write,
     or a release fence then a write) whose compiled code has no wait on the store counter C
-    before the write, in a thread that wrote a location of a culprit read earlier with no such
+    before the write, in a thread that wrote a location of a culprit read (any global location
+    when the oracle names no read, as for a final value) earlier with no such
     wait since: the release is not cumulative for that store once another wave's wider release
     waits only for its own counters (finding 2). ``[]`` when there is none."""
     from litmus import format_instr
     test = b.test
     stale = {test.threads[t].code[k].loc for t, k in reads
              if 0 <= k < len(test.threads[t].code) and test.threads[t].code[k] is not None}
+    if not stale - {None}:        # no read named (a final-value check): every global location
+        stale = {loc.name for loc in test.globals}
     counter = STORE_WAIT.get(b.target.family, "vmcnt")
     out = []
     for tc in checks:
