@@ -24,7 +24,7 @@ from . import crosscheck
 from .machine import Build
 
 #: crosscheck kinds that make the compiled code weaker than the hand lowering (a possible cause)
-WEAKER = ("scalar-load", "missing-wait:", "weaker-wait:", "missing-cache:", "level:", "op:",
+WEAKER = ("scalar-load", "missing-wait:", "missing-wait-after-wb:", "weaker-wait:", "missing-cache:", "level:", "op:",
           "order", "unmatched")
 
 #: cache-policy bits of AMDGPU memory instructions (GFX9: sc0 sc1 nt; GFX10/11: glc slc dlc;
