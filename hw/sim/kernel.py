@@ -19,9 +19,15 @@ Machine state (all small int arrays, reset per iteration):
   (with a dirty bit) for NC memory, none for UC memory; memory behind it;
 - LDS per workgroup; barrier objects (expected count, arrive count, generation).
 
+- ``WB2`` (the NC L2 writeback) is an in-flight operation too, on its row's counter (field d): it
+  issues once the wave's earlier vector-memory operations have performed and writes back the
+  lines dirty when it performs, so only a wait after it guarantees the writeback.
+
 Every scheduling decision goes through :func:`_choose`: random (xorshift64*) in randomized mode,
 or replayed from / recorded into a choice vector in exhaustive mode (stateless model checking:
-the driver enumerates every choice vector depth-first).
+the driver enumerates every choice vector depth-first). In randomized mode each iteration also
+draws a delay level: some in-flight operations are *slow* and perform only when nothing else can
+act, which makes long reorderings likely without adding any schedule the machine forbids.
 
 :func:`simulate` takes four named tuples (numba compiles them as structs of arrays): the lowered
 :class:`Program` (what :class:`hw.sim.lower.Machine` holds), the :class:`Sched` ule source, the
