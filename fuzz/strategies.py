@@ -919,7 +919,8 @@ def _cumulativity(src, features: frozenset[str], near_miss: float) -> Test:
     for hop in (0, 1):
         _hop(src, b, features, hop, hop + 1, flags[hop], "wg" if hop == narrow_hop else
              common_scope(pl, hop, hop + 1))
-    if src.chance(0.25):          # the observer writes x: it must be co-after P0's write
+    if features & {"atomics", "plain", "rmw", "av", "vol"} and src.chance(0.25):
+        # the observer writes x (not with a cas, which may fail): it must be co-after P0's write
         k = _access_kind(src, features - {"cas"}, True, False, atomic_only=src.chance(0.5))
         w2 = _write(b, 2, x, k, "rlx", widen(src, wide), False, b.value(x))
         b.expect(None, x, _written_value(w))
