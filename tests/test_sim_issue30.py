@@ -184,3 +184,24 @@ def test_cumulativity_family_is_drawn_by_campaigns():
     feats = parse_features(None)
     names = [build_program(RandomSource(i), feats).name for i in range(400)]
     assert any(n.startswith("cumul-") for n in names)
+
+
+def test_sim_mutant_bucket_names_the_edit():
+    """A planted simulator bug's findings are bucketed by the micro-ops its edits change in the
+    test's lowering (the forms of acq-no-inv: an acquire's L1 invalidate missing, whichever
+    thread acquires), never for the correct simulator."""
+    from fuzz.buckets import bucket_of
+    mp = """AMDGPU MP
+{ x = 0; y = 0; }
+ P0@wg 0                  | P1@wg 1                 ;
+ st x, 1                  | ld.atom.acq.agent r0, y ;
+ st.atom.rel.agent y, 1   | ld r1, x                ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""
+    rec = {"id": "MP", "test": mp, "forbidden": [{"outcome": {"P1:r0": 1, "P1:r1": 0}}],
+           "sources": [{}]}
+    b = bucket_of(rec, make_backend("acq-no-inv"))
+    assert b["kind"] == "sim" and b["signature"] == "sim GFX9: missing inv.l1", b
+    b = bucket_of(rec, make_backend("rel-no-wait"))
+    assert b["signature"] == "sim GFX9: missing wait vmcnt", b
+    assert bucket_of(rec, make_backend("gfx942"))["kind"] == "model"
