@@ -15,6 +15,8 @@ The builder is biased toward the shapes that expose memory-model bugs (notes/gpu
 - ``coherence``: po-loc shapes (CoRR, CoWR, CoRW) whose forbidden outcome reverses program order;
 - ``async``: message passing whose consumer reads the data through async LDS DMA and asyncmark waits;
 - ``barrier``: message passing through workgroup, split, cluster and named barriers with fences;
+- ``cumulativity``: a write carried to an observer by two synchronization hops at different
+  scopes, one of them between two waves of a workgroup (release cumulativity through another wave);
 - ``random``: anything from the enabled instruction set, for breadth.
 
 Synchronization is drawn *correct* (scopes that include both threads, matching orders), then with
@@ -851,8 +853,91 @@ def _random(src, features: frozenset[str], near_miss: float) -> Test:
     return b.test(f"random{n}", "random program")
 
 
+def _hop(src, b: _Builder, features, sender: int, receiver: int, flag: str, scope: str) -> Instr:
+    """One synchronization hop ``sender -> receiver`` through ``flag`` at ``scope``: a release
+    (a release store/rmw/cas, or a release fence then a relaxed write) in ``sender``, an acquire
+    (an acquire load/rmw/cas, or a relaxed read then an acquire fence) in ``receiver``; the
+    receiver's read is expected to see the sender's write. Returns the receiver's read."""
+    fence = "fences" in features and src.chance(0.4)
+    kind = _sync_access(src, features, "atom", True)
+    v = b.value(flag)
+    if fence:
+        b.emit(sender, Instr("fence", order="rel", scope=widen(src, scope)))
+        w = _write(b, sender, flag, kind, "rlx", widen(src, scope), False, v)
+    else:
+        w = _write(b, sender, flag, kind, "rel", widen(src, scope), False, v)
+    if w.base == "cas":                       # a cas writes only when it reads the initial value
+        b.expect(sender, w.reg, 0)
+    fence = "fences" in features and src.chance(0.4)
+    kind = _sync_access(src, features, "atom", False)
+    r = _read(b, receiver, flag, kind, "rlx" if fence else "acq", widen(src, scope), False)
+    if fence:
+        b.emit(receiver, Instr("fence", order="acq", scope=widen(src, scope)))
+    b.expect(receiver, r.reg, _written_value(w))
+    return r
+
+
+def _cumulativity(src, features: frozenset[str], near_miss: float) -> Test:
+    """Cumulativity through another wave: P0 writes x, then a chain of two synchronization hops
+    at *different* scopes carries it to an observer, and the observer must see x (``hb`` is
+    transitive across scopes).
+
+    - ``narrow-wide`` (release cumulativity): P0 and P1 are two waves of one workgroup; P0 signals
+      P1 at workgroup scope (through LDS or global memory), P1 releases at the scope that holds
+      P2 (another workgroup, cluster or agent), P2 acquires and reads x (or writes it: the final
+      value must then be P2's). A workgroup release that does not wait for its wave's global
+      stores is cumulative only if another wave's wider release waits for them.
+    - ``wide-narrow`` (acquire side): P0 in another workgroup releases to P1 at the wide scope;
+      P1 releases at workgroup scope to P2, another wave of its workgroup, which reads x.
+
+    Every scope is drawn correct (the common scope of the hop, sometimes wider); a near miss
+    makes one hop too weak, so the same family also draws allowed variants.
+    """
+    wide_where = [("wg", 4.0)]
+    if "cluster" in features:
+        wide_where.append(("cluster", 1.0))
+    if "agents" in features:
+        wide_where.append(("agent", 1.5))
+    where = src.weighted(wide_where)
+    other = {"wg": [0, 0, 1, 0], "cluster": [0, 1, 0, 0], "agent": [1, 0, 0, 0]}[where]
+    direction = src.weighted([("narrow-wide", 2.0), ("wide-narrow", 1.0)])
+    if direction == "narrow-wide":
+        ids = [[0, 0, 0, 0], [0, 0, 0, 1], other]
+    else:
+        ids = [other, [0, 0, 0, 0], [0, 0, 0, 1]]
+    pl = normalize_placements(ids)
+    b = _Builder(pl)
+    x = b.loc("x")
+    narrow_hop = 0 if direction == "narrow-wide" else 1        # the hop inside the workgroup
+    lds = "lds" in features and src.chance(0.5)
+    flags = [b.loc("y", lds=lds and narrow_hop == 0), b.loc("z", lds=lds and narrow_hop == 1)]
+    wide = common_scope(pl, 0, 2)
+    data_kind = _access_kind(src, features, True, False, atomic_only=src.chance(0.5))
+    w = _write(b, 0, x, data_kind, "rlx", widen(src, wide), False, b.value(x))
+    if w.base == "cas":
+        b.expect(0, w.reg, 0)
+    for hop in (0, 1):
+        _hop(src, b, features, hop, hop + 1, flags[hop], "wg" if hop == narrow_hop else
+             common_scope(pl, hop, hop + 1))
+    if features & {"atomics", "plain", "rmw", "av", "vol"} and src.chance(0.25):
+        # the observer writes x (not with a cas, which may fail): it must be co-after P0's write
+        k = _access_kind(src, features - {"cas"}, True, False, atomic_only=src.chance(0.5))
+        w2 = _write(b, 2, x, k, "rlx", widen(src, wide), False, b.value(x))
+        b.expect(None, x, _written_value(w))
+        last = f"W{'(' + w2.base + ')' if w2.base != 'st' else ''}"
+    else:
+        k = _access_kind(src, features, False, False, atomic_only=src.chance(0.5))
+        r = _read(b, 2, x, k, "rlx", widen(src, wide), False)
+        b.expect(2, r.reg, 0)
+        last = "R"
+    change = _near_miss(src, b, features) if src.chance(near_miss) else ""
+    return b.test(f"cumul-{direction}-{where}{'-lds' if lds else ''}-{last}",
+                  f"cumulativity through another wave ({direction}, hops wg and {wide})" +
+                  (f"; near miss: {change}" if change else ""))
+
+
 SHAPES = {"cycle": _cycle, "coherence": _coherence, "async": _async, "barrier": _barrier,
-          "atomicity": _atomicity, "random": _random}
+          "atomicity": _atomicity, "random": _random, "cumulativity": _cumulativity}
 
 
 def shape_weights(features: frozenset[str]) -> list[tuple[str, float]]:
@@ -865,6 +950,8 @@ def shape_weights(features: frozenset[str]) -> list[tuple[str, float]]:
         out.append(("barrier", 1.5))
     if "rmw" in features or "cas" in features:
         out.append(("atomicity", 1.0))
+    if features & {"atomics", "rmw", "cas"}:
+        out.append(("cumulativity", 1.5))
     return out
 
 

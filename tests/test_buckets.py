@@ -128,8 +128,10 @@ def test_maintained_known_file_names_both_findings():
     assert "https://github.com/llvm/llvm-project/pull/219991" in by["finding 1"]["links"]
     assert "https://github.com/llvm/llvm-project/pull/161638" in by["finding 2"]["links"]
     assert by["finding 1"]["rx"].search("GFX9: scalar-load s_load_dword")
-    assert by["finding 2"]["rx"].search("GFX9: missing-wait:vmcnt before ds_write_b32")
-    assert not by["finding 2"]["rx"].search("GFX12: missing-wait:vmcnt before ds_store_b32")
+    assert by["finding 2"]["rx"].search("GFX9: uncumulative-release:no-vmcnt (workgroup release)")
+    assert not by["finding 2"]["rx"].search("GFX12: uncumulative-release:no-storecnt "
+                                            "(workgroup release)")
+    assert not by["finding 2"]["rx"].search("GFX9: missing-wait:vmcnt before global_store_dword")
 
 
 def test_planted_mutant_campaign_reports_one_bucket(tmp_path):

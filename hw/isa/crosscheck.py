@@ -74,7 +74,8 @@ def _effective(tagged, from_mask: bool) -> list:
                     out.append((tag, (WAIT, c, u[2])))
                     pending[c] = u[2]
             continue
-        if u[0] in (GLD, GST, GRMW, GCAS, GSTR, DMA):
+        if u[0] in (GLD, GST, GRMW, GCAS, GSTR, DMA) or (u[0] == WB2 and len(u) > 4):
+            # (an L2 writeback is in flight on its counter too: the wait after it is not vacuous)
             pending[u[4]] = pending.get(u[4], 0) + 1
         elif u[0] in (LLD, LST, LRMW, LCAS):
             pending[CNT_LGKM] = pending.get(CNT_LGKM, 0) + 1
@@ -95,9 +96,24 @@ def _summary(uops):
     return waits, sorted(cache)
 
 
+def _after_writeback(uops) -> set[str] | None:
+    """The counters waited for after the gap's last L2 writeback (None: no writeback)."""
+    idx = [j for j, u in enumerate(uops) if u[0] == WB2]
+    if not idx:
+        return None
+    return {COUNTER_NAMES[u[1]] for u in uops[idx[-1] + 1:] if u[0] == WAIT}
+
+
 def _compare_gap(seg: Segment, hand, comp, comp_events, target: Target, tail: bool) -> None:
     hw_, hc = _summary(hand)
     cw, cc = _summary(comp)
+    # the writeback is in flight until a wait on its counter: a wait before it does not cover it
+    ha, ca = _after_writeback(hand), _after_writeback(comp)
+    if ha is not None and ca is not None:
+        for n in sorted(ha - ca):
+            seg.differences.append((f"missing-wait-after-wb:{n}",
+                                    f"hand waits {n} after the L2 writeback, compiled code does "
+                                    "not"))
     for n in sorted(set(hw_) | set(cw)):
         if n not in cw:
             seg.differences.append((f"missing-wait:{n}", f"hand waits {n}({hw_[n]}), "

@@ -9,6 +9,11 @@ culprit read — are the cause: a read compiled to ``s_load`` (scalar cache), a 
 invalidate that is missing, an access at a level closer to the wave than the lowering asks.
 The signature is the weakening kind, the compiled instruction's opcode and its cache bits, and
 the target family (GFX9 / GFX10-11 / GFX12), so every form of one compiler bug is one bucket.
+
+When the compiled code is nowhere weaker than the hand lowering, the cause may be a code sequence
+both follow (LLVM's table itself): :func:`_uncumulative_release` names a narrow-scope release
+that waits for no vector-memory store of its wave although the stale location was written by
+that wave before it (docs/isa.md finding 2), so that bug is one bucket too.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from . import crosscheck
 from .machine import Build
 
 #: crosscheck kinds that make the compiled code weaker than the hand lowering (a possible cause)
-WEAKER = ("scalar-load", "missing-wait:", "weaker-wait:", "missing-cache:", "level:", "op:",
+WEAKER = ("scalar-load", "missing-wait:", "missing-wait-after-wb:", "weaker-wait:", "missing-cache:", "level:", "op:",
           "order", "unmatched")
 
 #: cache-policy bits of AMDGPU memory instructions (GFX9: sc0 sc1 nt; GFX10/11: glc slc dlc;
@@ -76,6 +81,16 @@ def culprit(b: Build, reads: list[tuple[int, int]]) -> dict | None:
                     found.append((kind, opcode(seg.compiled_anchor)))
                 else:            # a wait / cache operation missing before this access
                     found.append((kind, f"before {opcode(seg.compiled_anchor)}"))
+    # a release both sides compile alike that is not cumulative (finding 2) is a sufficient
+    # cause: it names the bucket unless the window holds a stronger one (a scalar load, a missing
+    # wait or invalidate, a level); an idempotent rmw compiled to a load ("op:") or an access
+    # left out ("unmatched") in the window is a legal transformation, weaker evidence
+    if all(kind.startswith(("op:", "unmatched")) for kind, _ in found):
+        rel = _uncumulative_release(b, checks, reads)
+        if rel:       # one bucket whatever instruction carries the release (ds_write, ds_wrxchg,
+            # global_store ...): the instruction is kept apart from the signature
+            return {"kind": "isa", "family": family, "instruction": rel[0][1],
+                    "signature": f"{family}: {rel[0][0]} (workgroup release)"}
     if not found:         # not in the culprit's window: any weakening of the whole test
         for tc in checks:
             for seg in tc.segments:
@@ -88,3 +103,67 @@ def culprit(b: Build, reads: list[tuple[int, int]]) -> dict | None:
     text = "; ".join(f"{kind} {ins}".rstrip() for kind, ins in found)
     return {"kind": "isa", "family": family, "instruction": found[0][1],
             "signature": f"{family}: {text}"}
+
+
+#: the store counter's wait, per family (what a release must wait for to cover earlier stores)
+STORE_WAIT = {"gfx9": "vmcnt", "gfx11": "vscnt", "gfx12": "storecnt"}
+_VECTOR_WAITS = ("vmcnt", "vscnt", "storecnt", "s_wait_loadcnt", "s_wait_idle")
+
+
+def _narrow(ins, test) -> bool:
+    """A workgroup (or narrower) scope: LDS accesses are workgroup scope whatever they say."""
+    sc = ins.scope or "sys"
+    if ins.loc is not None and test.is_lds(ins.loc):
+        return sc in ("thread", "wave", "wg", "cluster", "agent", "sys")
+    return sc in ("thread", "wave", "wg")
+
+
+def _uncumulative_release(b: Build, checks, reads) -> list[tuple[str, str]]:
+    """``[(uncumulative-release:no-C, before OPCODE)]`` for a release at workgroup scope (a release write,
+    or a release fence then a write) whose compiled code has no wait on the store counter C
+    before the write, in a thread that wrote a location of a culprit read (any global location
+    when the oracle names no read, as for a final value) earlier with no such
+    wait since: the release is not cumulative for that store once another wave's wider release
+    waits only for its own counters (finding 2). ``[]`` when there is none."""
+    from litmus import format_instr
+    test = b.test
+    stale = {test.threads[t].code[k].loc for t, k in reads
+             if 0 <= k < len(test.threads[t].code) and test.threads[t].code[k] is not None}
+    if not stale - {None}:        # no read named (a final-value check): every global location
+        stale = {loc.name for loc in test.globals}
+    counter = STORE_WAIT.get(b.target.family, "vmcnt")
+    out = []
+    for tc in checks:
+        if tc.problems:
+            continue
+        code = [c for c in test.threads[tc.tid].code if c is not None]
+        segs = list(tc.segments)
+        pos = 0
+        wrote = False
+        fence_rel = False
+        for ins in code:
+            if ins.base == "fence":
+                if ins.order in ("rel", "acq_rel", "sc"):
+                    fence_rel = (ins.scope or "sys") in ("thread", "wave", "wg")
+                continue
+            if ins.base not in ("ld", "st", "rmw", "cas"):
+                continue
+            label = format_instr(ins)
+            j = next((i for i in range(pos, len(segs)) if segs[i].label == label), None)
+            if j is None:
+                break
+            seg = segs[j]
+            pos = j + 1
+            waits = any(w in text for text in seg.compiled for w in _VECTOR_WAITS)
+            if waits:
+                wrote = False
+            writes = ins.base in ("st", "rmw", "cas")
+            release = ins.access == "atom" and ins.order in ("rel", "acq_rel", "sc") \
+                and _narrow(ins, test)
+            if writes and wrote and not waits and (release or fence_rel):
+                out.append((f"uncumulative-release:no-{counter}",
+                            f"before {opcode(seg.compiled_anchor)}"))
+            if writes and ins.loc in stale and not test.is_lds(ins.loc):
+                wrote = True
+            fence_rel = False
+    return out

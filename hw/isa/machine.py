@@ -19,6 +19,8 @@ runs them: :func:`wave_events`); on top of it:
 - one extra global location per output slot: each thread stores its registers there at its end
   (``GSTR`` reads the register when the store issues, as the hardware reads the VGPR), and the
   register observables are those locations' final values;
+- waits count the wave's own operations (``WAIT`` field c = 1), unless the target option
+  ``cuwait`` asks for the CU-wide waits of the hand lowering;
 - one extra global location per thread for its private memory (-O0 code's stack): its accesses
   occupy the wait counters as on the hardware; their values are the interpreter's.
 """
@@ -34,7 +36,8 @@ from litmus import Test
 from ..sim.kernel import QMAX
 from ..sim.lower import LoweringError, Machine, lower
 from ..sim.profiles import PROFILES, with_options
-from ..sim.uops import DMA, GCAS, GLD, GRMW, GST, GSTR, LCAS, LLD, LRMW, LST, MT_RW, MTYPES, NFIELDS
+from ..sim.uops import (DMA, GCAS, GLD, GRMW, GST, GSTR, LCAS, LLD, LRMW, LST, MT_RW, MTYPES,
+                        NFIELDS, WAIT)
 from . import disasm, interp, mutants, source, toolchain, translate
 from .targets import Target
 
@@ -186,6 +189,8 @@ def machine(b: Build) -> Machine:
         plen[w] = len(lst)
         for j, (_, u) in enumerate(lst):
             prog[w, j, :len(u)] = u
+            if u[0] == WAIT and not target.cuwait:
+                prog[w, j, 3] = 1     # per-wave counters (hw.sim.kernel._wait_ok; one thread a wave)
             if u[0] == GLD and len(u) > 5 and u[5]:
                 any_scalar = True
     ncu = ncu_v + (base.ncu if any_scalar else 0)

@@ -17,7 +17,12 @@ either part (``isa:gfx942:drop-wbl2,mtype=NC``). Options:
 - ``noscalar``: compile with ``-mllvm -amdgpu-scalarize-global-loads=false`` (no ``s_load``
   of test memory: the workaround for the noclobber bug of docs/isa.md, used by the mutants so
   that the planted bug is not masked by the real one);
-- ``O0``: compile with ``-O0`` instead of ``-O2``.
+- ``O0``: compile with ``-O0`` instead of ``-O2``;
+- ``cuwait``: every ``s_waitcnt`` on a vector-memory counter with count 0 also waits for the
+  earlier operations of the other waves of the CU (the simulator's default for the hand lowering,
+  ``sim:``). Without it (the default here) the counters are per wave, as AMDGPUUsage describes the
+  hardware ("completion is reported to a wavefront in execution order"; docs/sim.md
+  "Per-wave counters"): compiled code is judged on the machine it will run on.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ class Target:
     mtype: str = "RW"
     noscalar: bool = False
     opt: str = "-O2"
+    cuwait: bool = False   # CU-wide vector-memory waits (the simulator option wavecnt off)
     options: tuple[str, ...] = field(default=())
 
     @property
@@ -115,7 +121,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in [
            "barriers; a workgroup shares one WGP cache"),
 ]}
 
-OPTIONS_HELP = "tgsplit, cumode, wave64, mtype=RW|NC|UC|CC, noscalar, O0"
+OPTIONS_HELP = "tgsplit, cumode, wave64, mtype=RW|NC|UC|CC, noscalar, O0, cuwait"
 
 
 def with_options(target: Target, options: list[str]) -> Target:
@@ -144,6 +150,8 @@ def with_options(target: Target, options: list[str]) -> Target:
             target = replace(target, noscalar=True)
         elif opt == "O0":
             target = replace(target, opt="-O0")
+        elif opt == "cuwait":
+            target = replace(target, cuwait=True)
         else:
             raise BackendError(f"unknown isa option {opt!r} ({OPTIONS_HELP})")
         if opt not in target.options:

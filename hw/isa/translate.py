@@ -103,14 +103,18 @@ def cache_uops(target: Target, ev: Event) -> list[tuple]:
         return [(INV2,)]
     if op == "buffer_inv":
         return [(INV2,), (INV1,)] if {"sc0", "sc1"} <= mods else [(INV1,)]
+    # the L2 writeback is in flight on the store counter (vmcnt on GFX9, storecnt on GFX12)
+    # until a wait covers it (AMDGPUUsage: the s_waitcnt after it "ensures that ... the L2
+    # writeback have completed")
+    wb = (WB2, 0, 0, 0, CNT_VM if target.family == "gfx9" else CNT_STORE)
     if op == "buffer_wbl2":
         if target.name == "gfx90a" or {"sc0", "sc1"} <= mods:
-            return [(WB2,)]
+            return [wb]
         return []
     if op in ("global_inv", "global_wb", "global_wbinv"):
         out = []
         if op in ("global_wb", "global_wbinv") and sc == "SCOPE_SYS":
-            out.append((WB2,))
+            out.append(wb)
         if op in ("global_inv", "global_wbinv"):
             if sc == "SCOPE_SYS":
                 out += [(INV2,), (INV1,)]

@@ -73,6 +73,32 @@ class SimBackend(ExhaustiveBackend):
         except (LoweringError, KeyError) as e:
             raise BackendError(f"{test.name}: {e}") from None
 
+    def culprit(self, test: Test, reads: list[tuple[int, int]]) -> dict | None:
+        """For a mutant: the micro-ops its edits change in ``test``'s lowering against the correct
+        lowering of the same profile (the planted bug's mechanism), so that the forms of one
+        planted bug share a bucket, as the ``isa`` backend names the compiled instruction at
+        fault (fuzz/buckets.py). None for the correct simulator or when this test's lowering is
+        unchanged (the model-level bucket stands)."""
+        if self.mutant is None:
+            return None
+        from collections import Counter
+        try:
+            good = lower(test, self.profile)
+            bad = lower(test, self.profile, self.mutant)
+        except (LoweringError, KeyError):
+            return None
+        diff: set[str] = set()
+        for t in range(len(good.listing)):
+            g = Counter(_uop_key(u) for _, u in good.listing[t])
+            b = Counter(_uop_key(u) for _, u in bad.listing[t])
+            diff |= {f"missing {k}" for k in g - b} | {f"extra {k}" for k in b - g}
+        if not diff:
+            return None
+        fam = self.profile.family.upper()
+        text = "; ".join(sorted(diff))
+        return {"kind": "sim", "family": fam, "instruction": sorted(diff)[0],
+                "signature": f"sim {fam}: {text}"}
+
     def _histogram(self, m: Machine, keys, counts, used) -> Histogram:
         """The kernel's outcome tables (``used`` marks the filled rows) as a Histogram, rows in
         table order. Only the filled rows are converted: walking every row of the tables in
@@ -140,3 +166,23 @@ class SimBackend(ExhaustiveBackend):
         h.params.update(mode="exhaustive", schedules=int(stats[0]), complete=bool(stats[3]),
                         deadlocks=int(stats[1]))
         return h, bool(stats[3])
+
+
+def _uop_key(u) -> str:
+    """A micro-op as the mutant edits see it: its kind, counter (waits), level (accesses) and
+    switches (no-ack store, weak cas, per-wave arrive, wait on the operand); no locations or
+    values, so every test's form of one edit reads the same."""
+    from .uops import (BARRIVE, BARWAIT, COUNTER_NAMES, GCAS, GLD, GRMW, GST, GSTR, NAMES, WAIT)
+    op = u[0]
+    name = NAMES.get(op, str(op))
+    if op == WAIT:
+        return f"{name} {COUNTER_NAMES.get(u[1], u[1])}"
+    if op in (GLD, GST, GRMW, GCAS, GSTR) and len(u) > 3:
+        name += f" L{u[3]}"
+        if op == GST and len(u) > 6 and u[6]:
+            name += " noack"
+        if op == GCAS and len(u) > 7 and u[7]:
+            name += " weak"
+    if op in (BARRIVE, BARWAIT) and len(u) > 2 and u[2]:
+        name += " per-wave" if op == BARRIVE else " on-operand"
+    return name

@@ -19,9 +19,15 @@ Machine state (all small int arrays, reset per iteration):
   (with a dirty bit) for NC memory, none for UC memory; memory behind it;
 - LDS per workgroup; barrier objects (expected count, arrive count, generation).
 
+- ``WB2`` (the NC L2 writeback) is an in-flight operation too, on its row's counter (field d): it
+  issues once the wave's earlier vector-memory operations have performed and writes back the
+  lines dirty when it performs, so only a wait after it guarantees the writeback.
+
 Every scheduling decision goes through :func:`_choose`: random (xorshift64*) in randomized mode,
 or replayed from / recorded into a choice vector in exhaustive mode (stateless model checking:
-the driver enumerates every choice vector depth-first).
+the driver enumerates every choice vector depth-first). In randomized mode each iteration also
+draws a delay level: some in-flight operations are *slow* and perform only when nothing else can
+act, which makes long reorderings likely without adding any schedule the machine forbids.
 
 :func:`simulate` takes four named tuples (numba compiles them as structs of arrays): the lowered
 :class:`Program` (what :class:`hw.sim.lower.Machine` holds), the :class:`Sched` ule source, the
@@ -59,7 +65,7 @@ Sched = namedtuple("Sched", "rng ch nopt depth nprefix")
 #: runnable-action list
 State = namedtuple("State", "pc regs l1v l1ok l2v l2ok l2d mem lds "
                             "qt qpc qst qc qi qlive qval qnoack issued "
-                            "bexp barr bgen arrg joined clarr acts qg qcu")
+                            "bexp barr bgen arrg joined clarr acts qg qcu qslow")
 #: the open-addressing outcome table (``keys``, ``counts``, ``used``) and ``stats``
 Table = namedtuple("Table", "keys counts used stats")
 
@@ -237,7 +243,7 @@ def simulate(P, mode, sched, out, S, niter, table):
     rng, ch, nopt, depth, nprefix = sched
     (pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
      qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-     bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu) = S
+     bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu, qslow) = S
     keys, counts, used, stats = table
     T = plen.shape[0]
     G = ginit.shape[0]
@@ -290,6 +296,14 @@ def simulate(P, mode, sched, out, S, niter, table):
         for i in range(warm_l2.shape[0]):
             if _choose(2, mode, rng, ch, nopt, depth, nprefix) == 1:
                 l2ok[warm_l2[i, 0], warm_l2[i, 1]] = 1
+        # randomized mode: the iteration's delay level (0: uniform scheduling; d > 0: each
+        # in-flight operation is "slow" with probability 2**-d when issued and performs only when
+        # nothing else can act). Every schedule stays one the machine allows; slow operations make
+        # long reorderings (a store overtaken by a chain of later events) likely instead of rare.
+        # Exhaustive mode never draws it (its choice vectors are unchanged).
+        delay = 0
+        if mode == 0:
+            delay = _choose(4, mode, rng, ch, nopt, depth, nprefix)
         nq = 0
         stamp = 0
         finished = 0
@@ -336,17 +350,20 @@ def simulate(P, mode, sched, out, S, niter, table):
                     na += 1
             # in-flight operations that may perform now: one CU's ops on one address in issue
             # order (qg = address, or -1-thread for LDS ops, which stay in order per thread)
-            for q in range(nq):
-                if not qlive[q]:
-                    continue
-                ok = True
-                for p in range(nq):
-                    if qlive[p] and qst[p] < qst[q] and qg[p] == qg[q] and qcu[p] == qcu[q]:
-                        ok = False
-                        break
-                if ok:
-                    acts[na] = T + q
-                    na += 1
+            for slow in range(2):
+                if slow == 1 and na > 0:      # slow operations: only when nothing else can act
+                    break
+                for q in range(nq):
+                    if not qlive[q] or qslow[q] != slow:
+                        continue
+                    ok = True
+                    for p in range(nq):
+                        if qlive[p] and qst[p] < qst[q] and qg[p] == qg[q] and qcu[p] == qcu[q]:
+                            ok = False
+                            break
+                    if ok:
+                        acts[na] = T + q
+                        na += 1
             if na == 0:
                 if finished != fin0:
                     # a thread passed its last waits and ended during this scan: its barrier
@@ -386,14 +403,20 @@ def simulate(P, mode, sched, out, S, niter, table):
                 elif op == INV1:
                     for g in range(G):
                         l1ok[cu, g] = 0
-                elif op == INV2 or op == WB2:
+                elif op == WB2:
+                    # the writeback is in flight on the row's counter (field d) and writes back
+                    # the lines dirty when it performs (AMDGPUUsage: the s_waitcnt after
+                    # buffer_wbl2 "ensures that ... the L2 writeback have completed"); it issues
+                    # once the wave's earlier vector-memory operations have performed (above)
+                    issued[t, row[4]] += 1
+                    enqueue = True
+                elif op == INV2:
                     for g in range(G):
                         if gmt[g] == MT_NC:
                             if l2d[ag, g]:
                                 mem[g] = l2v[ag, g]
                                 l2d[ag, g] = 0
-                            if op == INV2:
-                                l2ok[ag, g] = 0
+                            l2ok[ag, g] = 0
                 elif op == BARRIVE:
                     bid = row[1]
                     if bid == -1:
@@ -454,11 +477,18 @@ def simulate(P, mode, sched, out, S, niter, table):
                         qc[slot_q] = CNT_LGKM
                         qnoack[slot_q] = 0
                         qg[slot_q] = -1 - t
+                    elif op == WB2:
+                        qg[slot_q] = -1 - T - t       # no address: ordered by nothing else
+                        qc[slot_q] = row[4]
+                        qnoack[slot_q] = 0
                     else:
                         qg[slot_q] = row[2]
                         qc[slot_q] = row[4]
                         qnoack[slot_q] = 1 if ((op == GST or op == DMA) and row[6] == 1) else 0
                     qi[slot_q] = issued[t, qc[slot_q]] - 1
+                    qslow[slot_q] = 0
+                    if delay > 0 and (_next(rng) & np.uint64((1 << delay) - 1)) == 0:
+                        qslow[slot_q] = 1
                     if op == GSTR:
                         qval[slot_q] = apply_rmw(row[6], regs[t, row[1]], row[5])
                 pc[t] += 1
@@ -517,6 +547,11 @@ def simulate(P, mode, sched, out, S, niter, table):
                     if old == row[5]:
                         lds[w, row[2]] = row[6]
                     regs[t, row[1]] = old
+                elif op == WB2:
+                    for g in range(G):
+                        if gmt[g] == MT_NC and l2d[ag, g]:
+                            mem[g] = l2v[ag, g]
+                            l2d[ag, g] = 0
                 qlive[q] = 0
                 while nq > 0 and qlive[nq - 1] == 0:
                     nq -= 1
@@ -646,9 +681,10 @@ def run_random(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, bexp0
         acts = np.zeros(T + QMAX, np.int64)
         qg = np.zeros(QMAX, np.int64)
         qcu = np.zeros(QMAX, np.int64)
+        qslow = np.zeros(QMAX, np.uint8)
         S = State(pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
                   qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-                  bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
+                  bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu, qslow)
         simulate(P, 0, Sched(rng, ch, nopt, depth, 0), out, S, hi - lo,
                  Table(keys[c], counts[c], used[c], stats[c]))
 
@@ -699,9 +735,10 @@ def run_exhaustive(prog, plen, tcu, tag, twg, tcl, gmt, ginit, ainit, reginit, b
     acts = np.zeros(T + QMAX, np.int64)
     qg = np.zeros(QMAX, np.int64)
     qcu = np.zeros(QMAX, np.int64)
+    qslow = np.zeros(QMAX, np.uint8)
     S = State(pc, regs, l1v, l1ok, l2v, l2ok, l2d, mem, lds,
               qt, qpc, qst, qc, qi, qlive, qval, qnoack, issued,
-              bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu)
+              bexp, barr, bgen, arrg, joined, clarr, acts, qg, qcu, qslow)
     nprefix = 0
     n = 0
     stats[3] = 0

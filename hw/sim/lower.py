@@ -149,7 +149,9 @@ class _Lowerer:
             if r == RANK["wg"]:
                 return self._waits(self.p.tgsplit or self.p.family == "gfx12")
             seq = self._waits(True)
-            return [(WB2,)] + seq if r == RANK["sys"] and not noav else seq
+            # the writeback is in flight on the store counter until the wait after it
+            wb = (WB2, 0, 0, 0, self.p.store_counter)
+            return [wb] + seq if r == RANK["sys"] and not noav else seq
         return self._part(s, noav, sequence, self.e.release_drops)
 
     def acquire(self, s: str, noav: bool):
