@@ -396,8 +396,10 @@ def load_known_files(paths) -> list[dict]:
 
 class ParallelCompilerCampaign(ParallelCampaign):
     """``fuzz --compile ... --jobs N``: :class:`fuzz.workers.ParallelCampaign` whose workers run
-    :class:`CompilerCampaign` shards (:func:`fuzz.workers.campaign_for` picks the class from the
-    backend name); the compiler is checked here, before DIR is touched."""
+    :class:`CompilerCampaign` shards (``shard_campaign``, handed to each worker process); the
+    compiler is checked here, before DIR is touched."""
+
+    shard_campaign = CompilerCampaign
 
     def __init__(self, config, jobs, progress=None, log=None):
         super().__init__(config, jobs, None, progress=progress, log=log)

@@ -106,6 +106,10 @@ class numba_thread_limit:
 class ParallelCampaign:
     """The parent of a ``--jobs N`` campaign (N >= 2; one job is :class:`Campaign` itself)."""
 
+    #: the class each worker runs its shard with (a subclass names its own, e.g. the compiler
+    #: campaign's; handed to the worker process, so this module never imports the subclasses)
+    shard_campaign = Campaign
+
     def __init__(self, config: Config, jobs: int, devices: list[str] | None = None,
                  progress=None, log=None):
         if jobs < 2:
@@ -336,7 +340,9 @@ class _Worker:
         saved = os.environ.get("NUMBA_NUM_THREADS")
         os.environ["NUMBA_NUM_THREADS"] = str(numba_threads(self.parent.jobs))
         try:
-            self.proc = self.ctx.Process(target=worker_main, args=(cfg, there, os.getpid()),
+            self.proc = self.ctx.Process(target=worker_main,
+                                         args=(cfg, there, os.getpid(),
+                                               self.parent.shard_campaign),
                                          name=f"scopefuzz-{shard_dirname(cfg.shard)}",
                                          daemon=False)
             self.proc.start()
@@ -455,21 +461,13 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def campaign_for(cfg: Config, **kw) -> Campaign:
-    """The campaign class of a shard: a compiler campaign (backend ``ptxc:...``,
-    fuzz/compilers_campaign.py) or the backend campaign."""
-    if str(cfg.backend).startswith("ptxc:"):
-        from .compilers_campaign import CompilerCampaign
-        return CompilerCampaign(cfg, **kw)
-    return Campaign(cfg, **kw)
-
-
-def worker_main(cfg: Config, conn, parent_pid: int) -> None:
-    """A worker process: run shard ``cfg.shard`` as a campaign, reporting counts over ``conn``."""
+def worker_main(cfg: Config, conn, parent_pid: int, campaign_class=Campaign) -> None:
+    """A worker process: run shard ``cfg.shard`` as a ``campaign_class`` campaign (the parent's
+    :attr:`ParallelCampaign.shard_campaign`), reporting counts over ``conn``."""
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent asks it to stop instead
     progress = _PipeProgress(conn)
-    camp = campaign_for(cfg, progress=progress, stop=progress.stop)
+    camp = campaign_class(cfg, progress=progress, stop=progress.stop)
     progress.campaign = camp
     try:
         camp.run()

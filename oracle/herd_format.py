@@ -105,6 +105,11 @@ def projected_states(test, states) -> list[dict]:
 def herd_lines(test, res) -> list[str]:
     q = test.condition.quantifier
     states = projected_states(test, res.states)
+    # herd prints the count before the lines, so the sorted lines are held: bounded by the
+    # memory ceiling like every other expansion (one line per projected state)
+    from .ceiling import guard
+    guard(len(states) * (96 + 24 * len(condition_keys(test))), len(res.states),
+          "herd's States lines")
     pos = count_satisfiable(test.condition.prop, states)
     neg = len(states) - pos
     obs = "Never" if pos == 0 else ("Always" if neg == 0 else "Sometimes")
