@@ -181,7 +181,8 @@ class _Progress:
             from .jitcache import caching
             when = ("first run only; `scopefuzz warm` compiles everything ahead" if caching()
                     else "every run: no writable cache directory")
-            self._line(f"scopefuzz: compiling {self._what(package)} into numba's cache "
+            where = " into numba's cache" if caching() else ""
+            self._line(f"scopefuzz: compiling {self._what(package)}{where} "
                        f"({_functions(len(self.planned))}, {when})", final=True)
         else:
             self._progress()

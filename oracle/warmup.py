@@ -187,6 +187,11 @@ def part_wide() -> None:
 
 def part_symmetry() -> None:
     """The closure of a symmetric program's outcomes (:mod:`oracle.symmetry`)."""
+    from litmus.jitprogress import label
     from .symmetry import warm as warm_symmetry
-    warm_symmetry()
+    label("oracle", "symmetric programs")
+    try:
+        warm_symmetry()
+    finally:
+        label("oracle", None)
 
