@@ -119,12 +119,9 @@ def ready(unit: ModelUnit) -> None:
     from .lang import load_model
     from .search import explore_pe
     label("oracle", f"model {unit.name}")
-    try:
-        prog = load_model(unit.name)
-        for pe in unit.build(test):
-            explore_pe(pe, prog, unit)
-    finally:
-        label("oracle", None)
+    prog = load_model(unit.name)
+    for pe in unit.build(test):
+        explore_pe(pe, prog, unit)
 
 
 def warm(models: list[str] | None = None) -> list[str]:
