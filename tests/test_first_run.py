@@ -175,3 +175,26 @@ def test_parts_compiled_by_other_processes_load_here_without_compiling(search_ca
     # each child said what it compiled
     assert "compiling the oracle (the AMDGPU builder) into numba's cache" in out.stderr
     assert "compiling the oracle (symmetric programs) into numba's cache" in out.stderr
+
+
+def test_pytest_litmus_compiles_at_session_start_and_shows_it(search_cache, tmp_path):
+    """``pytest --litmus``: the controller compiles the models of the files in scope before the
+    first test, with pytest's capture off (the lines reach the terminal), and only those."""
+    cache = _fresh(search_cache, tmp_path)
+    d = tmp_path / "suite"
+    d.mkdir()
+    (d / "mp_amdgpu.litmus").write_text(MP_AMDGPU)
+    (d / "mp_c.litmus").write_text(MP_C)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                          "--litmus", "--litmus-backend", "none", str(d)],
+                         cwd=tmp_path, env=_env(cache), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout
+    text = out.stdout                   # stdout and stderr in the order written
+    lines = _compile_lines(text)
+    assert lines and lines[0].startswith("scopefuzz: compiling the oracle (model amdgpu) into "
+                                         "numba's cache (")
+    assert lines[-1].startswith("scopefuzz: compiled the oracle (model amdgpu): ")
+    # before the first test's result
+    assert text.index(lines[-1]) < text.index("2 passed")
+    assert not glob.glob(str(cache / "**" / "kernel.*"), recursive=True)   # backend none

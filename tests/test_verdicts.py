@@ -153,6 +153,11 @@ def test_off_stores_nothing(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*.json"))
 
 
+def test_the_suite_runs_with_the_cache_off():
+    # tests/conftest.py: no test sees another's (or an earlier run's) results
+    assert os.environ.get(verdicts.ENV) == "off"
+
+
 def test_a_hit_loads_neither_numpy_nor_numba(cache, tmp_path):
     path = tmp_path / "t.litmus"
     path.write_text(open(FILES[2]).read())
