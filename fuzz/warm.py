@@ -21,15 +21,19 @@ import subprocess
 import sys
 import time
 
-#: part -> (what, "module:function" compiling or loading it); the oracle's parts are
-#: :data:`oracle.warmup.PARTS`
+#: part -> (what, "module:function" compiling or loading it; the oracle's are in oracle/warmup.py)
 PARTS = {
     "search": ("the oracle's search (every model's check)", "oracle.warmup:part_search"),
     "amdgpu": ("the oracle's AMDGPU builder", "oracle.warmup:part_amdgpu"),
     "wide": ("the oracle's search over more than 64 events", "oracle.warmup:part_wide"),
     "symmetry": ("the oracle's symmetric-program closure", "oracle.warmup:part_symmetry"),
     "sim": ("the simulator", "hw.sim.warmup:warm"),
+    # a campaign's (compile_ahead): the randomized runs only, not in `warm`'s list (PARTS_ALL)
+    "sim-run": ("the simulator's randomized runs", "hw.sim.warmup:warm_run"),
 }
+
+#: the parts ``scopefuzz warm`` compiles (``sim`` covers ``sim-run``)
+PARTS_ALL = ["search", "amdgpu", "wide", "symmetry", "sim"]
 
 
 #: part -> its compiled entry points ("module:name"): a part whose entry points all have an
@@ -40,6 +44,7 @@ ENTRIES = {
     "wide": ["oracle.pack:_search_words"],
     "symmetry": ["oracle.symmetry:_close"],
     "sim": ["hw.sim.kernel:run_random", "hw.sim.kernel:run_exhaustive"],
+    "sim-run": ["hw.sim.kernel:run_random"],
 }
 
 
@@ -101,7 +106,7 @@ def default_jobs() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(cores, len(PARTS)))
+    return max(1, min(cores, len(PARTS_ALL)))
 
 
 def compile_ahead(sim: bool, say=None):
@@ -109,7 +114,7 @@ def compile_ahead(sim: bool, say=None):
     cache) in a process of its own, while the caller compiles the oracle's model in its own.
     Returns a function that waits for that process (call it once the caller's own compiling is
     done; it returns at once when nothing was started)."""
-    parts = uncached_parts(["sim"]) if sim else []
+    parts = uncached_parts(["sim-run"]) if sim else []
     if not parts:
         return lambda: None
     say = say or (lambda text: print(f"scopefuzz: {text}", file=sys.stderr, flush=True))
@@ -130,7 +135,7 @@ def cmd_warm(args) -> int:
         run_part(args.part)
         return 0
     from litmus.jitprogress import compiled
-    parts = [p for p in PARTS if not (args.oracle_only and p == "sim")]
+    parts = [p for p in PARTS_ALL if not (args.oracle_only and p == "sim")]
     jobs = args.jobs if args.jobs is not None else default_jobs()
     t0 = time.perf_counter()
     ahead = uncached_parts(parts) if jobs >= 2 else []
