@@ -425,7 +425,7 @@ class Campaign:
         wait = compile_ahead(uses_simulator(self.cfg))
         mp = warm_up_program(self.cfg.model)
         try:
-            warm_up_oracle(self.checker, mp)
+            warm_up_oracle(self.checker, mp, self.cfg.model)
         finally:
             wait()
         for step in (lambda: self.backend.run(mp, 8, 0),
@@ -672,12 +672,21 @@ def warm_up_program(model: str | None) -> Test:
     return parse({"AMDGPU": WARM_UP_TEST, "PTX": _WARM_UP_PTX}[program_kind(model)[0]])
 
 
-def warm_up_oracle(checker, mp: Test) -> None:
+def warm_up_oracle(checker, mp: Test, model: str | None = None) -> None:
     """Ask the oracle what the campaign asks of each program (a lazy judge computes when
-    asked), so that its compiled code is loaded or compiled now; errors are ignored."""
+    asked), and the explanation a finding's report draws (its compiled evaluation is another
+    entry point), so that their compiled code is loaded or compiled now, not inside the first
+    finding (in every worker at once); errors are ignored."""
     try:
         res = checker(mp)
         res.verdict, res.all_undef
+    except Exception:
+        pass
+    try:
+        import oracle
+        from litmus.ir import prop_atoms
+        oracle.explain(mp, {a.key: a.value for a in prop_atoms(mp.condition.prop)},
+                       model).text()
     except Exception:
         pass
 

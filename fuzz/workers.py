@@ -168,7 +168,8 @@ class ParallelCampaign:
         from .warm import compile_ahead
         wait = compile_ahead(uses_simulator(self.cfg))
         try:
-            warm_up_oracle(default_checker(self.cfg.model), warm_up_program(self.cfg.model))
+            warm_up_oracle(default_checker(self.cfg.model), warm_up_program(self.cfg.model),
+                           self.cfg.model)
         finally:
             wait()
 
