@@ -53,6 +53,14 @@ _LAZY = {
 def __getattr__(name):
     module = _LAZY.get(name)
     if module is None:
+        # a submodule (``oracle.query.parse_outcome`` after ``import oracle``): imported now,
+        # as the eager package made every one of them an attribute before
+        if not name.startswith("_"):
+            try:
+                return _importlib.import_module(f".{name}", __name__)
+            except ModuleNotFoundError as e:
+                if e.name != f"{__name__}.{name}":
+                    raise
         raise AttributeError(f"module 'oracle' has no attribute {name!r}")
     value = getattr(_importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
