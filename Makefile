@@ -5,14 +5,19 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 APT_PKGS := pocl-opencl-icd ocl-icd-libopencl1 clang-22 llvm-22
 
-.PHONY: setup test fuzz bench clean system-packages
+.PHONY: setup install test fuzz bench clean system-packages
 
-# After installing: byte-compile the packages (imports read .pyc files even where the environment
-# forbids writing them) and compile every numba function once into its on-disk cache (`scopefuzz
-# warm`; seconds when the cache is up to date, a minute or two after a change), so that a user's
-# first run starts as fast as any later one.
-setup: $(STAMP)
+# install: the venv, the packages, byte-compiled (imports read .pyc files even where the
+# environment forbids writing them). Commands then compile the numba code they use on first use,
+# only that (one model's, the simulator only for sim/isa backends), showing what compiles and how
+# far along on stderr.
+install: $(STAMP)
 	@$(BIN)/python -m compileall -q litmus oracle hw fuzz >/dev/null
+
+# setup: install, then compile every numba function of the oracle (all models) and the simulator
+# once into the on-disk cache (`scopefuzz warm`: its parts in parallel, one process per core;
+# seconds when the cache is up to date), so that no later run compiles.
+setup: install
 	@$(BIN)/scopefuzz warm
 
 # Debian packages the project uses (OpenCL on the CPU via PoCL; clang-22 for AMDGPU and NVPTX code;
@@ -42,12 +47,14 @@ test: setup
 
 # The main job: a campaign on the simulator with one seeded bug (a mutant), checked against the
 # correct simulator as baseline, then the report. Each run gets its own directory: nothing is lost.
+# It needs `install` only: a first run compiles the AMDGPU model and the simulator (in parallel),
+# not the other models.
 MUTANT  ?= acq-no-inv
 TIME    ?= 60
 SEED    ?= 0
 OUT     ?= campaign/sim-$(MUTANT)-$(shell date +%Y%m%d-%H%M%S)
 
-fuzz: setup
+fuzz: install
 	@$(BIN)/scopefuzz fuzz --backend sim:$(MUTANT) --baseline sim --time $(TIME) --seed $(SEED) \
 	    --out $(OUT); status=$$?; \
 	$(BIN)/scopefuzz report $(OUT) || exit 2; \

@@ -463,14 +463,18 @@ class Campaign:
 
     def _warm_up(self) -> None:
         """Compile the oracle's and the backends' kernels (numba JIT) before the clock starts, so
-        ``--time`` is spent fuzzing. Failures here are ignored: the loop records them per program."""
-        from litmus import parse
-        from oracle.deadline import WARM_UP_TEST
-        mp = parse({"AMDGPU": WARM_UP_TEST, "PTX": _WARM_UP_PTX}[program_kind(self.cfg.model)[0]])
-        def oracle_step():              # a lazy judge computes when asked: ask what programs ask
-            res = self.checker(mp)
-            return res.verdict, res.all_undef
-        for step in (oracle_step, lambda: self.backend.run(mp, 8, 0),
+        ``--time`` is spent fuzzing: the simulator (when a backend is ``sim``/``isa`` and its
+        kernel is not in numba's cache) in a process of its own while this one compiles the
+        oracle's model (fuzz/warm.py ``compile_ahead``), each showing its progress on stderr.
+        Failures here are ignored: the loop records them per program."""
+        from .warm import compile_ahead
+        wait = compile_ahead(uses_simulator(self.cfg))
+        mp = warm_up_program(self.cfg.model)
+        try:
+            warm_up_oracle(self.checker, mp, self.cfg.model)
+        finally:
+            wait()
+        for step in (lambda: self.backend.run(mp, 8, 0),
                      lambda: self.baseline.run(mp, 8, 0) if self.baseline is not None else None):
             try:
                 step()
@@ -722,6 +726,38 @@ def kernel_source(backend, test: Test) -> str | None:
         return kernel_for(test).source
     except Exception:
         return None
+
+
+def uses_simulator(cfg: Config) -> bool:
+    """Does the campaign run the simulator (a ``sim`` or ``isa`` backend or baseline)?"""
+    return any(spec is not None and spec.partition(":")[0] in ("sim", "isa")
+               for spec in (cfg.backend, cfg.baseline))
+
+
+def warm_up_program(model: str | None) -> Test:
+    """The small program a campaign of ``model`` runs before its clock starts."""
+    from litmus import parse
+    from oracle.deadline import WARM_UP_TEST
+    return parse({"AMDGPU": WARM_UP_TEST, "PTX": _WARM_UP_PTX}[program_kind(model)[0]])
+
+
+def warm_up_oracle(checker, mp: Test, model: str | None = None) -> None:
+    """Ask the oracle what the campaign asks of each program (a lazy judge computes when
+    asked), and the explanation a finding's report draws (its compiled evaluation is another
+    entry point), so that their compiled code is loaded or compiled now, not inside the first
+    finding (in every worker at once); errors are ignored."""
+    try:
+        res = checker(mp)
+        res.verdict, res.all_undef
+    except Exception:
+        pass
+    try:
+        import oracle
+        from litmus.ir import prop_atoms
+        oracle.explain(mp, {a.key: a.value for a in prop_atoms(mp.condition.prop)},
+                       model).text()
+    except Exception:
+        pass
 
 
 #: the PTX warm-up (the AMDGPU one is oracle.deadline.WARM_UP_TEST)

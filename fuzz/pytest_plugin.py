@@ -18,6 +18,7 @@ they end and merges them into one campaign directory and report (``fuzz/gather.p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import time
@@ -160,6 +161,60 @@ def fuzz_plan(config) -> tuple[workitems.Plan, set[int]]:
         return workitems.Plan(**wi["scopefuzz_plan"]), set(wi.get("scopefuzz_done", ()))
     g = config.pluginmanager.get_plugin("scopefuzz-gather")
     return g.plan, set(g.done_before)
+
+
+def litmus_models(config) -> list[str]:
+    """The models the oracle will run for the ``*.litmus`` files in scope: ``--litmus-model``,
+    else the default model of each file's dialect (read from its header only)."""
+    from litmus.dialects import DEFAULT_MODEL, dialect_of, litmus_files, read_litmus_text
+    model = config.getoption("--litmus-model")
+    if model:
+        return [model]
+    roots = list(config.args) if config.getoption("--litmus") else \
+        [str(config.rootpath / r) for r in config.getini("litmus_paths")]
+    found = set()
+    for path in litmus_files([r for r in roots if os.path.exists(r)]):
+        if not path.endswith(".litmus"):
+            continue
+        try:
+            found.add(DEFAULT_MODEL.get(dialect_of(read_litmus_text(path)) or ""))
+        except Exception:           # the item reports it
+            continue
+    return sorted(m for m in found if m)
+
+
+def pytest_sessionstart(session):
+    """Compile (or load) the oracle's models for the files in scope, and the simulator when it
+    is the backend, before any test runs and with pytest's capture off, so that a first run
+    shows what compiles and how far along (litmus/jitprogress.py) instead of sitting silent
+    inside the first test (or inside xdist workers, whose output is not shown): the workers
+    then load it from numba's cache. Done by the controller (or the only process)."""
+    config = session.config
+    if hasattr(config, "workerinput") or config.getoption("--litmus-fuzz"):
+        return
+    try:
+        models = litmus_models(config)
+    except Exception:
+        return
+    if not models:
+        return
+    capman = config.pluginmanager.getplugin("capturemanager")
+    quiet = capman.global_and_fixture_disabled() if capman is not None \
+        else contextlib.nullcontext()
+    with quiet:
+        from .warm import compile_ahead
+        spec = backend_spec(config)
+        wait = compile_ahead(spec.partition(":")[0] in ("sim", "isa"))
+        try:
+            from oracle.registry import get
+            from oracle.warmup import ready
+            for name in models:
+                try:
+                    ready(get(name))
+                except Exception:       # an unknown model: the items report it
+                    pass
+        finally:
+            wait()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -164,6 +164,19 @@ class ParallelCampaign:
             out=os.path.join(self.dir, shard_dirname(self.shards[j])), findings_root=self.dir)
 
     # -- the run ---------------------------------------------------------------------------------
+    def _compile_ahead(self) -> None:
+        """Compile the oracle's model here, and the simulator in a process of its own, before the
+        workers start: with an empty numba cache, every worker would otherwise compile the same
+        code at the same time (fuzz/warm.py); the workers then load it from the cache."""
+        from .campaign import default_checker, uses_simulator, warm_up_oracle, warm_up_program
+        from .warm import compile_ahead
+        wait = compile_ahead(uses_simulator(self.cfg))
+        try:
+            warm_up_oracle(default_checker(self.cfg.model), warm_up_program(self.cfg.model),
+                           self.cfg.model)
+        finally:
+            wait()
+
     def check_backends(self) -> None:
         """Bad backend names fail here, before DIR is touched (device backends are opened by the
         workers only: a device belongs to one process)."""
@@ -186,6 +199,7 @@ class ParallelCampaign:
     def run(self) -> Stats:
         self.check_backends()
         self.open()
+        self._compile_ahead()
         ctx = multiprocessing.get_context("spawn")
         start = time.monotonic()
         failure = None

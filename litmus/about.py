@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 
 JSON_SCHEMA = 1
 DISTRIBUTION = "scopefuzz"
@@ -31,6 +30,7 @@ def git_revision() -> str | None:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if not os.path.exists(os.path.join(root, ".git")):
         return None
+    import subprocess               # here: every command imports this module, few ask this
     try:
         sha = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=10, check=True).stdout.strip()

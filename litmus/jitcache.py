@@ -30,10 +30,10 @@ calls into (numba's runtime, ``rtsys.initialize``). Numba fills the registries i
 compiles anything (``compiler.compile_extra`` refreshes both contexts), so a cache miss, or a
 later compilation in the same process, sees all of them.
 
-**Told.** :func:`announce_compiles` prints one line on stderr the first time in a process that
-numba compiles (rather than loads from the cache) a function of a package: a first run takes a
-minute or two, and should not look like a hang. ``make setup`` (``scopefuzz warm``) compiles
-everything once so that users never see it.
+**Told.** :func:`announce_compiles` makes a package's compiles visible on stderr while they
+happen (:mod:`litmus.jitprogress`: what compiles, k of n functions, seconds): a first run compiles
+for seconds to minutes, and should not look like a hang. ``make setup`` (``scopefuzz warm``)
+compiles everything once so that users never see it.
 """
 
 from __future__ import annotations
@@ -198,38 +198,12 @@ def guard(package_dir: str, sources: list[str]) -> bool:
     return True
 
 
-_ANNOUNCING: set = set()
-
-
 def announce_compiles(package: str, what: str) -> None:
-    """From now on, the first time numba compiles a function of ``package`` (a module name
-    prefix) in this process, say so on stderr: ``scopefuzz: compiling WHAT, first run only``.
-    Loading from the cache says nothing (numba's ``numba:compile`` event is raised for
-    compilations only)."""
-    if package in _ANNOUNCING:
-        return
-    _ANNOUNCING.add(package)
-    from numba.core import event
-
-    class _Say(event.Listener):
-        said = False
-
-        def on_start(self, ev):
-            if self.said:
-                return
-            disp = (ev.data or {}).get("dispatcher")
-            module = getattr(getattr(disp, "py_func", None), "__module__", "") or ""
-            if module == package or module.startswith(package + "."):
-                self.said = True
-                when = ("first run only (a minute or two; `make setup` or `scopefuzz warm` "
-                        "does it ahead)" if caching() else
-                        "every run (no writable cache directory)")
-                print(f"scopefuzz: compiling {what}, {when}", file=sys.stderr, flush=True)
-
-        def on_end(self, ev):
-            pass
-
-    event.register("numba:compile", _Say())
+    """From now on, numba compiling (rather than loading from the cache) functions of
+    ``package`` (a module name prefix) in this process is reported on stderr while it happens:
+    what compiles and how far along (:mod:`litmus.jitprogress`)."""
+    from .jitprogress import announce
+    announce(package, what)
 
 
 _LIGHT: set = set()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from litmus.dialects import DEFAULT_MODEL
+from litmus.jitprogress import label
 from litmus.ir import UNDEF, Test, prop_atoms
 from litmus.outcome import matches, verdict
 
@@ -177,6 +178,7 @@ def pre_executions(unit: ModelUnit, test: Test) -> list:
     if test.dialect not in unit.dialects:
         raise OracleError(f"{test.name}: model {unit.name} reads {'/'.join(unit.dialects)} tests, "
                           f"not {test.dialect}")
+    label("oracle", f"model {unit.name}")     # what a compile from here on is said to be for
     pes = unit.build(test)
     ok = _VOCABULARY_OK.get(unit.name)
     for pe in pes:

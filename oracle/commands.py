@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+import types
 
 from litmus.about import JSON_SCHEMA
-from litmus.dialects import litmus_files, parse_file
+from litmus.dialects import litmus_files, parse, parse_file, read_litmus_text
 from litmus.expected import race_verdict, read_expected
 from litmus.lexer import ParseError
 from litmus.printer import format_condition
@@ -41,8 +42,36 @@ def _report_failure(path: str, e: BaseException, as_json: bool) -> int:
     return status
 
 
+def _from_cache(text: str, test, model: str | None):
+    """The verdict cache's result for this file text and model (:mod:`litmus.verdicts`), as an
+    object with a Result's fields (``states`` a list of dicts), or None."""
+    from litmus.dialects import DEFAULT_MODEL
+    from litmus.verdicts import lookup
+    name = model or DEFAULT_MODEL.get(test.dialect)
+    got = lookup(text, name) if name else None
+    if got is None:
+        return None
+    try:
+        return types.SimpleNamespace(
+            model=got["model"], verdict=got["verdict"], states=list(got["states"]),
+            flags=got["flags"], ub=got["ub"], candidates=got["candidates"],
+            consistent=got["consistent"], seconds=got["seconds"], pending=False)
+    except (KeyError, TypeError):
+        return None
+
+
+def _to_cache(text: str, test, model: str | None, res) -> None:
+    """Store a computed result in the verdict cache (not one with very many states)."""
+    from litmus.verdicts import MAX_STATES, store
+    if len(res.states) > MAX_STATES:
+        return
+    store(text, model or res.model,
+          {"model": res.model, "verdict": res.verdict, "states": [dict(s) for s in res.states],
+           "flags": list(res.flags), "ub": list(res.ub), "candidates": res.candidates,
+           "consistent": res.consistent, "seconds": res.seconds})
+
+
 def cmd_check(args) -> int:
-    from .check import check
     if getattr(args, "max_memory", None) is not None:
         from .ceiling import set_limit
         set_limit(args.max_memory)
@@ -66,11 +95,22 @@ def cmd_check(args) -> int:
     # outcome-directed search (oracle/witness.py); the states, the race flag and the JSON
     # object need the full check (computed within the timeout)
     full = bool(args.json or args.states or args.format == "herd" or dr)
+    # the verdict cache: a file checked before with this code answers without the oracle
+    cached = args.format != "herd"
     for path in files:
         test = None
         try:
-            test = parse_file(path)
-            res = call_with_timeout(check, args.timeout, test, args.model, None, True, full)
+            text = read_litmus_text(path)
+            test = parse(text, path)
+            res = _from_cache(text, test, args.model) if cached else None
+            if res is None:
+                from .check import check
+                res = call_with_timeout(check, args.timeout, test, args.model, None, True, full)
+                if cached and not getattr(res, "pending", False):
+                    try:        # a result that cannot be stored is still this file's answer
+                        _to_cache(text, test, args.model, res)
+                    except Exception:
+                        pass
         except Timeout as e:
             msg = f"{path}:1:1: {test.name}: {e}"
             if args.json:
@@ -92,16 +132,19 @@ def cmd_check(args) -> int:
                 from .herd_format import herd_lines
                 print("\n".join(herd_lines(test, res)))
             elif args.json:
-                # json.dumps, a large States written block by block as it is streamed
-                from .states import dump_pieces
-                for piece in dump_pieces({"test": test.name, "file": path, "model": res.model,
-                                          "verdict": res.verdict,
-                                          "condition": format_condition(test.condition),
-                                          "states": res.states, "flags": res.flags, "ub": res.ub,
-                                          "candidates": res.candidates,
-                                          "consistent": res.consistent,
-                                          "seconds": round(res.seconds, 6), "schema": JSON_SCHEMA}):
-                    sys.stdout.write(piece)
+                # json.dumps, a large States written block by block as it is streamed (a
+                # cached result's states are a list: json.dumps itself)
+                obj = {"test": test.name, "file": path, "model": res.model,
+                       "verdict": res.verdict, "condition": format_condition(test.condition),
+                       "states": res.states, "flags": res.flags, "ub": res.ub,
+                       "candidates": res.candidates, "consistent": res.consistent,
+                       "seconds": round(res.seconds, 6), "schema": JSON_SCHEMA}
+                if isinstance(res.states, list):
+                    sys.stdout.write(json.dumps(obj))
+                else:
+                    from .states import dump_pieces
+                    for piece in dump_pieces(obj):
+                        sys.stdout.write(piece)
                 sys.stdout.write("\n")
                 sys.stdout.flush()
             elif res.pending:         # the verdict by search: no state set computed

@@ -12,7 +12,6 @@ loaded once, not once per child.
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import os
 import signal
 from typing import Any, Callable
@@ -67,6 +66,7 @@ def call_with_timeout(fn: Callable[..., Any], seconds: float | None, *args) -> A
     if not seconds:
         return fn(*args)
     warm_up()
+    import multiprocessing          # here: a check without --timeout never needs it
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, fn, args), daemon=True)

@@ -115,8 +115,10 @@ def ready(unit: ModelUnit) -> None:
                 ready(get_unit(other))
                 return
         return
+    from litmus.jitprogress import label
     from .lang import load_model
     from .search import explore_pe
+    label("oracle", f"model {unit.name}")
     prog = load_model(unit.name)
     for pe in unit.build(test):
         explore_pe(pe, prog, unit)
@@ -145,3 +147,48 @@ def warm(models: list[str] | None = None) -> list[str]:
             check(parse(WIDE_SAMPLE, "<warm-up wide>"), name)
             warm_symmetry()             # the images of a symmetric program's outcomes
     return done
+
+
+# --- parts that compile apart (``scopefuzz warm --jobs N``: fuzz/warm.py PARTS) ------------------
+def part_search() -> None:
+    """The engine's search over one-word rows: the compiled code of every model's check."""
+    ready(get_unit("rc11"))
+
+
+def part_amdgpu() -> None:
+    """The AMDGPU builder's compiled pass (:func:`oracle.models.amdgpu.static.derive`), without
+    the search (compiled by :func:`part_search`)."""
+    unit = get_unit("amdgpu")
+    from litmus.jitprogress import label
+    label("oracle", "the AMDGPU builder")
+    try:
+        unit.build(sample(unit))
+    finally:
+        label("oracle", None)
+
+
+def part_wide() -> None:
+    """The search over several words per row (programs over 64 events, :data:`WIDE_SAMPLE`)."""
+    from litmus.jitprogress import label
+    from .lang import load_model
+    from .search import explore_pe
+    unit = get_unit("rc11")
+    label("oracle", "programs over 64 events")
+    try:
+        prog = load_model(unit.name)
+        for pe in unit.build(parse(WIDE_SAMPLE, "<warm-up wide>")):
+            explore_pe(pe, prog, unit)
+    finally:
+        label("oracle", None)
+
+
+def part_symmetry() -> None:
+    """The closure of a symmetric program's outcomes (:mod:`oracle.symmetry`)."""
+    from litmus.jitprogress import label
+    from .symmetry import warm as warm_symmetry
+    label("oracle", "symmetric programs")
+    try:
+        warm_symmetry()
+    finally:
+        label("oracle", None)
+

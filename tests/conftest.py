@@ -13,6 +13,11 @@ import sys
 import pytest
 from hypothesis import HealthCheck, settings
 
+#: the suite is hermetic: ``check``'s verdict cache (litmus/verdicts.py) would carry results from
+#: one test, or one run, to the next (a test of the oracle's errors could meet an earlier
+#: success); tests/test_verdicts.py turns it on in a directory of its own
+os.environ["SCOPEFUZZ_VERDICT_CACHE"] = "off"
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED = pathlib.Path(os.environ.get("SCOPEFUZZ_SHARED", ROOT.parent / "shared"))
 CORPORA = ROOT / "corpora"

@@ -11,6 +11,9 @@ import pytest
 import hw  # noqa: F401
 import numpy  # noqa: F401
 import oracle  # noqa: F401
+import oracle.check  # noqa: F401,E402  (import oracle alone loads neither numpy nor numba)
+import oracle.judge  # noqa: F401,E402
+import oracle.query  # noqa: F401,E402
 
 from conftest import CORPORA
 

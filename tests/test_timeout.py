@@ -15,6 +15,9 @@ import pytest
 
 import litmus
 import oracle
+import oracle.check  # noqa: F401,E402  (import oracle alone loads neither numpy nor numba)
+import oracle.judge  # noqa: F401,E402
+import oracle.query  # noqa: F401,E402
 from fuzz.cli import main
 from oracle.deadline import Timeout, call_with_timeout
 

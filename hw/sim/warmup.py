@@ -28,3 +28,11 @@ def warm() -> None:
     test = parse(SAMPLE, "<sim warm-up>")
     backend.run(test, 64, 0)
     backend.explore(test, 64)
+
+
+def warm_run() -> None:
+    """Run :data:`SAMPLE` randomized only: what a campaign runs (never the exhaustive mode)."""
+    from litmus import parse
+
+    from . import make_backend
+    make_backend(None).run(parse(SAMPLE, "<sim warm-up>"), 64, 0)

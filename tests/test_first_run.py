@@ -1,0 +1,200 @@
+"""A first run (issue 33, "First run fast"): it compiles only what the command uses, says what it
+compiles and how far along while it does, and code that other processes compiled into the shared
+cache is loaded, not compiled again.
+
+Each case runs a fresh Python with its own numba cache directory (``NUMBA_CACHE_DIR``). To keep
+the cases short, the caches are seeded with this checkout's compiled search (the part every
+check shares, minutes to compile) and what is left to compile is the AMDGPU builder's pass
+(``oracle/models/amdgpu/static.py``: ``derive`` and the five functions it calls) or the
+symmetric-program closure (``oracle/symmetry.py: _close`` and the two it calls)."""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from litmus.jitprogress import reachable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ORACLE = os.path.join(ROOT, "oracle")
+AMDGPU = os.path.join(ORACLE, "models", "amdgpu")
+
+MP_C = """C mp
+{ [x] = 0; [y] = 0; }
+P0 (atomic_int* x, atomic_int* y) {
+  atomic_store_explicit(x, 1, memory_order_relaxed);
+  atomic_store_explicit(y, 1, memory_order_release);
+}
+P1 (atomic_int* x, atomic_int* y) {
+  int r0 = atomic_load_explicit(y, memory_order_acquire);
+  int r1 = atomic_load_explicit(x, memory_order_relaxed);
+}
+exists (1:r0=1 /\\ 1:r1=0)
+"""
+
+MP_AMDGPU = """AMDGPU mp
+{ x = 0; y = 0; }
+ P0@wg 0                | P1@wg 1                   ;
+ st.atom.agent x, 1     | ld.atom.acq.agent r0, y   ;
+ st.atom.rel.agent y, 1 | ld.atom.agent r1, x       ;
+exists (P1:r0 == 1 /\\ P1:r1 == 0)
+"""
+
+
+def _env(cache) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env["NUMBA_CACHE_DIR"] = str(cache)
+    env["PYTHONPATH"] = ROOT
+    return env
+
+
+def _python(code: str, env: dict) -> subprocess.CompletedProcess:
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def _subpath(package_dir: str) -> str:
+    from numba.core.caching import _CacheLocator
+    return _CacheLocator.get_suitable_cache_subpath(os.path.join(package_dir, "x.py"))
+
+
+@pytest.fixture(scope="module")
+def search_cache(tmp_path_factory):
+    """A numba cache directory holding the oracle's compiled search and nothing else of the
+    oracle (no AMDGPU builder, no symmetric closure, no explanation-only code)."""
+    from litmus.jitcache import cache_dir
+    # this checkout's cache, filled if empty (a rc11 check loads or compiles the search)
+    _python("from oracle.warmup import part_search; part_search()",
+            {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+            | {"PYTHONPATH": ROOT})
+    src = cache_dir(ORACLE)
+    assert src is not None
+    cache = tmp_path_factory.mktemp("numba-cache")
+    dst = cache / _subpath(ORACLE)
+    dst.mkdir(parents=True)
+    for f in glob.glob(os.path.join(src, "*")):
+        name = os.path.basename(f)
+        if name.startswith("symmetry.") or name.endswith((".pyc",)) or os.path.isdir(f):
+            continue
+        shutil.copy2(f, dst / name)
+    assert glob.glob(str(dst / "pack._search_one_word-*.nbi"))
+    return cache
+
+
+def _fresh(search_cache, tmp_path):
+    cache = tmp_path / "cache"
+    shutil.copytree(search_cache, cache)
+    return cache
+
+
+def _compile_lines(stderr: str) -> list[str]:
+    return [ln for ln in stderr.splitlines() if "compil" in ln]
+
+
+def test_reachable_follows_the_calls_in_the_code():
+    from oracle.models.amdgpu import static
+    from oracle import symmetry
+    got = {f"{d.py_func.__module__.rsplit('.', 1)[-1]}.{d.py_func.__name__}"
+           for d in reachable(static.derive)}
+    # derive calls these (static.py), and they call only _bit (engine.py)
+    assert got == {"static.derive", "static.avail_rank", "static._async_order",
+                   "static._static_pruning", "static._undef_ok", "engine._bit"}
+    got = {d.py_func.__name__ for d in reachable(symmetry._close)}
+    # explore.py's set-of-rows helpers, and the hash they inline
+    assert got == {"_close", "_find", "_insert", "_row_hash"}
+
+
+def test_a_c_check_compiles_nothing_of_the_amdgpu_model(search_cache, tmp_path):
+    cache = _fresh(search_cache, tmp_path)
+    path = tmp_path / "mp.litmus"
+    path.write_text(MP_C)
+    out = _python("import sys\nfrom fuzz.cli import main\n"
+                  f"sys.exit(main(['check', {str(path)!r}]))", _env(cache))
+    assert out.stdout.startswith("mp  No  (model rc11,")
+    assert _compile_lines(out.stderr) == []          # the search loads: nothing compiles
+    assert not glob.glob(str(cache / "**" / "static.*"), recursive=True)
+
+
+def test_an_amdgpu_check_compiles_its_builder_only_and_says_so(search_cache, tmp_path):
+    cache = _fresh(search_cache, tmp_path)
+    path = tmp_path / "mp.litmus"
+    path.write_text(MP_AMDGPU)
+    code = ("import sys\nfrom fuzz.cli import main\n"
+            f"sys.exit(main(['check', {str(path)!r}]))")
+    out = _python(code, _env(cache))
+    assert out.stdout.startswith("mp  No  (model amdgpu,")
+    lines = _compile_lines(out.stderr)
+    # derive and the four others of static.py it calls, and engine._bit unless the seeded
+    # cache has it (the search may use it)
+    n = 5 if glob.glob(str(cache / "**" / "engine._bit-*.nbi"), recursive=True) else 6
+    # the first line: what, for which model, how many functions
+    assert lines[0] == ("scopefuzz: compiling the oracle (model amdgpu) into numba's cache "
+                        f"({n} functions, first run only; `scopefuzz warm` compiles everything "
+                        "ahead)")
+    assert lines[-1].startswith(f"scopefuzz: compiled the oracle (model amdgpu): {n} functions in ")
+    for ln in lines[1:-1]:
+        assert ln.startswith("scopefuzz: compiling the oracle (model amdgpu): ") \
+            and f" of {n} functions, " in ln
+    files = {os.path.basename(f).split("-")[0]
+             for f in glob.glob(str(cache / "**" / "*.nbi"), recursive=True)}
+    assert {"static.derive", "static.avail_rank", "static._async_order",
+            "static._static_pruning", "static._undef_ok", "engine._bit"} <= files
+    assert not [f for f in files if f.startswith(("symmetry.", "kernel."))]
+    # the next run loads it all: silent
+    again = _python(code, _env(cache))
+    assert _compile_lines(again.stderr) == []
+    assert again.stdout.split("(")[0] == out.stdout.split("(")[0]
+
+
+def test_parts_compiled_by_other_processes_load_here_without_compiling(search_cache, tmp_path):
+    """``scopefuzz warm``'s parallel parts: two processes compile the AMDGPU builder and the
+    symmetric closure into the shared cache at the same time; this process then loads both."""
+    cache = _fresh(search_cache, tmp_path)
+    out = _python(
+        "import json\n"
+        "from fuzz.warm import compile_parts, uncached_parts\n"
+        "said = []\n"
+        "before = uncached_parts(['amdgpu', 'symmetry', 'search'])\n"
+        "failed = compile_parts(['amdgpu', 'symmetry'], 2, said.append)\n"
+        "after = uncached_parts(['amdgpu', 'symmetry', 'search'])\n"
+        "from oracle.warmup import part_amdgpu, part_symmetry\n"
+        "part_amdgpu(); part_symmetry()\n"
+        "from litmus.jitprogress import compiled\n"
+        "print(json.dumps([before, failed, after, said, compiled('oracle')]))\n", _env(cache))
+    before, failed, after, said, here = json.loads(out.stdout.splitlines()[-1])
+    assert before == ["amdgpu", "symmetry"] and failed == [] and after == []
+    assert len(said) == 2 and said[0].startswith("part 1 of 2 done: ") \
+        and said[1].startswith("part 2 of 2 done: ")
+    assert here == 0
+    # each child said what it compiled
+    assert "compiling the oracle (the AMDGPU builder) into numba's cache" in out.stderr
+    assert "compiling the oracle (symmetric programs) into numba's cache" in out.stderr
+
+
+def test_pytest_litmus_compiles_at_session_start_and_shows_it(search_cache, tmp_path):
+    """``pytest --litmus``: the controller compiles the models of the files in scope before the
+    first test, with pytest's capture off (the lines reach the terminal), and only those."""
+    cache = _fresh(search_cache, tmp_path)
+    d = tmp_path / "suite"
+    d.mkdir()
+    (d / "mp_amdgpu.litmus").write_text(MP_AMDGPU)
+    (d / "mp_c.litmus").write_text(MP_C)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                          "--litmus", "--litmus-backend", "none", str(d)],
+                         cwd=tmp_path, env=_env(cache), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout
+    text = out.stdout                   # stdout and stderr in the order written
+    lines = _compile_lines(text)
+    assert lines and lines[0].startswith("scopefuzz: compiling the oracle (model amdgpu) into "
+                                         "numba's cache (")
+    assert lines[-1].startswith("scopefuzz: compiled the oracle (model amdgpu): ")
+    # before the first test's result
+    assert text.index(lines[-1]) < text.index("2 passed")
+    assert not glob.glob(str(cache / "**" / "kernel.*"), recursive=True)   # backend none
