@@ -172,8 +172,9 @@ class ParallelCampaign:
         from .warm import compile_ahead
         wait = compile_ahead(uses_simulator(self.cfg))
         try:
-            warm_up_oracle(default_checker(self.cfg.model), warm_up_program(self.cfg.model),
-                           self.cfg.model)
+            checker = default_checker() if self.cfg.model is None else \
+                default_checker(self.cfg.model)       # as Campaign.checker asks for it
+            warm_up_oracle(checker, warm_up_program(self.cfg.model), self.cfg.model)
         finally:
             wait()
 

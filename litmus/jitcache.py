@@ -203,7 +203,7 @@ def announce_compiles(package: str, what: str) -> None:
     ``package`` (a module name prefix) in this process is reported on stderr while it happens:
     what compiles and how far along (:mod:`litmus.jitprogress`)."""
     from .jitprogress import announce
-    announce(package, what)
+    announce(package, what, caching)
 
 
 _LIGHT: set = set()

@@ -178,7 +178,7 @@ class _Progress:
         self.tty = _isatty()
         if package not in self.said:
             self.said.add(package)
-            from .jitcache import caching
+            caching = _CACHING[0]
             when = ("first run only; `scopefuzz warm` compiles everything ahead" if caching()
                     else "every run: no writable cache directory")
             where = " into numba's cache" if caching() else ""
@@ -234,10 +234,18 @@ def _isatty() -> bool:
         return False
 
 
-def announce(package: str, what: str) -> None:
+#: whether compiled code goes to an on-disk cache: a callable handed over by
+#: :func:`litmus.jitcache.announce_compiles` (this module does not import the cache's module)
+_CACHING = [lambda: True]
+
+
+def announce(package: str, what: str, caching=None) -> None:
     """From now on, compiles of ``package``'s functions (a module name prefix) in this process
-    are reported on stderr as ``WHAT`` (see the module docstring)."""
+    are reported on stderr as ``WHAT`` (see the module docstring); ``caching()`` says whether
+    they go to an on-disk cache (for the wording of the first line)."""
     global _STATE
+    if caching is not None:
+        _CACHING[0] = caching
     with _LOCK:
         if package in _PACKAGES:
             return
