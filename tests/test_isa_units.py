@@ -110,6 +110,20 @@ def test_role_selection_skips_other_threads_code():
     assert run(lines, lid=0) == []
 
 
+def test_memory_instructions_of_an_inactive_lane_do_nothing():
+    # GFX11+ code where clang-22 does not branch around another role's short block: the block
+    # runs with this thread's lane off in EXEC; its global and LDS accesses must not happen for
+    # it, and a load must not write its destination (AMDGPU ISA: vector instructions, memory
+    # included, act only for the lanes EXEC enables)
+    lines = ["v_cmp_eq_u32_e32 vcc, 64, v0", "s_and_saveexec_b64 s[2:3], vcc",
+             "s_load_dwordx2 s[0:1], s[0:1], 0x0", "v_mov_b32_e32 v1, 0",
+             "v_mov_b32_e32 v3, 7", "global_load_dword v2, v1, s[0:1] offset:128",
+             "global_store_dword v1, v3, s[0:1] offset:256", "ds_write_b32 v1, v3",
+             "s_or_b64 exec, exec, s[2:3]", "s_endpgm"]
+    assert run(lines, lid=0) == []
+    assert [e.kind for e in run(lines, lid=64)] == ["load", "store", "lstore"]
+
+
 def test_unknown_instruction_is_an_error_naming_it():
     with pytest.raises(TranslateError, match="v_frobnicate_b32"):
         run(["v_frobnicate_b32 v0, v1", "s_endpgm"])
