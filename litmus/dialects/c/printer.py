@@ -127,6 +127,10 @@ class CPrinter:
         needs)."""
         return params
 
+    def param(self, tid: int, base: str, ptype: str) -> str:
+        """One parameter of thread ``tid``'s list."""
+        return f"{ptype} {base}"
+
     # -- helpers ---------------------------------------------------------------------------------
     @staticmethod
     def order(o: str | None) -> str:
@@ -197,7 +201,7 @@ class CPrinter:
             params.append([b for b in self.bases if b in used])
         params = self.extra_params(test, params)
         for tid, th in enumerate(test.threads):
-            head = ", ".join(f"{types[b]} {b}" for b in params[tid])
+            head = ", ".join(self.param(tid, b, types[b]) for b in params[tid])
             lines.append(f"P{tid}{self.placement(th.placement)} ({head}) {{")
             try:
                 lines += _ThreadPrinter(self, th.code).lines()
