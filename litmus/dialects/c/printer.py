@@ -362,8 +362,8 @@ class _ThreadPrinter:
                     (self.code[k].base == "cas")):
                 return False
         e = parse_expr_text(_attr(nxt, "val"))
-        if self.names(nxt).count(reg) != 1:
-            return False
+        if self.names(nxt).count(reg) != 1 or not isinstance(e, tuple):
+            return False                   # ``r = r;`` after the access is a row of its own
         if _attr(self.code[self.i], "unseq") is None and _temp_refs(nxt):
             return False                   # written apart: no operand access unsequenced with it
         while isinstance(e, tuple) and e[0] in PRECEDENCE:
@@ -375,6 +375,15 @@ class _ThreadPrinter:
             self.statement(depth)
 
     def statement(self, depth: int) -> None:
+        start = self.i
+        try:
+            self._statement(depth)
+        except _Refuse as e:
+            if str(e).startswith("row "):
+                raise
+            raise _Refuse(f"row {start}: {e}") from None
+
+    def _statement(self, depth: int) -> None:
         ins = self.code[self.i]
         b = ins.base
         if b in ("ld", "rmw"):
@@ -414,6 +423,8 @@ class _ThreadPrinter:
                 return
             if ins.attrs and _attr(ins, "val") is None or len(ins.attrs) > 1:
                 raise _Refuse(f"row {self.i}: assign [{' '.join(ins.attrs)}]")
+            if _attr(ins, "val") is not None:
+                self.shield_leftmost(parse_expr_text(_attr(ins, "val")))
             text = self.value(ins)
             self.emit(depth, self.write(ins.reg, text, depth))
             self.i += 1
@@ -441,6 +452,19 @@ class _ThreadPrinter:
         if not _is_temp(reg) and reg not in self.seen:
             self.seen.add(reg)
             self.hoisted.append(reg)
+
+    def shield_leftmost(self, e) -> None:
+        """``r = (*x) + 1``: the front end reads the leftmost access of an assigned expression
+        straight into ``r`` (no temporary); one that went into a temporary was written in
+        parentheses, so it is printed in them."""
+        nested = False
+        while isinstance(e, tuple) and e[0] in PRECEDENCE and (e[1:] not in self.cas_values):
+            e, nested = e[1], True
+        if isinstance(e, str) and _is_temp(e) and e in self.pending:
+            text, _ = self.pending[e]
+            self.pending[e] = (f"({text})", _PRIMARY)
+        elif isinstance(e, tuple) and e[1:] in self.cas_values and nested:
+            self.cas_values[e[1:]] = f"({self.cas_values[e[1:]]})"
 
     def write(self, reg: str, text: str, depth: int) -> str:
         """``r = text;``, declared (``int r = text;``) where a register is first written at
