@@ -191,7 +191,7 @@ def c_family_programs(draw) -> str:
         return ("x", "y", "&a[0]", "&a[1]", "x")[k]
 
     def expr(regs, depth):
-        k = draw(st.integers(0, 7 if depth > 0 else 4))
+        k = draw(st.integers(0, 8 if depth > 0 else 4))
         if k == 0 or (k == 1 and not regs):
             return str(draw(st.integers(-3, 3)))
         if k == 1:
@@ -206,13 +206,16 @@ def c_family_programs(draw) -> str:
                     f"{order('rmw')}{scope()})")
         if k == 5:
             return f"{draw(st.sampled_from(('!', '-')))}({expr(regs, depth - 1)})"
+        if k == 8:
+            return (f"atomic_compare_exchange_strong_explicit({address(regs)}, y, "
+                    f"{expr(regs, 0)}, {order('rmw')}, memory_order_relaxed{scope()})")
         op = draw(st.sampled_from(("+", "-", "*", "==", "!=", "<", "&&", "||", "&", "^")))
         return f"({expr(regs, depth - 1)} {op} {expr(regs, depth - 1)})"
 
     def body(regs, depth, n):
         lines = []
         for _ in range(n):
-            k = draw(st.integers(0, 8 if depth > 0 else 5))
+            k = draw(st.integers(0, 9 if depth > 0 else 5))
             if k == 0:
                 r = f"r{len(regs)}"
                 lines.append(f"int {r} = {expr(regs, 2)};")
@@ -252,8 +255,10 @@ def c_family_programs(draw) -> str:
                 lines.append(f"while ({expr(regs, 1)}) {{")
                 lines += ["  " + ln for ln in body(regs, depth - 1, draw(st.integers(0, 2)))]
                 lines.append("}")
-            elif dialect == "OPENCL":
+            elif k == 8 and dialect == "OPENCL":
                 lines.append(f"B{draw(st.integers(1, 2))}: barrier(CLK_GLOBAL_MEM_FENCE);")
+            else:                                   # an expression statement
+                lines.append(f"{draw(st.sampled_from(('', '(void) ')))}{expr(regs, 2)};")
         return lines
 
     head = {"C": "", "OPENCL": "@wg {t}, dev 0", "CUDA": "@cta {t},gpu 0"}[dialect]

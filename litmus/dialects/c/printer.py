@@ -83,6 +83,46 @@ def _temp_refs(ins: Instr) -> set[str]:
     return out
 
 
+def _unseq(ins: Instr) -> list[tuple[int, int]]:
+    """The row's ``unseq=ID:SIDE`` marks, as (ID, SIDE) pairs."""
+    out = []
+    for a in ins.attrs:
+        if a.startswith("unseq="):
+            ident, _, side = a[len("unseq="):].partition(":")
+            out.append((int(ident), int(side)))
+    return out
+
+
+def _chunks(leaves: list) -> list[list]:
+    """Consecutive leaves that share an unsequencing operator (one expression each)."""
+    out: list[list] = []
+    for leaf in leaves:
+        ids = {i for i, _ in leaf[1]}
+        if out and ids & {i for i, _ in out[-1][0][1]}:
+            out[-1].append(leaf)
+        else:
+            out.append([leaf])
+    return out
+
+
+def _joined(leaves: list) -> str:
+    """Leaves (text, marks) of one dropped expression joined back: the outermost operator
+    common to all (the highest ID, completed last) splits them into its two sides."""
+    if len(leaves) == 1:
+        return leaves[0][0]
+    common = set.intersection(*({i for i, _ in marks} for _, marks in leaves))
+    if not common:
+        return " && ".join(f"({_joined(c)})" for c in _chunks(leaves))
+    root = max(common)
+    sides: tuple[list, list] = ([], [])
+    for text, marks in leaves:
+        side = dict(marks)[root]
+        sides[side].append((text, [m for m in marks if m[0] != root]))
+    if not sides[0] or not sides[1]:
+        raise _Refuse(f"unsequenced accesses of operator {root} on one side only")
+    return f"({_joined(sides[0])}) + ({_joined(sides[1])})"
+
+
 class _Refuse(Exception):
     """A row no statement of the dialect lowers to (becomes a PrintError naming the row)."""
 
@@ -248,6 +288,7 @@ class _ThreadPrinter:
         for k, ins in enumerate(code):
             if ins.base == "cas":
                 self.cas_tail.update(range(k + 1, k + 4))
+        self.run: list | None = None            # the leaves of a dropped expression being read
         self.seen: set[str] = set()           # registers already declared (or hoisted)
         self.hoisted: list[str] = []            # registers declared at the top of the body
 
@@ -394,6 +435,10 @@ class _ThreadPrinter:
                     self.pending[reg] = (text, _PRIMARY)
                     if b == "ld" and ins.access == "plain":
                         self.addresses[reg] = self.address(ins)
+                elif _attr(ins, "unseq") is not None:
+                    self.i += 1
+                    self.dropped_expression(text, ins, depth)
+                    return
                 else:
                     self.emit(depth, text + ";")
             elif self.inline_into_next_assign(reg):
@@ -446,6 +491,36 @@ class _ThreadPrinter:
             self.while_(ins, depth)
             return
         raise _Refuse(f"row {self.i}: {b}" + (f" [{' '.join(ins.attrs)}]" if ins.attrs else ""))
+
+    def dropped_expression(self, text: str, ins: Instr, depth: int) -> None:
+        """An expression statement whose value is dropped (``*x + *y;``): its accesses are
+        the temporaries no row reads, and their ``unseq=ID:SIDE`` attributes are all that is
+        left of its operators. The statement is rebuilt from them: operands unsequenced by one
+        operator are joined by ``+`` (the value is dropped, any unsequencing operator lowers
+        alike), accesses sequenced with each other become statements of their own."""
+        self.run = [(text, _unseq(ins))]
+        try:
+            while self.i < len(self.code):
+                nxt = self.code[self.i]
+                if nxt.base in ("ld", "rmw", "cas") and _is_temp(nxt.reg):
+                    after = self.i + 3 if nxt.base == "cas" else self.i
+                    used = self.later_use(nxt.reg, after) is not None
+                    if not used and _attr(nxt, "unseq") is None:
+                        break                       # the next statement's
+                    if nxt.base == "cas" or used:
+                        self._statement(depth)      # pending, or (a cas) a leaf of the run
+                    else:
+                        self.run.append((self.access(nxt), _unseq(nxt)))
+                        self.i += 1
+                elif nxt.base == "assign" and _is_temp(nxt.reg):
+                    self._statement(depth)          # a cas's expected value from &var
+                else:
+                    break
+            leaves = self.run
+        finally:
+            self.run = None
+        for chunk in _chunks(leaves):
+            self.emit(depth, _joined(chunk) + ";")
 
     def read(self, reg: str) -> None:
         """A register read before any write declares it at the top of the body."""
@@ -513,8 +588,13 @@ class _ThreadPrinter:
                 f"{self.p.order(ins.order)}, {self.p.order(ins.fail_order)}"
                 f"{self.p.scope_arg(ins.scope)})")
         self.i = k + 4
-        if any(u is not None and u >= self.i for u in (self.later_use(old, k + 3),)):
+        if self.later_use(old, k + 3) is not None:
             self.cas_values[(old, exp)] = call
+        elif _attr(ins, "unseq") is not None:
+            if self.run is not None:
+                self.run.append((call, _unseq(ins)))
+            else:
+                self.dropped_expression(call, ins, depth)
         else:
             self.emit(depth, call + ";")
 
