@@ -119,11 +119,11 @@ def _joined(leaves: list) -> str:
         side = dict(marks)[root]
         sides[side].append((text, [m for m in marks if m[0] != root]))
     if not sides[0] or not sides[1]:
-        raise _Refuse(f"unsequenced accesses of operator {root} on one side only")
+        raise Unspellable(f"unsequenced accesses of operator {root} on one side only")
     return f"({_joined(sides[0])}) + ({_joined(sides[1])})"
 
 
-class _Refuse(Exception):
+class Unspellable(Exception):
     """A row no statement of the dialect lowers to (becomes a PrintError naming the row)."""
 
 
@@ -137,23 +137,23 @@ class CPrinter:
     # -- dialect hooks ---------------------------------------------------------------------------
     def placement(self, p: Placement) -> str:
         if p != Placement():
-            raise _Refuse(f"placement {p} (C threads have none)")
+            raise Unspellable(f"placement {p} (C threads have none)")
         return ""
 
     def scope_arg(self, scope: str | None) -> str:
         """The trailing scope argument of an ``_explicit`` call (C: none, every atomic is
         system scope)."""
         if scope != "sys":
-            raise _Refuse(f"scope {scope!r} (C atomics are system scope)")
+            raise Unspellable(f"scope {scope!r} (C atomics are system scope)")
         return ""
 
     def fence(self, ins: Instr) -> str:
         if ins.attrs or ins.scope != "sys":
-            raise _Refuse("a scoped or flagged fence (C has atomic_thread_fence(ORDER) only)")
+            raise Unspellable("a scoped or flagged fence (C has atomic_thread_fence(ORDER) only)")
         return f"atomic_thread_fence({self.order(ins.order)});"
 
     def barrier(self, entry: Instr, exit_: Instr) -> str:
-        raise _Refuse("a barrier (C has none)")
+        raise Unspellable("a barrier (C has none)")
 
     def param_types(self, test: Test) -> dict[str, str]:
         """Location base -> the type of the parameter naming it (C: ``atomic_int*`` when some
@@ -175,7 +175,7 @@ class CPrinter:
     @staticmethod
     def order(o: str | None) -> str:
         if o not in ORDER_NAMES:
-            raise _Refuse(f"memory order {o!r}")
+            raise Unspellable(f"memory order {o!r}")
         return ORDER_NAMES[o]
 
     def base_of(self, loc: str) -> str:
@@ -190,7 +190,7 @@ class CPrinter:
         groups: list[tuple[str, list[Location]]] = []
         for loc in test.locations:
             if loc.lds:
-                raise _Refuse(f"LDS location {loc.name!r}")
+                raise Unspellable(f"LDS location {loc.name!r}")
             m = _ELEMENT.match(loc.name)
             if m:
                 base, k = m.group(1), int(m.group(2))
@@ -198,7 +198,7 @@ class CPrinter:
                     groups[-1][1].append(loc)
                     continue
                 if k != 0 or base in self.arrays:
-                    raise _Refuse(f"array element {loc.name!r} out of its array's order")
+                    raise Unspellable(f"array element {loc.name!r} out of its array's order")
                 self.arrays[base] = 0
                 groups.append((base, [loc]))
             else:
@@ -217,7 +217,7 @@ class CPrinter:
     def format(self, test: Test) -> str:
         try:
             text = self._format(test)
-        except _Refuse as e:
+        except Unspellable as e:
             raise PrintError(f"test {test.name!r}: {e} has no {self.DIALECT} spelling") from None
         back = self.parse(text, f"<{self.DIALECT} printer>")
         if back != test:
@@ -227,11 +227,11 @@ class CPrinter:
 
     def _format(self, test: Test) -> str:
         if test.reg_init:
-            raise _Refuse("register initial values")
+            raise Unspellable("register initial values")
         lines = [f"{self.DIALECT} {test.name}"]
         for d in test.doc:
             if '"' in d:
-                raise _Refuse(f"doc line {d!r} with a quote")
+                raise Unspellable(f"doc line {d!r} with a quote")
             lines.append(f'"{d}"')
         lines.append("{ " + " ".join(self.locations(test)) + " }")
         types = self.param_types(test)
@@ -245,8 +245,8 @@ class CPrinter:
             lines.append(f"P{tid}{self.placement(th.placement)} ({head}) {{")
             try:
                 lines += _ThreadPrinter(self, th.code).lines()
-            except _Refuse as e:
-                raise _Refuse(f"P{tid} {e}") from None
+            except Unspellable as e:
+                raise Unspellable(f"P{tid} {e}") from None
             lines.append("}")
         lines.append(f"{test.condition.quantifier} ({format_prop(test.condition.prop, 'top')})")
         return "\n".join(lines) + "\n"
@@ -295,7 +295,7 @@ class _ThreadPrinter:
     def lines(self) -> list[str]:
         self.block(lambda k: False, 1)
         if self.i != len(self.code) or self.pending or self.cas_values:
-            raise _Refuse(f"row {self.i}: rows left over")
+            raise Unspellable(f"row {self.i}: rows left over")
         return [f"  int {r};" for r in self.hoisted] + self.out
 
     def emit(self, depth: int, text: str) -> None:
@@ -320,7 +320,7 @@ class _ThreadPrinter:
                 text = f"({text})"
             return ("!" if op == "!" else "-") + text, _UNARY
         if op not in PRECEDENCE or len(e) != 3:
-            raise _Refuse(f"expression operator {op!r}")
+            raise Unspellable(f"expression operator {op!r}")
         prec = PRECEDENCE[op]
         left, lp = self.expr(e[1])
         right, rp = self.expr(e[2])
@@ -336,7 +336,7 @@ class _ThreadPrinter:
         if val is not None:
             return self.expr(parse_expr_text(val), top=True)[0]
         if len(ins.args) <= k:
-            raise _Refuse(f"{ins.base} without its value")
+            raise Unspellable(f"{ins.base} without its value")
         return str(ins.args[k])
 
     def address(self, ins: Instr) -> str:
@@ -345,7 +345,7 @@ class _ThreadPrinter:
         if _attr(ins, "arr") is not None:
             base = self.p.base_of(loc)
             if loc != f"{base}[0]" or _attr(ins, "arr") != f"{base}:{self.p.arrays.get(base)}":
-                raise _Refuse(f"address {_attr(ins, 'arr')} of {loc}")
+                raise Unspellable(f"address {_attr(ins, 'arr')} of {loc}")
             return f"&{base}[{self.expr(parse_expr_text(_attr(ins, 'off')), top=True)[0]}]"
         if self.p.base_of(loc) != loc:
             return "&" + loc
@@ -360,7 +360,7 @@ class _ThreadPrinter:
         """A load or read-modify-write as the expression that reads it."""
         extra = {a.partition("=")[0] for a in ins.attrs} - {"val", "arr", "off", "unseq"}
         if extra:
-            raise _Refuse(f"row {self.i}: {ins.base} [{' '.join(ins.attrs)}]")
+            raise Unspellable(f"row {self.i}: {ins.base} [{' '.join(ins.attrs)}]")
         if ins.base == "ld" and ins.access == "plain":
             return self.lvalue(ins)
         if ins.base == "ld" and ins.access == "atom":
@@ -370,7 +370,7 @@ class _ThreadPrinter:
             addr = self.address(ins)
             return (f"{_FETCH[ins.op]}({addr}, {self.value(ins)}, {self.p.order(ins.order)}"
                     f"{self.p.scope_arg(ins.scope)})")
-        raise _Refuse(f"row {self.i}: {ins.base}.{ins.access}")
+        raise Unspellable(f"row {self.i}: {ins.base}.{ins.access}")
 
     # -- statements ------------------------------------------------------------------------------
     def later_use(self, name: str, after: int) -> int | None:
@@ -419,10 +419,10 @@ class _ThreadPrinter:
         start = self.i
         try:
             self._statement(depth)
-        except _Refuse as e:
+        except Unspellable as e:
             if str(e).startswith("row "):
                 raise
-            raise _Refuse(f"row {start}: {e}") from None
+            raise Unspellable(f"row {start}: {e}") from None
 
     def _statement(self, depth: int) -> None:
         ins = self.code[self.i]
@@ -460,14 +460,14 @@ class _ThreadPrinter:
                 nxt = self.code[self.i + 1] if self.i + 1 < len(self.code) else None
                 if ins.args or val is None or not re.match(r"[A-Za-z]\w*\Z", val) \
                         or nxt is None or nxt.base != "cas" or _attr(nxt, "exp") != ins.reg:
-                    raise _Refuse(f"row {self.i}: assign to {ins.reg}")
+                    raise Unspellable(f"row {self.i}: assign to {ins.reg}")
                 self.read(val)
                 self.addresses[ins.reg] = "&" + val
                 self.pending[ins.reg] = (val, _PRIMARY)
                 self.i += 1
                 return
             if ins.attrs and _attr(ins, "val") is None or len(ins.attrs) > 1:
-                raise _Refuse(f"row {self.i}: assign [{' '.join(ins.attrs)}]")
+                raise Unspellable(f"row {self.i}: assign [{' '.join(ins.attrs)}]")
             if _attr(ins, "val") is not None:
                 self.shield_leftmost(parse_expr_text(_attr(ins, "val")))
             text = self.value(ins)
@@ -480,7 +480,7 @@ class _ThreadPrinter:
             return
         if b == "cbar":
             if self.i + 1 >= len(self.code) or self.code[self.i + 1].base != "cbar":
-                raise _Refuse(f"row {self.i}: a barrier's entry without its exit")
+                raise Unspellable(f"row {self.i}: a barrier's entry without its exit")
             self.emit(depth, self.p.barrier(ins, self.code[self.i + 1]))
             self.i += 2
             return
@@ -490,7 +490,7 @@ class _ThreadPrinter:
         if b == "label":
             self.while_(ins, depth)
             return
-        raise _Refuse(f"row {self.i}: {b}" + (f" [{' '.join(ins.attrs)}]" if ins.attrs else ""))
+        raise Unspellable(f"row {self.i}: {b}" + (f" [{' '.join(ins.attrs)}]" if ins.attrs else ""))
 
     def dropped_expression(self, text: str, ins: Instr, depth: int) -> None:
         """An expression statement whose value is dropped (``*x + *y;``): its accesses are
@@ -555,7 +555,7 @@ class _ThreadPrinter:
     def store(self, ins: Instr, depth: int) -> None:
         extra = {a.partition("=")[0] for a in ins.attrs} - {"val", "arr", "off", "unseq"}
         if extra:
-            raise _Refuse(f"row {self.i}: st [{' '.join(ins.attrs)}]")
+            raise Unspellable(f"row {self.i}: st [{' '.join(ins.attrs)}]")
         if ins.access == "plain":
             place = self.lvalue(ins)
             self.emit(depth, f"{place} = {self.value(ins)};")
@@ -564,7 +564,7 @@ class _ThreadPrinter:
             self.emit(depth, f"atomic_store_explicit({addr}, {self.value(ins)}, "
                              f"{self.p.order(ins.order)}{self.p.scope_arg(ins.scope)});")
         else:
-            raise _Refuse(f"row {self.i}: st.{ins.access}")
+            raise Unspellable(f"row {self.i}: st.{ins.access}")
 
     def cas(self, ins: Instr, depth: int) -> None:
         """``ld/assign exp; cas old; branch (== old exp) ok; st/assign exp <- old; label ok``."""
@@ -573,13 +573,13 @@ class _ThreadPrinter:
         tail = self.code[k + 1:k + 4]
         extra = {a.partition("=")[0] for a in ins.attrs} - {"exp", "val", "arr", "off", "unseq"}
         if extra or exp not in self.addresses or len(tail) != 3:
-            raise _Refuse(f"row {k}: cas [{' '.join(ins.attrs)}]")
+            raise Unspellable(f"row {k}: cas [{' '.join(ins.attrs)}]")
         br, back, lab = tail
         cond = f"(== {old} {exp})"
         ok = _attr(br, "target")
         if not (br.base == "branch" and _attr(br, "cond") == cond and lab.base == "label"
                 and _attr(lab, "label") == ok and _attr(back, "val") == old):
-            raise _Refuse(f"row {k}: cas without its failure write-back")
+            raise Unspellable(f"row {k}: cas without its failure write-back")
         addr = self.address(ins)
         expected = self.addresses.pop(exp)
         self.pending.pop(exp, None)
@@ -602,7 +602,7 @@ class _ThreadPrinter:
         """The C condition of an ``if``/``while`` branch row (``cond=(! C)``)."""
         e = parse_expr_text(_attr(br, "cond") or "")
         if not (isinstance(e, tuple) and e[0] == "!" and len(e) == 2):
-            raise _Refuse(f"row {self.i}: branch [{' '.join(br.attrs)}]")
+            raise Unspellable(f"row {self.i}: branch [{' '.join(br.attrs)}]")
         return self.expr(e[1], top=True)[0]
 
     def if_(self, br: Instr, depth: int) -> None:
@@ -619,7 +619,7 @@ class _ThreadPrinter:
 
         self.block(at_else, depth + 1)
         if self.i >= len(self.code):
-            raise _Refuse(f"branch to {els} without its label")
+            raise Unspellable(f"branch to {els} without its label")
         if self.code[self.i].base == "goto":
             end = _attr(self.code[self.i], "target")
             self.i += 2
@@ -627,7 +627,7 @@ class _ThreadPrinter:
             self.block(lambda k: self.code[k].base == "label" and
                        _attr(self.code[k], "label") == end and k not in self.cas_tail, depth + 1)
             if self.i >= len(self.code):
-                raise _Refuse(f"goto {end} without its label")
+                raise Unspellable(f"goto {end} without its label")
         self.i += 1
         self.emit(depth, "}")
 
@@ -638,7 +638,7 @@ class _ThreadPrinter:
         before = len(self.out)
         self.block(lambda k: self.code[k].base == "branch", depth)
         if self.i >= len(self.code) or len(self.out) != before:
-            raise _Refuse(f"row {start}: label {top}")
+            raise Unspellable(f"row {start}: label {top}")
         br = self.code[self.i]
         end = _attr(br, "target")
         self.emit(depth, f"while ({self.condition(br)}) {{")
@@ -647,7 +647,7 @@ class _ThreadPrinter:
                    and k + 1 < len(self.code) and self.code[k + 1].base == "label"
                    and _attr(self.code[k + 1], "label") == end, depth + 1)
         if self.i >= len(self.code):
-            raise _Refuse(f"row {start}: loop {top} without its end")
+            raise Unspellable(f"row {start}: loop {top} without its end")
         self.i += 2
         self.emit(depth, "}")
 
@@ -660,4 +660,4 @@ def format_c(test: Test) -> str:
     return _C.format(test)
 
 
-__all__ = ["CPrinter", "ORDER_NAMES", "format_c"]
+__all__ = ["CPrinter", "ORDER_NAMES", "Unspellable", "format_c"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...ir import Instr, Test
 from ...scopes import Placement
-from ..c.printer import _Refuse
+from ..c.printer import Unspellable
 from ..opencl.printer import OpenCLPrinter
 from .parse import SCOPE_NAMES, parse_cuda
 
@@ -22,21 +22,21 @@ class CUDAPrinter(OpenCLPrinter):
 
     def placement(self, p: Placement) -> str:
         if p != Placement(wg=p.wg, agent=p.agent) or p.wg is None:
-            raise _Refuse(f"placement {p} (CUDA threads have a block and a GPU)")
+            raise Unspellable(f"placement {p} (CUDA threads have a block and a GPU)")
         return f"@cta {p.wg},gpu {p.agent}"
 
     def fence(self, ins: Instr) -> str:
         if ins.attrs != ("flags=global",):
-            raise _Refuse(f"fence [{' '.join(ins.attrs)}]")
+            raise Unspellable(f"fence [{' '.join(ins.attrs)}]")
         return f"atomic_thread_fence({self.order(ins.order)}{self.scope_arg(ins.scope)});"
 
     def barrier(self, entry: Instr, exit_: Instr) -> str:
-        raise _Refuse("a barrier (the CUDA dialect has none)")
+        raise Unspellable("a barrier (the CUDA dialect has none)")
 
     def param_types(self, test: Test) -> dict[str, str]:
         types = super().param_types(test)
         if any(rs != ("global",) for rs in self.regions.values()):
-            raise _Refuse("a location outside global memory")
+            raise Unspellable("a location outside global memory")
         return types
 
     def param(self, tid: int, base: str, ptype: str) -> str:

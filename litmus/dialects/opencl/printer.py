@@ -18,7 +18,7 @@ from __future__ import annotations
 from ...dialect import PrintError
 from ...ir import Instr, Test
 from ...scopes import Placement
-from ..c.printer import CPrinter, _Refuse
+from ..c.printer import CPrinter, Unspellable
 from .parse import FLAGS, SCOPES, parse_opencl
 
 SCOPE_NAMES = {v: k for k, v in SCOPES.items()}
@@ -30,9 +30,9 @@ def _flags(ins: Instr) -> str:
         if a.startswith("flags="):
             names = [f for f in a[len("flags="):].split(",") if f]
             if any(f not in FLAG_NAMES for f in names):
-                raise _Refuse(f"fence flags {a!r}")
+                raise Unspellable(f"fence flags {a!r}")
             return " | ".join(FLAG_NAMES[f] for f in names) or "0"
-    raise _Refuse(f"{ins.base} without its flags")
+    raise Unspellable(f"{ins.base} without its flags")
 
 
 class OpenCLPrinter(CPrinter):
@@ -42,17 +42,17 @@ class OpenCLPrinter(CPrinter):
 
     def placement(self, p: Placement) -> str:
         if p != Placement(wg=p.wg, agent=p.agent) or p.wg is None:
-            raise _Refuse(f"placement {p} (OPENCL threads have a work-group and a device)")
+            raise Unspellable(f"placement {p} (OPENCL threads have a work-group and a device)")
         return f"@wg {p.wg}, dev {p.agent}"
 
     def scope_arg(self, scope: str | None) -> str:
         if scope not in self.SCOPE_NAMES:
-            raise _Refuse(f"scope {scope!r}")
+            raise Unspellable(f"scope {scope!r}")
         return f", {self.SCOPE_NAMES[scope]}"
 
     def fence(self, ins: Instr) -> str:
         if len(ins.attrs) != 1:
-            raise _Refuse(f"fence [{' '.join(ins.attrs)}]")
+            raise Unspellable(f"fence [{' '.join(ins.attrs)}]")
         return (f"atomic_work_item_fence({_flags(ins)}, {self.order(ins.order)}"
                 f"{self.scope_arg(ins.scope)});")
 
@@ -63,7 +63,7 @@ class OpenCLPrinter(CPrinter):
                 and entry.attrs[:1] == ("fence=entry",) and exit_.attrs[:1] == ("fence=exit",)
                 and exit_.attrs[1:] == attrs and len(attrs) == 2 and ident is not None
                 and ident.isdigit() and attrs[0] == f"id={ident}"):
-            raise _Refuse(f"barrier [{' '.join(entry.attrs)}] / [{' '.join(exit_.attrs)}]")
+            raise Unspellable(f"barrier [{' '.join(entry.attrs)}] / [{' '.join(exit_.attrs)}]")
         if entry.scope == "wg":
             return f"B{ident}: barrier({_flags(entry)});"
         return f"B{ident}: work_group_barrier({_flags(entry)}{self.scope_arg(entry.scope)});"
@@ -72,12 +72,12 @@ class OpenCLPrinter(CPrinter):
     def _meta(self, test: Test) -> tuple[dict[str, tuple[str, ...]], set[str]]:
         meta = dict(test.meta)
         if set(meta) - {"regions", "nonatomic"}:
-            raise _Refuse(f"meta {sorted(set(meta) - {'regions', 'nonatomic'})}")
+            raise Unspellable(f"meta {sorted(set(meta) - {'regions', 'nonatomic'})}")
         regions = {}
         for loc, rs in meta.get("regions", ()):
             regions.setdefault(self.base_of(loc), set()).add(tuple(rs))
         if any(len(v) != 1 for v in regions.values()):
-            raise _Refuse("an array whose elements are in different regions")
+            raise Unspellable("an array whose elements are in different regions")
         nonatomic = {self.base_of(loc) for loc in meta.get("nonatomic", ())}
         return {b: v.pop() for b, v in regions.items()}, nonatomic
 
@@ -102,7 +102,7 @@ class OpenCLPrinter(CPrinter):
                     params[t].append(b)
                     users.append(t)
             if len(users) < len(rs):
-                raise _Refuse(f"location {b!r} in {len(rs)} regions with fewer threads")
+                raise Unspellable(f"location {b!r} in {len(rs)} regions with fewer threads")
         order = {b: k for k, b in enumerate(self.bases)}
         params = [sorted(ps, key=order.__getitem__) for ps in params]
         self.spaces: dict[tuple[int, str], str] = {}
@@ -113,7 +113,7 @@ class OpenCLPrinter(CPrinter):
         for t, ps in enumerate(params):
             for b in ps:
                 if (t, b) not in self.spaces:
-                    raise _Refuse(f"location {b!r} named by P{t} but in no region")
+                    raise Unspellable(f"location {b!r} named by P{t} but in no region")
         return params
 
     def param(self, tid: int, base: str, ptype: str) -> str:
