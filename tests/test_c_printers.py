@@ -313,3 +313,15 @@ def test_a_row_that_reads_back_differently_is_refused_not_printed():
     fence = Instr("fence", order="rlx", scope="sys")
     with pytest.raises(PrintError, match="P0 row 0: fence: no C statement lowers to these rows"):
         format_test(_test("C", (fence,)))
+
+
+def test_names_no_c_text_can_hold_are_refused_not_crashed():
+    """A hand-built test whose location name is no C identifier, or whose branch condition is
+    malformed: a PrintError, never a ParseError or an IndexError from the printer."""
+    t = _test("C", (Instr("st", access="atom", order="rlx", scope="sys", loc="x", args=(1,)),))
+    odd = Test("T", (Location("x y"),), (Thread(Placement(), (t.threads[0].code[0].replace(
+        loc="x y"),)),), Condition("exists", Atom(None, "x y", "==", 0)), dialect="C")
+    with pytest.raises(PrintError, match="does not read back"):
+        format_test(odd)
+    with pytest.raises(PrintError, match="T"):
+        format_test(_test("C", (Instr("branch", attrs=("cond=(!", "target=_L1")),)))

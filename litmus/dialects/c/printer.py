@@ -43,6 +43,7 @@ from typing import Callable
 from ...cfg import parse_expr_text
 from ...dialect import PrintError
 from ...ir import Instr, Location, Test
+from ...lexer import ParseError
 from ...printing import format_prop
 from ...scopes import Placement
 from .parse import FETCH_OPS, PRECEDENCE, parse_c
@@ -219,7 +220,14 @@ class CPrinter:
             text = self._format(test)
         except Unspellable as e:
             raise PrintError(f"test {test.name!r}: {e} has no {self.DIALECT} spelling") from None
-        back = self.parse(text, f"<{self.DIALECT} printer>")
+        except (LookupError, ValueError, TypeError) as e:    # rows of no front end's making
+            raise PrintError(f"test {test.name!r}: rows no {self.DIALECT} statement lowers to "
+                             f"({type(e).__name__}: {e})") from None
+        try:
+            back = self.parse(text, f"<{self.DIALECT} printer>")
+        except ParseError as e:
+            raise PrintError(f"test {test.name!r}: its {self.DIALECT} text does not read back "
+                             f"({e})") from None
         if back != test:
             raise PrintError(f"test {test.name!r}: {_difference(test, back)}: no {self.DIALECT} "
                              f"statement lowers to these rows")
