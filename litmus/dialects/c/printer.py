@@ -113,7 +113,10 @@ def _joined(leaves: list) -> str:
         return leaves[0][0]
     common = set.intersection(*({i for i, _ in marks} for _, marks in leaves))
     if not common:
-        return " && ".join(f"({_joined(c)})" for c in _chunks(leaves))
+        chunks = _chunks(leaves)
+        if len(chunks) == 1:                 # marks no expression tree leaves behind
+            raise Unspellable("unsequenced accesses marked across operators")
+        return " && ".join(f"({_joined(c)})" for c in chunks)
     root = max(common)
     sides: tuple[list, list] = ([], [])
     for text, marks in leaves:
