@@ -264,10 +264,12 @@ def c_family_programs(draw) -> str:
     head = {"C": "", "OPENCL": "@wg {t}, dev 0", "CUDA": "@cta {t},gpu 0"}[dialect]
     space = "global " if dialect == "OPENCL" else ""
     out = [f"{dialect} gen", "{ [x] = 0; [y] = 1; int a[2] = {0, 0}; }"]
-    nthreads = draw(st.integers(1, 2))
+    nthreads = draw(st.integers(1, 3))
     for t in range(nthreads):
         kinds = [draw(st.sampled_from(("atomic_int*", "int*"))) for _ in range(3)]
-        params = ", ".join(f"{space}{k} {n}" for k, n in zip(kinds, ("x", "y", "a")))
+        spaces = [draw(st.sampled_from(("global ", "local ", ""))) if space else ""
+                  for _ in range(3)]        # OPENCL: regions per thread (Test.meta)
+        params = ", ".join(f"{sp}{k} {n}" for sp, k, n in zip(spaces, kinds, ("x", "y", "a")))
         out.append(f"P{t}{head.format(t=t)} ({params}) {{")
         out += ["  " + ln for ln in body([], 2, draw(st.integers(1, 5)))]
         out.append("}")
