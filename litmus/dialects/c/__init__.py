@@ -1,9 +1,10 @@
 """The ``C`` dialect (Dat3M/herd's C11 litmus tests, the C11 conformance suite): front end,
-default model ``rc11``, warm-up sample and its :class:`~litmus.dialect.Dialect` record. It has no
-printer yet: :func:`litmus.format_test` refuses a C test (issue 34)."""
+printer (:mod:`.printer`), default model ``rc11``, warm-up sample and its
+:class:`~litmus.dialect.Dialect` record."""
 
 from ...dialect import Dialect
 from .parse import parse_c
+from .printer import format_c
 
 SAMPLE = """C warmup
 { [x] = 0; [y] = 0; }
@@ -19,7 +20,7 @@ exists (1:r0=1 /\\ 1:r1=0)
 """
 
 DIALECT = Dialect(
-    name="C", words=("C",), parse=parse_c, print=None, model="rc11", sample=SAMPLE,
+    name="C", words=("C",), parse=parse_c, print=format_c, model="rc11", sample=SAMPLE,
     scopes=(("", "sys"),), spaces=("global",), control_flow=True, package="litmus/dialects/c/")
 
-__all__ = ["DIALECT", "SAMPLE", "parse_c"]
+__all__ = ["DIALECT", "SAMPLE", "format_c", "parse_c"]

@@ -1,10 +1,10 @@
 """The ``CUDA`` dialect (CUDA C++ source programs of the compilers-in-the-loop check,
-docs/compilers.md): front end, default model ``opencl``, warm-up sample and its
-:class:`~litmus.dialect.Dialect` record. It has no printer yet: :func:`litmus.format_test`
-refuses a CUDA test (fuzz/cuda_strategies.py renders its own programs)."""
+docs/compilers.md): front end, printer (:mod:`.printer`), default model ``opencl``, warm-up sample and
+its :class:`~litmus.dialect.Dialect` record."""
 
 from ...dialect import Dialect
 from .parse import SCOPES, parse_cuda
+from .printer import format_cuda
 
 SAMPLE = """CUDA warmup
 { [x] = 0; [y] = 0; }
@@ -20,8 +20,8 @@ exists (P1:r0=1 /\\ P1:r1=0)
 """
 
 DIALECT = Dialect(
-    name="CUDA", words=("CUDA",), parse=parse_cuda, print=None, model="opencl", sample=SAMPLE,
+    name="CUDA", words=("CUDA",), parse=parse_cuda, print=format_cuda, model="opencl", sample=SAMPLE,
     scopes=tuple(SCOPES.items()), spaces=("global",), control_flow=True,
     package="litmus/dialects/cuda/")
 
-__all__ = ["DIALECT", "SAMPLE", "parse_cuda"]
+__all__ = ["DIALECT", "SAMPLE", "format_cuda", "parse_cuda"]

@@ -79,7 +79,7 @@ class _CUDAParser(OpenCLParser):
             if t.text in ("__shared__", "local", "__local", "global", "__global"):
                 raise self.err(t.pos, f"{t.text!r}: CUDA tests put every location in global "
                                       f"memory (no address-space qualifiers)")
-            if t.text in TYPE_WORDS or t.text in ("*", "cuda", "::", "atomic", "<", ">", "int"):
+            if t.text in TYPE_WORDS or t.text in ("*", "cuda", ":", "::", "atomic", "<", ">", "int"):
                 words.append(self.next())
                 continue
             return words

@@ -1,9 +1,10 @@
-"""The ``OPENCL`` dialect (OpenCL C 2.0 litmus tests, Dat3M's OPENCL suite): front end, default
-model ``opencl``, warm-up sample and its :class:`~litmus.dialect.Dialect` record. It has no
-printer yet: :func:`litmus.format_test` refuses an OPENCL test (issue 34)."""
+"""The ``OPENCL`` dialect (OpenCL C 2.0 litmus tests, Dat3M's OPENCL suite): front end, printer
+(:mod:`.printer`), default model ``opencl``, warm-up sample and its
+:class:`~litmus.dialect.Dialect` record."""
 
 from ...dialect import Dialect
 from .parse import SCOPES, parse_opencl
+from .printer import format_opencl
 
 SAMPLE = """OPENCL warmup
 { [x] = 0; [y] = 0; }
@@ -19,8 +20,8 @@ exists (1:r0=1 /\\ 1:r1=0)
 """
 
 DIALECT = Dialect(
-    name="OPENCL", words=("OPENCL",), parse=parse_opencl, print=None, model="opencl",
+    name="OPENCL", words=("OPENCL",), parse=parse_opencl, print=format_opencl, model="opencl",
     sample=SAMPLE, scopes=tuple(SCOPES.items()), spaces=("global", "local"), control_flow=True,
     package="litmus/dialects/opencl/")
 
-__all__ = ["DIALECT", "SAMPLE", "parse_opencl"]
+__all__ = ["DIALECT", "SAMPLE", "format_opencl", "parse_opencl"]
