@@ -1,0 +1,168 @@
+"""``make gpu-check``: the compiled kernels of a corpus run on an NVIDIA GPU, judged by both models.
+
+    python -m fuzz.gpu_check prepare [--plan gpu-plan.json] [--compiler SPEC]... [--sample N] [PATH...]
+    python -m fuzz.gpu_check run     [--plan gpu-plan.json] [--json gpu-check.json] [--seconds S]
+    python -m fuzz.gpu_check check   (run; prepare first when the plan is missing)
+
+``prepare`` needs the compilers and the oracle, no GPU (fuzz/gpu_plan.py). ``run`` needs a CUDA GPU
+and CuPy and nothing else of the kind (no compiler, no oracle): it loads each ready entry's harness
+(hw/ptxc/gpu_harness.py), launches it with fresh placements, stress and shuffles
+(hw/ptxc/gpu_place.py, hw/ptxc/gpu_run.py) for its share of ``--seconds``, judges the histogram
+(fuzz/gpu_verdict.py), prints one table row per entry and writes every row, with the histogram,
+to ``--json``.
+
+Exit status: 0 nothing forbidden seen; 1 the GPU showed an outcome the PTX model forbids for a
+compiled program (a finding) or an instance left an output word unwritten (the harness is wrong);
+2 unusable: no GPU or no CuPy (one line saying which, before anything is compiled), a missing or
+damaged plan, bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from . import gpu_plan
+from .gpu_verdict import judge as judge_gpu
+
+DEFAULT_PLAN = "gpu-plan.json"
+DEFAULT_JSON = "gpu-check.json"
+#: total launch seconds of a run (module loads and the table come on top: the whole run stays
+#: under 8 minutes on the lent H200 for a plan of about 240 entries)
+DEFAULT_SECONDS = 300.0
+
+
+def _args(argv):
+    ap = argparse.ArgumentParser(prog="gpu_check", description=__doc__.split("\n")[0])
+    ap.add_argument("action", choices=("prepare", "run", "check"))
+    ap.add_argument("paths", nargs="*", help="corpus files or folders (prepare; default "
+                    + ", ".join(gpu_plan.DEFAULT_CORPORA) + ")")
+    ap.add_argument("--plan", default=DEFAULT_PLAN)
+    ap.add_argument("--json", default=DEFAULT_JSON, dest="json_out")
+    ap.add_argument("--compiler", action="append", default=None,
+                    help="front end spec (repeatable; default: the four at sm_90,O2)")
+    ap.add_argument("--sample", type=int, default=gpu_plan.SAMPLE_PROGRAMS,
+                    help="campaign programs in the plan (fixed seed)")
+    ap.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
+                    help="launch seconds for the whole run, split evenly over the entries")
+    ap.add_argument("--launches", type=int, default=500, help="most launches per entry")
+    ap.add_argument("--threads", type=int, default=256, help="threads per CTA")
+    ap.add_argument("--blocks", type=int, default=0, help="CTAs per launch (0: 2 per SM)")
+    ap.add_argument("--stress", type=int, default=64,
+                    help="store/load rounds of each stress thread (0: no stress)")
+    ap.add_argument("--seed", type=int, default=0)
+    return ap.parse_intermixed_args(argv)
+
+
+def do_prepare(a, write=print) -> int:
+    paths = a.paths or list(gpu_plan.DEFAULT_CORPORA)
+    for p in paths:
+        if not os.path.exists(p):
+            write(f"gpu-check: {p}: no such file or folder")
+            return 2
+    plan = gpu_plan.prepare(paths, tuple(a.compiler or gpu_plan.DEFAULT_COMPILERS), a.sample,
+                            write=write)
+    gpu_plan.save(plan, a.plan)
+    ready = sum(1 for e in plan["entries"] if e["status"] == "ready")
+    write(f"gpu-check: plan {a.plan}: {ready} of {len(plan['entries'])} entries ready")
+    return 0
+
+
+def _row_text(cols, widths):
+    return "  ".join(str(c).ljust(w) for c, w in zip(cols, widths))
+
+
+def do_run(a, write=print) -> int:
+    from hw.ptxc import gpu_run
+
+    why = gpu_run.unavailable()
+    if why is not None:
+        write(f"gpu-check: no GPU here: {why}")
+        return 2
+    try:
+        plan = gpu_plan.load(a.plan)
+    except ValueError as e:
+        write(f"gpu-check: {e}")
+        return 2
+    from hw import BackendError
+    from hw.ptxc.layout import make_layout
+    from litmus import parse
+
+    ready = [e for e in plan["entries"] if e["status"] == "ready"]
+    if not ready:
+        write(f"gpu-check: {a.plan} has no ready entry")
+        return 2
+    sms = gpu_run.multiprocessors()
+    blocks = a.blocks or 2 * sms
+    share = a.seconds / len(ready)
+    device = gpu_run.device_name()
+    write(f"gpu-check: {len(ready)} programs on {device} ({sms} SMs), {blocks} CTAs x "
+          f"{a.threads} threads per launch, {share:.2f} s each")
+    results, findings, t_start = [], 0, time.monotonic()
+    head = ("test", "compiler", "static", "instances", "outcomes", "PTX reached", "ptx-forb",
+            "src-forb", "unwritten")
+    widths = (34, 22, 14, 10, 8, 11, 8, 8, 9)
+    write(_row_text(head, widths))
+    for k, e in enumerate(ready):
+        rec = {k2: e[k2] for k2 in ("file", "name", "compiler", "command", "version", "static",
+                                    "source_model", "keys")}
+        try:
+            test = parse(e["source"], "plan.litmus")
+            lay = make_layout(test)
+            runner = gpu_run.GpuRunner(e["harness"])
+            hist, unwritten = runner.run(test, lay, a.launches, blocks, a.threads,
+                                         a.seed + k, stress_iters=a.stress, seconds=share)
+        except (BackendError, ValueError) as ex:
+            rec.update(status="error", why=str(ex).splitlines()[0])
+            results.append(rec)
+            write(_row_text((e.get("name", e["file"])[:34], e["compiler"], "error", "-", "-",
+                             "-", "-", "-", str(ex).splitlines()[0]), widths))
+            continue
+        v = judge_gpu(e["keys"], hist.counts, e["ptx_states"], e["source_states"])
+        bad = v.finding or unwritten > 0
+        findings += bad
+        rec.update(status="finding" if bad else "ok", instances=v.total, unwritten=unwritten,
+                   reached=v.reached, ptx_allowed=v.allowed, seconds=round(hist.seconds, 3),
+                   params=hist.params,
+                   counts={c: v.count(c) for c in ("allowed", "ptx-forbidden",
+                                                   "source-forbidden", "both-forbidden")},
+                   histogram=[{"outcome": o, "count": n, "class": c} for o, n, c in v.rows])
+        results.append(rec)
+        write(_row_text((e["name"][:34], e["compiler"], e["static"], v.total, len(v.rows),
+                         f"{v.reached}/{v.allowed}",
+                         v.count("ptx-forbidden") + v.count("both-forbidden"),
+                         v.count("source-forbidden") + v.count("both-forbidden"), unwritten),
+                        widths))
+    wall = time.monotonic() - t_start
+    with open(a.json_out, "w", encoding="utf-8") as f:
+        json.dump({"device": device, "plan": a.plan, "plan_made": plan.get("made"),
+                   "seconds": round(wall, 1), "results": results}, f, indent=1, sort_keys=True)
+        f.write("\n")
+    write(f"gpu-check: {len(results)} programs in {wall:.0f} s, {findings} with a forbidden "
+          f"or unwritten outcome; {a.json_out} written")
+    return 1 if findings else 0
+
+
+def main(argv=None, write=print) -> int:
+    a = _args(argv)
+    if a.action == "prepare":
+        return do_prepare(a, write)
+    if a.action == "check":
+        from hw.ptxc import gpu_run
+
+        why = gpu_run.unavailable()
+        if why is not None:
+            write(f"gpu-check: no GPU here: {why}")
+            return 2
+        if not os.path.exists(a.plan):
+            rc = do_prepare(a, write)
+            if rc:
+                return rc
+    return do_run(a, write)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
