@@ -6,8 +6,8 @@
 
 ``prepare`` needs the compilers and the oracle, no GPU (fuzz/gpu_plan.py). ``run`` needs a CUDA GPU
 and CuPy and nothing else of the kind (no compiler, no oracle): it loads each ready entry's harness
-(hw/ptxc/gpu_harness.py), launches it with fresh placements, stress and shuffles
-(hw/ptxc/gpu_place.py, hw/ptxc/gpu_run.py) for its share of ``--seconds``, judges the histogram
+(hw/gpu/harness.py), launches it with fresh placements, stress and shuffles
+(hw/gpu/place.py, hw/gpu/run.py) for its share of ``--seconds``, judges the histogram
 (fuzz/gpu_verdict.py), prints one table row per entry and writes every row, with the histogram,
 to ``--json``.
 
@@ -28,8 +28,8 @@ import time
 from . import gpu_plan
 from .gpu_verdict import judge as judge_gpu
 
-DEFAULT_PLAN = "gpu-plan.json"
-DEFAULT_JSON = "gpu-check.json"
+DEFAULT_PLAN = "out/gpu-plan.json"
+DEFAULT_JSON = "out/gpu-check.json"
 #: total launch seconds of a run (module loads and the table come on top: the whole run stays
 #: under 8 minutes on the lent H200 for a plan of about 240 entries)
 DEFAULT_SECONDS = 300.0
@@ -76,7 +76,7 @@ def _row_text(cols, widths):
 
 
 def do_run(a, write=print) -> int:
-    from hw.ptxc import gpu_run
+    from hw.gpu import run as gpu_run
 
     why = gpu_run.unavailable()
     if why is not None:
@@ -88,8 +88,7 @@ def do_run(a, write=print) -> int:
         write(f"gpu-check: {e}")
         return 2
     from hw import BackendError
-    from hw.ptxc.layout import make_layout
-    from litmus import parse
+    from hw.gpu.place import Shape
 
     ready = [e for e in plan["entries"] if e["status"] == "ready"]
     if not ready:
@@ -110,12 +109,11 @@ def do_run(a, write=print) -> int:
         rec = {k2: e[k2] for k2 in ("file", "name", "compiler", "command", "version", "static",
                                     "source_model", "keys")}
         try:
-            test = parse(e["source"], "plan.litmus")
-            lay = make_layout(test)
             runner = gpu_run.GpuRunner(e["harness"])
-            hist, unwritten = runner.run(test, lay, a.launches, blocks, a.threads,
-                                         a.seed + k, stress_iters=a.stress, seconds=share)
-        except (BackendError, ValueError) as ex:
+            hist, unwritten = runner.run(Shape.from_json(e["shape"]), e["inits"], e["loc_idx"],
+                                         e["keys"], a.launches, blocks, a.threads, a.seed + k,
+                                         stress_iters=a.stress, seconds=share)
+        except (BackendError, ValueError, KeyError) as ex:
             rec.update(status="error", why=str(ex).splitlines()[0])
             results.append(rec)
             write(_row_text((e.get("name", e["file"])[:34], e["compiler"], "error", "-", "-",
@@ -151,7 +149,7 @@ def main(argv=None, write=print) -> int:
     if a.action == "prepare":
         return do_prepare(a, write)
     if a.action == "check":
-        from hw.ptxc import gpu_run
+        from hw.gpu import run as gpu_run
 
         why = gpu_run.unavailable()
         if why is not None:

@@ -2,8 +2,8 @@
 
 ``gpu-check prepare`` (fuzz/gpu_check.py) compiles a corpus with each front end (one batched
 compiler run per front end, :func:`hw.ptxc.compile_many`), writes each compiled program's GPU
-harness (:mod:`hw.ptxc.gpu_harness`) and, per program, the allowed outcomes of both models
-projected on what the GPU observes (:func:`hw.ptxc.gpu_place.keys`: each role's observed
+harness (:mod:`hw.gpu.harness`) and, per program, the allowed outcomes of both models
+projected on what the GPU observes (:func:`hw.gpu.place.keys`: each role's observed
 registers and the locations' final values):
 
 - ``ptx_states``: the PTX model's allowed outcomes of the *read-back* program (what the compiled
@@ -12,8 +12,10 @@ registers and the locations' final values):
   of the source (None for a racy source: it allows anything).
 
 A state's value ``None`` is undef or a key the model's state does not have: it matches any value.
-The lent GPU then runs the plan with numpy and CuPy only (:mod:`fuzz.gpu_check`): no compiler
-(its image has no clang-22) and no oracle compile there. The plan is one JSON file.
+Each entry also stores what the run needs of the test (``shape``: the layout's roles and CTAs,
+``inits``, ``loc_idx``), so the lent GPU runs the plan with numpy and CuPy only
+(:mod:`fuzz.gpu_check` imports :mod:`hw.gpu`, not hw/ptxc, the oracle or numba): its image has no
+clang-22. The plan is one JSON file.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ DEFAULT_COMPILERS = ("clang-cuda:sm_90,O2", "clang-ocl:sm_90,O2", "nvcc-libcu:sm
 DEFAULT_CORPORA = ("corpora/cuda", "corpora/opencl")
 #: the campaign sample: programs 0..N-1 of this seed of fuzz.cuda_strategies
 SAMPLE_SEED = 29
-SAMPLE_PROGRAMS = 24
+SAMPLE_PROGRAMS = 40
 
 
 def corpus(paths, sample: int = SAMPLE_PROGRAMS, seed: int = SAMPLE_SEED) -> list[tuple[str, str]]:
@@ -65,8 +67,8 @@ def _project(states, keys: list[str]) -> list[list]:
 def entry(label: str, text: str, test, compiled, kernel: str) -> dict:
     """One ready plan entry (or an ``error`` entry naming why the models could not judge it)."""
     from fuzz.compilers import SOURCE_MODEL, judge
-    from hw.ptxc import gpu_place
-    from hw.ptxc.gpu_harness import harness
+    from hw.gpu import place as gpu_place
+    from hw.gpu.harness import harness
     from hw.ptxc.layout import make_layout
     from oracle import OracleError, check
 
@@ -82,7 +84,7 @@ def entry(label: str, text: str, test, compiled, kernel: str) -> dict:
         rec["harness"] = harness(compiled.ptx, len(test.locations), kernel)
     except BackendError as e:
         return {**rec, "status": "refused", "why": str(e)}
-    keys, _ = gpu_place.keys(lay, test)
+    keys, loc_idx = gpu_place.keys(lay, test)
     model = SOURCE_MODEL[test.dialect]
     try:
         v = judge(test, compiled.test, model)
@@ -93,6 +95,8 @@ def entry(label: str, text: str, test, compiled, kernel: str) -> dict:
         return {**rec, "status": "error", "why": str(e).splitlines()[0] if str(e) else
                 type(e).__name__}
     rec.update(status="ready", source=text, keys=keys, source_model=model,
+               shape=gpu_place.Shape.of(lay).to_json(),
+               inits=[loc.init for loc in test.locations], loc_idx=loc_idx,
                static=v.status, static_extra=v.extra,
                ptx_states=_project(ptx.states, keys),
                source_states=None if src is None else _project(src.states, keys))

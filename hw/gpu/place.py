@@ -1,6 +1,6 @@
 """Where each instance of a compiled litmus test runs in one GPU launch, and where its words are.
 
-One launch of the harness (:mod:`hw.ptxc.gpu_harness`) is ``blocks`` CTAs of ``threads``
+One launch of the harness (:mod:`hw.gpu.harness`) is ``blocks`` CTAs of ``threads``
 threads. :func:`place` draws, per launch, with numpy only (no GPU):
 
 - **Instances.** Every CTA holds ``k`` instances of every *source CTA* (the layout's groups of
@@ -17,9 +17,10 @@ threads. :func:`place` draws, per launch, with numpy only (no GPU):
   random permutation of the slots (memory-location shuffling: the words of one instance are not
   neighbours, and which instances share a cache line changes per launch).
 
-The record of each launched thread is :data:`hw.ptxc.gpu_harness.FIELDS` and one byte offset per
+The record of each launched thread is :data:`hw.gpu.harness.FIELDS` and one byte offset per
 location; the role threads' records reproduce the layout's ``tid.x``/``ctaid.x``/``ntid.x``, so
-the compiled role switch selects the role (tests/test_gpu_check.py checks all of this).
+the compiled role switch selects the role (tests/test_gpu_check.py checks all of this). A
+``layout`` here is hw/ptxc's ``Layout`` or a :class:`Shape` read from a plan (same attributes).
 """
 
 from __future__ import annotations
@@ -30,14 +31,50 @@ import numpy as np
 
 from litmus import Test
 
-from .gpu_harness import FIELDS
-from .layout import Layout
+from .harness import FIELDS
 
 #: an ``out`` word no role wrote (checked after every launch)
 POISON = -0x2152411       # 0xFDEADBEEF's low bits, negative: no litmus value
 
 
-def refusal(test: Test, layout: Layout) -> str | None:
+@dataclass(frozen=True)
+class Slot:
+    """One role's place in the source layout (hw/ptxc/layout.py ``Role``): its CTA, its
+    ``tid.x`` in it, its switch case and its observed registers."""
+
+    tid: int
+    cta: int
+    pos: int
+    gid: int
+    observed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the placement needs of a layout (hw/ptxc/layout.py ``Layout``), in a form a plan
+    stores as JSON: the roles, the CTA size and count of the switch, ``out`` words per role."""
+
+    roles: tuple[Slot, ...]
+    ntid: int
+    nctas: int
+    stride: int
+
+    @classmethod
+    def of(cls, layout) -> "Shape":
+        return cls(tuple(Slot(r.tid, r.cta, r.pos, r.gid, tuple(r.observed))
+                         for r in layout.roles), layout.ntid, layout.nctas, layout.stride)
+
+    def to_json(self) -> dict:
+        return {"roles": [[r.tid, r.cta, r.pos, r.gid, list(r.observed)] for r in self.roles],
+                "ntid": self.ntid, "nctas": self.nctas, "stride": self.stride}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Shape":
+        return cls(tuple(Slot(t, c, p, g, tuple(o)) for t, c, p, g, o in d["roles"]),
+                   d["ntid"], d["nctas"], d["stride"])
+
+
+def refusal(test: Test, layout) -> str | None:
     """Why one GPU cannot run ``test`` as its placement says (None when it can)."""
     agents = {th.placement.agent for th in test.threads}
     if len(agents) > 1:
@@ -65,7 +102,7 @@ class Launch:
     threads: int
 
 
-def groups(layout: Layout) -> list[list[int]]:
+def groups(layout) -> list[list[int]]:
     """The roles of each source CTA, CTA by CTA."""
     out: list[list[int]] = [[] for _ in range(layout.nctas)]
     for r in layout.roles:
@@ -73,14 +110,14 @@ def groups(layout: Layout) -> list[list[int]]:
     return out
 
 
-def instances_per_cta(layout: Layout, threads: int, testing: float) -> int:
+def instances_per_cta(layout, threads: int, testing: float) -> int:
     """How many instances of each source CTA one real CTA holds (``testing``: the share of a
     CTA's threads that run roles, the rest stress)."""
     per = sum(len(g) for g in groups(layout))
     return max(1, int(threads * testing) // per)
 
 
-def place(layout: Layout, nlocs: int, blocks: int, threads: int, rng: np.random.Generator,
+def place(layout, nlocs: int, blocks: int, threads: int, rng: np.random.Generator,
           testing: float = 0.5, stride: int = 16, iters: int = 64, lines: int = 8,
           line_words: int = 32) -> Launch:
     """Draw one launch's placement (see the module docstring)."""
@@ -129,7 +166,7 @@ def place(layout: Layout, nlocs: int, blocks: int, threads: int, rng: np.random.
                   threads)
 
 
-def outcomes(layout: Layout, launch: Launch, out: np.ndarray, locs: np.ndarray,
+def outcomes(layout, launch: Launch, out: np.ndarray, locs: np.ndarray,
              observed_locs: list[int]) -> tuple[np.ndarray, int]:
     """The outcome rows of one launch (columns: each role's observed registers in order, then
     the final value of each location of ``observed_locs``) and how many instances left an
@@ -144,7 +181,7 @@ def outcomes(layout: Layout, launch: Launch, out: np.ndarray, locs: np.ndarray,
     return rows[~bad], int(bad.sum())
 
 
-def keys(layout: Layout, test: Test) -> tuple[list[str], list[int]]:
+def keys(layout, test: Test) -> tuple[list[str], list[int]]:
     """The outcome keys the GPU observes (``P<k>:r<N>`` of each observed register, then each
     global location's final value) and the indices of those locations."""
     regs = [f"P{r.tid}:{name}" for r in layout.roles for name in r.observed]
@@ -152,5 +189,5 @@ def keys(layout: Layout, test: Test) -> tuple[list[str], list[int]]:
     return regs + [test.locations[i].name for i in idx], idx
 
 
-__all__ = ["Launch", "POISON", "groups", "instances_per_cta", "keys", "outcomes", "place",
+__all__ = ["Launch", "POISON", "Shape", "Slot", "groups", "instances_per_cta", "keys", "outcomes", "place",
            "refusal"]

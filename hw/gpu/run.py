@@ -2,11 +2,11 @@
 
 CuPy is imported lazily, inside :func:`unavailable` and :class:`GpuRunner`, so nothing of
 scopefuzz imports it and a machine without a GPU never needs it. The harness PTX
-(:mod:`hw.ptxc.gpu_harness`) is loaded with ``cupy.RawModule(path=...)`` (``cuModuleLoad``: the
+(:mod:`hw.gpu.harness`) is loaded with ``cupy.RawModule(path=...)`` (``cuModuleLoad``: the
 driver assembles the PTX for the device it runs on) and launched ``launches`` times, each with a
-fresh placement (:mod:`hw.ptxc.gpu_place`): location words set to the test's initial values,
+fresh placement (:mod:`hw.gpu.place`): location words set to the test's initial values,
 ``out`` poisoned, the kernel launched, both buffers read back, every instance's outcome counted.
-The result is a :class:`hw.Histogram` over the keys of :func:`hw.ptxc.gpu_place.keys`.
+The result is a :class:`hw.Histogram` over the keys of :func:`hw.gpu.place.keys`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 from ..backend import BackendError, Histogram
-from . import gpu_place
-from .gpu_harness import ENTRY
+from . import place as gpu_place
+from .harness import ENTRY
 
 
 def unavailable() -> str | None:
@@ -69,19 +69,20 @@ class GpuRunner:
         finally:
             os.unlink(path)
 
-    def run(self, test, layout, launches: int, blocks: int, threads: int, seed: int,
-            stress_iters: int = 64, testing: float = 0.5, stride: int = 16,
+    def run(self, layout, inits: list[int], loc_idx: list[int], keys: list[str],
+            launches: int, blocks: int, threads: int, seed: int, stress_iters: int = 64,
+            testing: float = 0.5, stride: int = 16,
             seconds: float | None = None) -> tuple[Histogram, int]:
-        """(histogram, instances with an unwritten out word) over ``launches`` launches, or
-        fewer when ``seconds`` runs out (at least one launch)."""
+        """(histogram over ``keys``, instances with an unwritten out word) over ``launches``
+        launches, or fewer when ``seconds`` runs out (at least one launch). ``inits``: each
+        location's initial value; ``loc_idx``: the locations whose final values are observed."""
         cp = self.cp
-        keys, loc_idx = gpu_place.keys(layout, test)
-        hist = Histogram(keys, params={"blocks": blocks, "threads": threads, "seed": seed,
-                                       "stress_iters": stress_iters, "testing": testing,
-                                       "stride": stride})
+        hist = Histogram(list(keys), params={"blocks": blocks, "threads": threads, "seed": seed,
+                                             "stress_iters": stress_iters, "testing": testing,
+                                             "stride": stride})
         rng = np.random.default_rng(seed)
-        nlocs = len(test.locations)
-        init = np.array([loc.init for loc in test.locations], dtype=np.int32)
+        nlocs = len(inits)
+        init = np.array(inits, dtype=np.int32)
         scratch = cp.zeros(8 * 32 + 64, dtype=cp.int32)
         bad = 0
         t0 = time.monotonic()
@@ -103,7 +104,7 @@ class GpuRunner:
                                    f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") \
                     from None
             rows, unwritten = gpu_place.outcomes(layout, pl, cp.asnumpy(out), cp.asnumpy(locs),
-                                                 loc_idx)
+                                                 list(loc_idx))
             bad += unwritten
             for key, cnt in _count(rows).items():
                 hist.add(key, cnt)

@@ -1,13 +1,13 @@
 """The GPU harness of a compiled program: the compiler's own PTX, rewritten to run many instances.
 
-``scopefuzz gpu-check`` (fuzz/gpu_check.py, docs/compilers.md "On a GPU") runs what the compiler
+``make gpu-check`` (fuzz/gpu_check.py, docs/compilers.md "On a GPU") runs what the compiler
 emitted, not a re-spelling of the test: the switch-layout kernel ``litmus`` of :mod:`hw.ptxc`
 (one role per ``gid = tid.x + ctaid.x * ntid.x``) is kept instruction for instruction, and only
 three things are changed, all outside the code that carries the memory order:
 
 - **The entry.** ``.entry litmus(...)`` becomes ``.entry scopefuzz_harness(...)`` with two more
   parameters: ``scopefuzz_map`` (one record of :data:`FIELDS` + one word per location for every
-  launched thread, written by :mod:`hw.ptxc.gpu_place`) and ``scopefuzz_scratch`` (the stress
+  launched thread, written by :mod:`hw.gpu.place`) and ``scopefuzz_scratch`` (the stress
   threads' buffer).
 - **The special registers the role switch reads.** Every ``%tid.x``, ``%ctaid.x``, ``%ntid.x``
   and ``%nctaid.x`` operand of the compiled body is replaced by the value of the thread's record:
@@ -23,7 +23,7 @@ A prologue, inserted before the compiled body, reads the record; a thread whose 
 *stress* (role position -1) runs the stress loop on the scratch buffer (stores then loads of one
 line, ``iters`` times, as MC Mutants' memory-stress workgroups) and returns without entering the
 compiled body. Nothing here needs a GPU: the output is PTX text that ``ptxas -arch=sm_XX``
-accepts (tests/test_gpu_check.py) and that CUDA's driver loads (``cuModuleLoadData``).
+accepts (tests/test_gpu_check.py) and that CUDA's driver loads (``cuModuleLoad``).
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ def prologue(nparams: int, width: int) -> list[str]:
            "\tld.param.u64 \t%sfzd0, [scopefuzz_map];",
            "\tcvta.to.global.u64 \t%sfzd0, %sfzd0;",
            f"\tmul.wide.u32 \t%sfzd1, %sfz3, {4 * width};",
+           "\tst.global.u64 \t[scopefuzz_map_addr], %sfzd0;",
            "\tadd.s64 \t%sfzd0, %sfzd0, %sfzd1;"]
     # record word k -> %sfz(4+k)
     for k in range(width):
@@ -159,11 +160,49 @@ def harness(ptx: str, nlocs: int, kernel: str = "litmus") -> str:
                     raise BackendRefused("the compiled kernel reads %nctaid.x")
                 # .y/.z: the harness launches one-dimensional grids, as the layout does
         body.append(line)
-    head = ptx[:start] + f".entry {ENTRY}(" + ptx[start + ptx[start:].index("(") + 1:close] + \
+    head = _functions(ptx[:start], width) + f".entry {ENTRY}(" + \
+        ptx[start + ptx[start:].index("(") + 1:close] + \
         ",\n\t.param .u64 scopefuzz_map,\n\t.param .u64 scopefuzz_scratch\n)"
     middle = ptx[close + 1:brace + 1]
-    return head + middle + "\n" + "\n".join(prologue(len(params), width)) + "\n" + \
-        "\n".join(body) + ptx[end:]
+    text = head + middle + "\n" + "\n".join(prologue(len(params), width)) + "\n" + \
+        "\n".join(body) + _functions(ptx[end:], width)
+    m = re.search(r"^\s*\.address_size\s+64\s*$", text, re.M)
+    if m is None:
+        raise BackendRefused("the PTX has no .address_size 64 directive")
+    return text[:m.end()] + "\n\n.global .align 8 .u64 scopefuzz_map_addr;" + text[m.end():]
+
+
+_SREG_MOV = re.compile(r"^(?P<ind>\s*)mov\.[bus]32\s+(?P<dst>%\w+)\s*,\s*"
+                       r"(?P<sreg>%(?:tid|ctaid|ntid)\.x)\s*;\s*$")
+
+
+def _functions(text: str, width: int) -> str:
+    """Functions outside the kernel body (clang-ocl -O0 calls the kernel's implementation,
+    ``__clang_ocl_kern_imp_litmus``): each ``mov`` of a special register the role switch reads
+    becomes a load of the thread's record through ``scopefuzz_map_addr`` (the prologue stores
+    the map's address there); any other use of those registers is refused."""
+    out = []
+    for line in text.split("\n"):
+        m = _SREG_MOV.match(line)
+        if m:
+            ind, k = m.group("ind"), SPECIALS[m.group("sreg")]
+            out += [f"{ind}{{",
+                    f"{ind}.reg .b32 \t%sfzt<4>;", f"{ind}.reg .b64 \t%sfza<2>;",
+                    f"{ind}mov.u32 \t%sfzt0, %tid.x;", f"{ind}mov.u32 \t%sfzt1, %ctaid.x;",
+                    f"{ind}mov.u32 \t%sfzt2, %ntid.x;",
+                    f"{ind}mad.lo.s32 \t%sfzt3, %sfzt1, %sfzt2, %sfzt0;",
+                    f"{ind}ld.global.u64 \t%sfza0, [scopefuzz_map_addr];",
+                    f"{ind}mul.wide.u32 \t%sfza1, %sfzt3, {4 * width};",
+                    f"{ind}add.s64 \t%sfza0, %sfza0, %sfza1;",
+                    f"{ind}ld.global.s32 \t{m.group('dst')}, [%sfza0+{4 * k}];",
+                    f"{ind}}}"]
+            continue
+        if not line.lstrip().startswith("//") and any(
+                r in SPECIALS or r == "%nctaid.x" for r in _SREG_RE.findall(line)):
+            raise BackendRefused(f"the harness does not follow this special-register read "
+                                 f"outside the kernel: {line.strip()}")
+        out.append(line)
+    return "\n".join(out)
 
 
 __all__ = ["ENTRY", "FIELDS", "harness", "only_entry", "prologue"]
