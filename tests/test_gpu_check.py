@@ -395,3 +395,78 @@ def test_unavailable_without_cupy_says_why():
     assert r.returncode == 2 and r.stderr == ""
     assert r.stdout.strip() == ("gpu-check: no GPU here: CuPy is not importable "
                                 "(ModuleNotFoundError: No module named 'cupy')")
+
+
+# --- the run loop, with a fake CuPy playing the GPU ---------------------------------------------
+
+class _FakeKernel:
+    """Plays the harness: checks the arguments' order (locations..., out, map, scratch) and,
+    for every thread whose record has a role, picks the role by the record's gid as the compiled
+    switch does and stores ``values`` for its observed registers; locations end at ``final``."""
+
+    def __init__(self, shape, values, final):
+        self.shape, self.values, self.final = shape, values, final
+        self.launches = []
+
+    def __call__(self, grid, block, args):
+        nlocs = len(args) - 3
+        locs, out, rec, scratch = args[0], args[nlocs], args[nlocs + 1], args[nlocs + 2]
+        assert all(a is locs for a in args[:nlocs])
+        width = 4 + max(nlocs, 1)
+        rec = rec.reshape(-1, width)
+        assert rec.shape[0] == grid[0] * block[0] and scratch.size > 0
+        by_gid = {r.gid: r for r in self.shape.roles}
+        self.launches.append(int((rec[:, 0] >= 0).sum()))
+        for t in np.flatnonzero(rec[:, 0] >= 0):
+            role = by_gid[rec[t, 1] * rec[t, 2] + rec[t, 0]]
+            base = rec[t, 3] // 4 + role.tid * self.shape.stride
+            for j, name in enumerate(role.observed):
+                out[base + j] = self.values[(role.tid, name)]
+            for i in range(nlocs):
+                locs[rec[t, 4 + i] // 4] = self.final[i]
+
+
+def _fake_cupy(kernel):
+    import types
+    cp = types.ModuleType("cupy")
+    cp.int32 = np.int32
+    cp.zeros = np.zeros
+    cp.full = np.full
+    cp.asarray = lambda a: np.array(a)
+    cp.asnumpy = lambda a: np.array(a)
+    cp.RawModule = lambda path: types.SimpleNamespace(get_function=lambda name: kernel)
+    runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: 1, deviceSynchronize=lambda: None,
+        getDeviceProperties=lambda i: {"name": b"Fake GPU"})
+    cp.cuda = types.SimpleNamespace(
+        runtime=runtime, Device=lambda *a: types.SimpleNamespace(
+            id=0, attributes={"MultiProcessorCount": 3}))
+    return cp
+
+
+@pytest.mark.skipif(shutil.which("clang-22") is None, reason="clang-22 not on PATH")
+@pytest.mark.parametrize("r0,r1,rc,cls", [(0, 0, 0, "allowed"), (1, 0, 1, "both-forbidden")])
+def test_run_loop_counts_and_judges(monkeypatch, tmp_path, r0, r1, rc, cls):
+    from fuzz import gpu_check
+    from fuzz.gpu_plan import prepare, save
+    from hw.gpu.place import Shape
+    f = tmp_path / "MP.same.litmus"
+    f.write_text(MP_SAME)
+    plan = prepare([str(f)], ("clang-cuda:sm_90,O2",), sample=0, write=lambda s: None)
+    save(plan, str(tmp_path / "p.json"))
+    shape = Shape.from_json(plan["entries"][0]["shape"])
+    kernel = _FakeKernel(shape, {(1, "r0"): r0, (1, "r1"): r1}, [1, 1])
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(kernel))
+    lines = []
+    got = gpu_check.main(["run", "--plan", str(tmp_path / "p.json"), "--json",
+                          str(tmp_path / "o.json"), "--launches", "3", "--threads", "32",
+                          "--seconds", "60"], write=lines.append)
+    assert got == rc
+    assert lines[0].startswith("gpu-check: 1 programs on Fake GPU (3 SMs), 6 CTAs x 32 threads")
+    (res,) = json.loads((tmp_path / "o.json").read_text())["results"]
+    # 6 CTAs x (16 testing threads // 2 roles) instances per launch, 3 launches
+    assert kernel.launches == [96, 96, 96] and res["instances"] == 3 * 48
+    assert res["histogram"] == [{"outcome": {"P1:r0": r0, "P1:r1": r1, "x": 1, "y": 1},
+                                 "count": 144, "class": cls}]
+    assert res["unwritten"] == 0 and res["reached"] == (1 if r0 == r1 == 0 else 0)
+    assert res["status"] == ("ok" if rc == 0 else "finding")
