@@ -33,6 +33,8 @@ DEFAULT_JSON = "out/gpu-check.json"
 #: total launch seconds of a run (module loads and the table come on top: the whole run stays
 #: under 8 minutes on the lent H200 for a plan of about 240 entries)
 DEFAULT_SECONDS = 300.0
+#: wall seconds for the whole run (scripts/gpu_check.sh kills it at 470 s as a backstop)
+DEFAULT_LIMIT = 420.0
 
 
 def _args(argv):
@@ -48,6 +50,9 @@ def _args(argv):
                     help="campaign programs in the plan (fixed seed)")
     ap.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
                     help="launch seconds for the whole run, split evenly over the entries")
+    ap.add_argument("--limit", type=float, default=DEFAULT_LIMIT,
+                    help="wall seconds for the whole run, module loads included: each entry's "
+                         "share shrinks to keep to it, and entries past it are not run")
     ap.add_argument("--launches", type=int, default=500, help="most launches per entry")
     ap.add_argument("--threads", type=int, default=256, help="threads per CTA")
     ap.add_argument("--blocks", type=int, default=0, help="CTAs per launch (0: 2 per SM)")
@@ -108,11 +113,18 @@ def do_run(a, write=print) -> int:
     for k, e in enumerate(ready):
         rec = {k2: e[k2] for k2 in ("file", "name", "compiler", "command", "version", "static",
                                     "source_model", "keys")}
+        left = a.limit - (time.monotonic() - t_start)
+        if left <= 0:
+            rec.update(status="not-run", why=f"past --limit {a.limit:.0f} s")
+            results.append(rec)
+            continue
+        # keep to the limit: a share of what is left (loads take time too), never above --seconds'
+        budget = min(share, 0.8 * left / (len(ready) - k))
         try:
             runner = gpu_run.GpuRunner(e["harness"])
             hist, unwritten = runner.run(Shape.from_json(e["shape"]), e["inits"], e["loc_idx"],
                                          e["keys"], a.launches, blocks, a.threads, a.seed + k,
-                                         stress_iters=a.stress, seconds=share)
+                                         stress_iters=a.stress, seconds=budget)
         except (BackendError, ValueError, KeyError) as ex:
             rec.update(status="error", why=str(ex).splitlines()[0])
             results.append(rec)
@@ -139,8 +151,10 @@ def do_run(a, write=print) -> int:
         json.dump({"device": device, "plan": a.plan, "plan_made": plan.get("made"),
                    "seconds": round(wall, 1), "results": results}, f, indent=1, sort_keys=True)
         f.write("\n")
-    write(f"gpu-check: {len(results)} programs in {wall:.0f} s, {findings} with a forbidden "
-          f"or unwritten outcome; {a.json_out} written")
+    skipped = sum(1 for r in results if r["status"] == "not-run")
+    write(f"gpu-check: {len(results) - skipped} programs in {wall:.0f} s"
+          + (f" ({skipped} not run: past --limit)" if skipped else "")
+          + f", {findings} with a forbidden or unwritten outcome; {a.json_out} written")
     return 1 if findings else 0
 
 

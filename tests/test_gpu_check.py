@@ -470,3 +470,23 @@ def test_run_loop_counts_and_judges(monkeypatch, tmp_path, r0, r1, rc, cls):
                                  "count": 144, "class": cls}]
     assert res["unwritten"] == 0 and res["reached"] == (1 if r0 == r1 == 0 else 0)
     assert res["status"] == ("ok" if rc == 0 else "finding")
+
+
+@pytest.mark.skipif(shutil.which("clang-22") is None, reason="clang-22 not on PATH")
+def test_run_keeps_to_the_limit(monkeypatch, tmp_path):
+    from fuzz import gpu_check
+    from fuzz.gpu_plan import prepare, save
+    from hw.gpu.place import Shape
+    f = tmp_path / "MP.same.litmus"
+    f.write_text(MP_SAME)
+    plan = prepare([str(f)], ("clang-cuda:sm_90,O2",), sample=0, write=lambda s: None)
+    save(plan, str(tmp_path / "p.json"))
+    kernel = _FakeKernel(Shape.from_json(plan["entries"][0]["shape"]),
+                         {(1, "r0"): 0, (1, "r1"): 0}, [1, 1])
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(kernel))
+    lines = []
+    assert gpu_check.main(["run", "--plan", str(tmp_path / "p.json"), "--json",
+                           str(tmp_path / "o.json"), "--limit", "0"], write=lines.append) == 0
+    (res,) = json.loads((tmp_path / "o.json").read_text())["results"]
+    assert res["status"] == "not-run" and kernel.launches == []
+    assert "1 not run: past --limit" in lines[-1]
