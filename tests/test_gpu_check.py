@@ -149,18 +149,14 @@ def test_harness_refuses_what_it_cannot_rewrite():
         harness(HAND_PTX, 3)
     with pytest.raises(BackendRefused, match="no kernel 'P0'"):
         harness(HAND_PTX, 2, kernel="P0")
-    helper = HAND_PTX.replace(".visible .entry other(", ".func helper(").replace(
-        "other_param_0", "helper_param_0").replace("mov.u32 \t%r1, %tid.x;",
-                                                   "add.s32 \t%r1, %tid.x, 1;")
+    helper = _called(HAND_PTX.replace("mov.u32 \t%r1, %tid.x;", "add.s32 \t%r1, %tid.x, 1;"))
     with pytest.raises(BackendRefused, match="special-register read outside the kernel"):
         harness(helper, 2)
 
 
 def test_harness_rewrites_special_registers_in_called_functions():
     # clang-ocl -O0: the kernel calls its implementation, a .func that reads %tid.x
-    helper = HAND_PTX.replace(".visible .entry other(", ".func helper(").replace(
-        "other_param_0", "helper_param_0")
-    h = harness(helper, 2)
+    h = harness(_called(HAND_PTX), 2)
     func = h[h.index(".func helper("):h.index(f".entry {ENTRY}(")]
     assert "mov.u32 \t%r1, %tid.x;" not in func
     assert "ld.global.u64 \t%sfza0, [scopefuzz_map_addr];" in func
@@ -168,6 +164,23 @@ def test_harness_rewrites_special_registers_in_called_functions():
     assert "ld.global.s32 \t%r1, [%sfza0+0];" in func          # word 0: the role's tid.x
     assert ".global .align 8 .u64 scopefuzz_map_addr;" in h.split(".func helper(")[0]
     assert "st.global.u64 \t[scopefuzz_map_addr], %sfzd0;" in h
+
+
+def _called(ptx: str) -> str:
+    """HAND_PTX with kernel ``other`` turned into a function ``helper`` that litmus calls."""
+    return ptx.replace(".visible .entry other(", ".func helper(").replace(
+        "other_param_0", "helper_param_0").replace(
+        "$L__BB0_4:\n", "$L__BB0_4:\n\tcall.uni \thelper, (%rd1);\n")
+
+
+def test_prune_keeps_what_the_kernel_reaches():
+    text = (_called(HAND_PTX).replace(".func helper(", ".func unused(\n\t.param .u64 u0\n)\n{\n"
+                                      "\tret;\n}\n\n.func helper(")
+            + "\t.section\t.debug_str\n\t{\n$L__info_string0:\n.b8 95,90,0\n\t}\n")
+    h = harness(text, 2)
+    assert ".func helper(" in h and ".func unused(" not in h
+    assert ".debug_str" not in h and "$L__info_string0" not in h
+    assert "call.uni \thelper, (%rd1);" in h
 
 
 def test_only_entry_keeps_one_kernel():

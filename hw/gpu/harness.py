@@ -129,11 +129,59 @@ def only_entry(ptx: str, kernel: str) -> str:
     return ptx
 
 
+_FUNC_RE = re.compile(r"^[ \t]*(?:\.(?:visible|weak|extern)\s+)*\.func\s+(?:\([^)]*\)\s*)?"
+                      r"(?P<name>[A-Za-z_$][\w$]*)\s*\(", re.M)
+_LOC_ATTRS = re.compile(r"(\.loc\s+\d+\s+\d+\s+\d+)\s*,\s*function_name\b[^\n]*")
+_SECTION_RE = re.compile(r"^[ \t]*\.section\s+\.debug_\w+\s*\{", re.M)
+
+
+def prune(ptx: str, kernel: str) -> str:
+    """``ptx`` with the kernel ``kernel`` only, the functions it reaches and no ``.debug_*``
+    sections (``.file``/``.loc`` line information is kept): a campaign batch holds every
+    program's kernels and helpers (clang-ocl: a ``.func`` per kernel), and nvcc's debug strings
+    are most of its PTX; the driver then assembles a fraction of the text."""
+    ptx = only_entry(ptx, kernel)
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for m in _FUNC_RE.finditer(ptx):
+        close = ptx.index(")", m.end())
+        rest = ptx[close + 1:]
+        k = close + 1 + (len(rest) - len(rest.lstrip()))
+        # a return-less prototype ends at ';', a definition has a body
+        j = k
+        while j < len(ptx) and ptx[j] not in "{;":
+            j += 1
+        end = _body_end(ptx, j) + 1 if ptx[j] == "{" else j + 1
+        spans.setdefault(m.group("name"), []).append((m.start(), end))
+    if spans:
+        names = re.compile(r"(?<![\w$.%])(" + "|".join(re.escape(n) for n in spans) +
+                           r")(?![\w$])")
+        start, close, brace, _ = _find_entry(ptx, kernel)
+        todo = [ptx[brace:_body_end(ptx, brace) + 1]]
+        seen: set[str] = set()
+        while todo:
+            for n in names.findall(todo.pop()):
+                if n not in seen:
+                    seen.add(n)
+                    todo += [ptx[a:b] for a, b in spans[n]]
+        cut = sorted(sp for n, sps in spans.items() if n not in seen for sp in sps)
+        for a, b in reversed(cut):
+            ptx = ptx[:a] + ptx[b:]
+    while True:
+        m = _SECTION_RE.search(ptx)
+        if m is None:
+            break
+        ptx = ptx[:m.start()] + ptx[_body_end(ptx, m.end() - 1) + 1:]
+    # nvcc's `.loc F L C, function_name $L__info_stringN, inlined_at ...` names a .debug_str
+    # label: the line and column stay, the inlining attributes go with the section
+    return _LOC_ATTRS.sub(r"\1", ptx)
+
+
 def harness(ptx: str, nlocs: int, kernel: str = "litmus") -> str:
     """The harness PTX of compiled ``ptx`` whose kernel ``kernel`` takes ``nlocs`` location
     pointers and ``out``; BackendRefused (one line) when the PTX does not have that shape.
-    Other kernels of the module are left out (:func:`only_entry`)."""
-    ptx = only_entry(ptx, kernel)
+    Other kernels, functions it does not reach and debug sections are left out
+    (:func:`prune`)."""
+    ptx = prune(ptx, kernel)
     start, close, brace, params = _find_entry(ptx, kernel)
     if len(params) != nlocs + 1:
         raise BackendRefused(f"kernel {kernel} has {len(params)} parameters, expected "
@@ -205,4 +253,4 @@ def _functions(text: str, width: int) -> str:
     return "\n".join(out)
 
 
-__all__ = ["ENTRY", "FIELDS", "harness", "only_entry", "prologue"]
+__all__ = ["ENTRY", "FIELDS", "harness", "only_entry", "prologue", "prune"]
