@@ -12,7 +12,8 @@ and CuPy and nothing else of the kind (no compiler, no oracle): it loads each re
 to ``--json``.
 
 Exit status: 0 nothing forbidden seen; 1 the GPU showed an outcome the PTX model forbids for a
-compiled program (a finding) or an instance left an output word unwritten (the harness is wrong);
+compiled program (a finding), or an instance left an output word unwritten or a program could not
+be run (its row says why: the harness is wrong);
 2 unusable: no GPU or no CuPy (one line saying which, before anything is compiled), a missing or
 damaged plan, bad arguments.
 """
@@ -76,6 +77,40 @@ def do_prepare(a, write=print) -> int:
     return 0
 
 
+def _line(ex: BaseException) -> str:
+    text = str(ex).strip()
+    return f"{type(ex).__name__}: {text.splitlines()[0]}" if text else type(ex).__name__
+
+
+def summary(results: list[dict]) -> list[str]:
+    """Per compiler: programs run, instances, PTX-allowed outcomes reached, forbidden counts;
+    then each program with a forbidden or unwritten outcome (the end of the output is what a
+    lent machine's reply carries)."""
+    out = ["", "per compiler: programs, instances, PTX outcomes reached/allowed, "
+               "ptx-forbidden, source-forbidden, unwritten"]
+    by: dict[str, list[dict]] = {}
+    for r in results:
+        by.setdefault(str(r.get("compiler")), []).append(r)
+    for comp, rs in by.items():
+        ran = [r for r in rs if r.get("status") in ("ok", "finding")]
+        c = lambda key: sum(r["counts"][key] for r in ran)      # noqa: E731
+        out.append(f"  {comp}: {len(ran)} of {len(rs)} run, "
+                   f"{sum(r['instances'] for r in ran)} instances, "
+                   f"{sum(r['reached'] for r in ran)}/{sum(r['ptx_allowed'] for r in ran)}, "
+                   f"{c('ptx-forbidden') + c('both-forbidden')}, "
+                   f"{c('source-forbidden') + c('both-forbidden')}, "
+                   f"{sum(r['unwritten'] for r in ran)}")
+    bad = [r for r in results if r.get("status") == "finding"]
+    for r in bad[:20]:
+        worst = [h for h in r["histogram"] if h["class"] != "allowed"]
+        what = (f"{worst[0]['class']} {worst[0]['outcome']} x{worst[0]['count']}" if worst
+                else f"{r['unwritten']} unwritten")
+        out.append(f"FINDING {r['name']} ({r['compiler']}): {what}")
+    if len(bad) > 20:
+        out.append(f"... {len(bad) - 20} more in the JSON")
+    return out
+
+
 def _row_text(cols, widths):
     return "  ".join(str(c).ljust(w) for c, w in zip(cols, widths))
 
@@ -92,7 +127,6 @@ def do_run(a, write=print) -> int:
     except ValueError as e:
         write(f"gpu-check: {e}")
         return 2
-    from hw import BackendError
     from hw.gpu.place import Shape
 
     ready = [e for e in plan["entries"] if e["status"] == "ready"]
@@ -111,25 +145,29 @@ def do_run(a, write=print) -> int:
     widths = (34, 22, 14, 10, 8, 11, 8, 8, 9)
     write(_row_text(head, widths))
     for k, e in enumerate(ready):
-        rec = {k2: e[k2] for k2 in ("file", "name", "compiler", "command", "version", "static",
-                                    "source_model", "keys")}
+        rec = {k2: e.get(k2) for k2 in ("file", "name", "compiler", "command", "version",
+                                        "static", "source_model", "keys")}
         left = a.limit - (time.monotonic() - t_start)
         if left <= 0:
             rec.update(status="not-run", why=f"past --limit {a.limit:.0f} s")
             results.append(rec)
             continue
-        # keep to the limit: a share of what is left (loads take time too), never above --seconds'
+        # keep to the limit: a share of what is left (loads take time too), never above --seconds
         budget = min(share, 0.8 * left / (len(ready) - k))
         try:
             runner = gpu_run.GpuRunner(e["harness"])
             hist, unwritten = runner.run(Shape.from_json(e["shape"]), e["inits"], e["loc_idx"],
                                          e["keys"], a.launches, blocks, a.threads, a.seed + k,
                                          stress_iters=a.stress, seconds=budget)
-        except (BackendError, ValueError, KeyError) as ex:
-            rec.update(status="error", why=str(ex).splitlines()[0])
+        except Exception as ex:         # noqa: BLE001 (one program's failure -- a launch, the
+            # device's memory, a damaged entry -- is its row; device time is too scarce to lose
+            # the other programs' results to it)
+            why = _line(ex)
+            rec.update(status="error", why=why)
             results.append(rec)
-            write(_row_text((e.get("name", e["file"])[:34], e["compiler"], "error", "-", "-",
-                             "-", "-", "-", str(ex).splitlines()[0]), widths))
+            findings += 1
+            write(_row_text((str(e.get("name", e.get("file")))[:34], e.get("compiler"), "error",
+                             "-", "-", "-", "-", "-", why), widths))
             continue
         v = judge_gpu(e["keys"], hist.counts, e["ptx_states"], e["source_states"])
         bad = v.finding or unwritten > 0
@@ -147,6 +185,8 @@ def do_run(a, write=print) -> int:
                          v.count("source-forbidden") + v.count("both-forbidden"), unwritten),
                         widths))
     wall = time.monotonic() - t_start
+    for line in summary(results):
+        write(line)
     with open(a.json_out, "w", encoding="utf-8") as f:
         json.dump({"device": device, "plan": a.plan, "plan_made": plan.get("made"),
                    "seconds": round(wall, 1), "results": results}, f, indent=1, sort_keys=True)
@@ -154,7 +194,8 @@ def do_run(a, write=print) -> int:
     skipped = sum(1 for r in results if r["status"] == "not-run")
     write(f"gpu-check: {len(results) - skipped} programs in {wall:.0f} s"
           + (f" ({skipped} not run: past --limit)" if skipped else "")
-          + f", {findings} with a forbidden or unwritten outcome; {a.json_out} written")
+          + f", {findings} with a forbidden or unwritten outcome or an error; {a.json_out} "
+          f"written")
     return 1 if findings else 0
 
 

@@ -483,6 +483,26 @@ def test_run_loop_counts_and_judges(monkeypatch, tmp_path, r0, r1, rc, cls):
                                  "count": 144, "class": cls}]
     assert res["unwritten"] == 0 and res["reached"] == (1 if r0 == r1 == 0 else 0)
     assert res["status"] == ("ok" if rc == 0 else "finding")
+    # the summary at the end (what a lent machine's reply carries)
+    assert "  clang-cuda:sm_90,O2: 1 of 1 run, 144 instances" in "\n".join(lines)
+    if rc:
+        assert lines[-2] == ("FINDING MP.same (clang-cuda:sm_90,O2): both-forbidden "
+                             "{'P1:r0': 1, 'P1:r1': 0, 'x': 1, 'y': 1} x144")
+
+
+def test_a_failing_program_is_its_row(monkeypatch, tmp_path):
+    from fuzz import gpu_check
+    plan = {"version": 1, "entries": [{"status": "ready", "file": "a.litmus", "name": "A",
+                                       "compiler": "clang-cuda:sm_90,O2", "harness": "junk"}]}
+    (tmp_path / "p.json").write_text(json.dumps(plan))
+    kernel = _FakeKernel(None, {}, [])
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(kernel))
+    lines = []
+    assert gpu_check.main(["run", "--plan", str(tmp_path / "p.json"), "--json",
+                           str(tmp_path / "o.json")], write=lines.append) == 1
+    (res,) = json.loads((tmp_path / "o.json").read_text())["results"]
+    assert res["status"] == "error" and res["why"] == "KeyError: 'shape'"
+    assert "1 with a forbidden or unwritten outcome or an error" in lines[-1]
 
 
 @pytest.mark.skipif(shutil.which("clang-22") is None, reason="clang-22 not on PATH")
