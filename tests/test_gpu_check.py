@@ -177,7 +177,9 @@ def test_prune_keeps_what_the_kernel_reaches():
     text = (_called(HAND_PTX).replace(".func helper(", ".func unused(\n\t.param .u64 u0\n)\n{\n"
                                       "\tret;\n}\n\n.func helper(")
             + "\t.section\t.debug_str\n\t{\n$L__info_string0:\n.b8 95,90,0\n\t}\n")
+    text = text.replace(".target sm_90\n", ".target sm_90, debug\n")       # clang -O0
     h = harness(text, 2)
+    assert ".target sm_90\n" in h and "debug\n" not in h
     assert ".func helper(" in h and ".func unused(" not in h
     assert ".debug_str" not in h and "$L__info_string0" not in h
     assert "call.uni \thelper, (%rd1);" in h

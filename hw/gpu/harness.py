@@ -173,7 +173,10 @@ def prune(ptx: str, kernel: str) -> str:
         ptx = ptx[:m.start()] + ptx[_body_end(ptx, m.end() - 1) + 1:]
     # nvcc's `.loc F L C, function_name $L__info_stringN, inlined_at ...` names a .debug_str
     # label: the line and column stay, the inlining attributes go with the section
-    return _LOC_ATTRS.sub(r"\1", ptx)
+    ptx = _LOC_ATTRS.sub(r"\1", ptx)
+    # clang -O0 writes `.target sm_90, debug`, which makes ptxas require the debug sections
+    return re.sub(r"^([ \t]*\.target[^\n,]*(?:,\s*(?!debug)[\w.]+)*)\s*,\s*debug\b", r"\1", ptx,
+                  flags=re.M)
 
 
 def harness(ptx: str, nlocs: int, kernel: str = "litmus") -> str:
