@@ -67,9 +67,10 @@ bench: setup
 
 # The GPU check's plan (no GPU needed; clang-22 and nvcc): corpora/cuda + corpora/opencl and 40
 # campaign programs of seed 29, compiled by the four front ends at sm_90 -O2, each with its GPU
-# harness and both models' allowed outcomes -> out/gpu-plan.json (docs/compilers.md "On a GPU").
+# harness (assembled by ptxas for sm_90) and both models' allowed outcomes -> out/gpu-plan.json
+# (docs/compilers.md "On a GPU").
 gpu-plan: install
-	@mkdir -p out && $(BIN)/python -m fuzz.gpu_check prepare --plan out/gpu-plan.json
+	@mkdir -p out && $(BIN)/python -m fuzz.gpu_check prepare --ptxas --plan out/gpu-plan.json
 
 # On a lent NVIDIA GPU (CuPy, nothing to install): run the plan (made first if missing), print the
 # table, write out/gpu-check.json; under 8 minutes. No GPU/CuPy: one line, exit 2.

@@ -1,7 +1,7 @@
 """``make gpu-check``: the compiled kernels of a corpus run on an NVIDIA GPU, judged by both models.
 
-    python -m fuzz.gpu_check prepare [--plan gpu-plan.json] [--compiler SPEC]... [--sample N] [PATH...]
-    python -m fuzz.gpu_check run     [--plan gpu-plan.json] [--json gpu-check.json] [--seconds S]
+    python -m fuzz.gpu_check prepare [--plan P] [--compiler SPEC]... [--sample N] [--ptxas] [PATH...]
+    python -m fuzz.gpu_check run     [--plan P] [--json J] [--seconds S] [--limit L]
     python -m fuzz.gpu_check check   (run; prepare first when the plan is missing)
 
 ``prepare`` needs the compilers and the oracle, no GPU (fuzz/gpu_plan.py). ``run`` needs a CUDA GPU
@@ -49,6 +49,8 @@ def _args(argv):
                     help="front end spec (repeatable; default: the four at sm_90,O2)")
     ap.add_argument("--sample", type=int, default=gpu_plan.SAMPLE_PROGRAMS,
                     help="campaign programs in the plan (fixed seed)")
+    ap.add_argument("--ptxas", action="store_true",
+                    help="prepare: assemble every harness with ptxas -arch=sm_90 (when present)")
     ap.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
                     help="launch seconds for the whole run, split evenly over the entries")
     ap.add_argument("--limit", type=float, default=DEFAULT_LIMIT,
@@ -70,7 +72,7 @@ def do_prepare(a, write=print) -> int:
             write(f"gpu-check: {p}: no such file or folder")
             return 2
     plan = gpu_plan.prepare(paths, tuple(a.compiler or gpu_plan.DEFAULT_COMPILERS), a.sample,
-                            write=write)
+                            write=write, ptxas=a.ptxas)
     gpu_plan.save(plan, a.plan)
     ready = sum(1 for e in plan["entries"] if e["status"] == "ready")
     write(f"gpu-check: plan {a.plan}: {ready} of {len(plan['entries'])} entries ready")

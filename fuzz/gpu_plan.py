@@ -104,8 +104,11 @@ def entry(label: str, text: str, test, compiled, kernel: str) -> dict:
 
 
 def prepare(paths=DEFAULT_CORPORA, compilers=DEFAULT_COMPILERS, sample: int = SAMPLE_PROGRAMS,
-            seed: int = SAMPLE_SEED, write=print) -> dict:
-    """The plan of ``paths`` + the campaign sample, compiled with each of ``compilers``."""
+            seed: int = SAMPLE_SEED, write=print, ptxas: bool = False) -> dict:
+    """The plan of ``paths`` + the campaign sample, compiled with each of ``compilers``.
+    ``ptxas``: assemble every harness with ``ptxas -arch=sm_90`` (the lent GPU's) when ptxas is
+    here; one it rejects becomes an ``error`` entry naming ptxas's first error line."""
+    from hw.ptxc.toolchain import ptxas_check
     import hw
     import hw.ptxc as ptxc
     from litmus import parse
@@ -143,7 +146,13 @@ def prepare(paths=DEFAULT_CORPORA, compilers=DEFAULT_COMPILERS, sample: int = SA
             kernel = f"t{batch_index}_litmus"
             if f".entry {kernel}(" not in res.ptx:
                 kernel = "litmus"                    # the batch failed: compiled alone
-            entries.append(entry(lb, tx, t, res, kernel))
+            rec = entry(lb, tx, t, res, kernel)
+            if ptxas and rec["status"] == "ready":
+                err = ptxas_check(rec["harness"], 90)
+                if err:
+                    rec = {**rec, "status": "error", "why": f"ptxas rejects the harness: {err}"}
+                    del rec["harness"]
+            entries.append(rec)
         ready = sum(1 for e in entries if e["compiler"] == comp.spec() and
                     e["status"] == "ready")
         write(f"prepared {comp.spec()}: {ready} of {len(items)} programs ready")

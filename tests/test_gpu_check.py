@@ -525,3 +525,22 @@ def test_run_keeps_to_the_limit(monkeypatch, tmp_path):
     (res,) = json.loads((tmp_path / "o.json").read_text())["results"]
     assert res["status"] == "not-run" and kernel.launches == []
     assert "1 not run: past --limit" in lines[-1]
+
+
+@pytest.mark.skipif(shutil.which("clang-22") is None, reason="clang-22 not on PATH")
+def test_plan_with_ptxas(monkeypatch, tmp_path):
+    from fuzz.gpu_plan import prepare
+    from hw.ptxc import toolchain
+    f = tmp_path / "MP.same.litmus"
+    f.write_text(MP_SAME)
+    if toolchain.ptxas_unavailable() is None:
+        (e,) = prepare([str(f)], ("clang-cuda:sm_90,O0",), sample=0, write=lambda s: None,
+                       ptxas=True)["entries"]
+        assert e["status"] == "ready"
+    seen = []
+    monkeypatch.setattr(toolchain, "ptxas_check",
+                        lambda ptx, sm: seen.append(sm) or "ptxas error : boom")
+    (e,) = prepare([str(f)], ("clang-cuda:sm_90,O0",), sample=0, write=lambda s: None,
+                   ptxas=True)["entries"]
+    assert seen == [90] and e["status"] == "error" and "harness" not in e
+    assert e["why"] == "ptxas rejects the harness: ptxas error : boom"
