@@ -113,6 +113,16 @@ def summary(results: list[dict]) -> list[str]:
     return out
 
 
+def _save(path: str, doc: dict) -> None:
+    """Write the JSON whole (a temporary file renamed over it): after every program, so a run
+    killed by the script's timeout (a kernel that never ends) keeps what it had."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
 def _row_text(cols, widths):
     return "  ".join(str(c).ljust(w) for c, w in zip(cols, widths))
 
@@ -181,6 +191,8 @@ def do_run(a, write=print) -> int:
                                                    "source-forbidden", "both-forbidden")},
                    histogram=[{"outcome": o, "count": n, "class": c} for o, n, c in v.rows])
         results.append(rec)
+        _save(a.json_out, {"device": device, "plan": a.plan, "plan_made": plan.get("made"),
+                           "complete": False, "results": results})
         write(_row_text((e["name"][:34], e["compiler"], e["static"], v.total, len(v.rows),
                          f"{v.reached}/{v.allowed}",
                          v.count("ptx-forbidden") + v.count("both-forbidden"),
@@ -189,10 +201,8 @@ def do_run(a, write=print) -> int:
     wall = time.monotonic() - t_start
     for line in summary(results):
         write(line)
-    with open(a.json_out, "w", encoding="utf-8") as f:
-        json.dump({"device": device, "plan": a.plan, "plan_made": plan.get("made"),
-                   "seconds": round(wall, 1), "results": results}, f, indent=1, sort_keys=True)
-        f.write("\n")
+    _save(a.json_out, {"device": device, "plan": a.plan, "plan_made": plan.get("made"),
+                       "seconds": round(wall, 1), "complete": True, "results": results})
     skipped = sum(1 for r in results if r["status"] == "not-run")
     write(f"gpu-check: {len(results) - skipped} programs in {wall:.0f} s"
           + (f" ({skipped} not run: past --limit)" if skipped else "")

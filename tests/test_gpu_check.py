@@ -478,7 +478,9 @@ def test_run_loop_counts_and_judges(monkeypatch, tmp_path, r0, r1, rc, cls):
                           "--seconds", "60"], write=lines.append)
     assert got == rc
     assert lines[0].startswith("gpu-check: 1 programs on Fake GPU (3 SMs), 6 CTAs x 32 threads")
-    (res,) = json.loads((tmp_path / "o.json").read_text())["results"]
+    doc = json.loads((tmp_path / "o.json").read_text())
+    assert doc["complete"] is True and doc["device"] == "Fake GPU"
+    (res,) = doc["results"]
     # 6 CTAs x (16 testing threads // 2 roles) instances per launch, 3 launches
     assert kernel.launches == [96, 96, 96] and res["instances"] == 3 * 48
     assert res["histogram"] == [{"outcome": {"P1:r0": r0, "P1:r1": r1, "x": 1, "y": 1},
