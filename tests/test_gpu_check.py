@@ -452,10 +452,9 @@ def _fake_cupy(kernel):
     cp.RawModule = lambda path: types.SimpleNamespace(get_function=lambda name: kernel)
     runtime = types.SimpleNamespace(
         getDeviceCount=lambda: 1, deviceSynchronize=lambda: None,
-        getDeviceProperties=lambda i: {"name": b"Fake GPU"})
-    cp.cuda = types.SimpleNamespace(
-        runtime=runtime, Device=lambda *a: types.SimpleNamespace(
-            id=0, attributes={"MultiProcessorCount": 3}))
+        getDeviceProperties=lambda i: {"name": b"Fake GPU", "multiProcessorCount": 3})
+    cp.cuda = types.SimpleNamespace(runtime=runtime,
+                                    Device=lambda *a: types.SimpleNamespace(id=0))
     return cp
 
 

@@ -45,8 +45,10 @@ def device_name() -> str:
 
 
 def multiprocessors() -> int:
+    """The device's SM count (``cudaDeviceProp.multiProcessorCount``)."""
     import cupy  # noqa: PLC0415
-    return int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    return int(props["multiProcessorCount"])
 
 
 class GpuRunner:
