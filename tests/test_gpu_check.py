@@ -545,3 +545,23 @@ def test_plan_with_ptxas(monkeypatch, tmp_path):
                    ptxas=True)["entries"]
     assert seen == [90] and e["status"] == "error" and "harness" not in e
     assert e["why"] == "ptxas rejects the harness: ptxas error : boom"
+
+
+@pytest.mark.skipif(shutil.which("clang-22") is None, reason="clang-22 not on PATH")
+def test_check_prepares_a_missing_plan_then_runs(monkeypatch, tmp_path):
+    from fuzz import gpu_check
+    from hw.gpu.place import Shape
+    f = tmp_path / "MP.same.litmus"
+    f.write_text(MP_SAME)
+    lay = Shape.of(make_layout(parse(MP_SAME, "t.litmus")))
+    kernel = _FakeKernel(lay, {(1, "r0"): 1, (1, "r1"): 1}, [1, 1])
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(kernel))
+    lines = []
+    rc = gpu_check.main(["check", "--plan", str(tmp_path / "p.json"), "--json",
+                         str(tmp_path / "o.json"), "--compiler", "clang-cuda:sm_90,O2",
+                         "--sample", "0", "--launches", "2", "--threads", "32", str(f)],
+                        write=lines.append)
+    assert rc == 0 and (tmp_path / "p.json").exists()
+    assert lines[0] == "prepared clang-cuda:sm_90,O2: 1 of 1 programs ready"
+    (res,) = json.loads((tmp_path / "o.json").read_text())["results"]
+    assert res["status"] == "ok" and res["reached"] == 1 and res["ptx_allowed"] == 3
