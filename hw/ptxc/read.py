@@ -52,9 +52,8 @@ instruction the reader does not know (named), a non-constant address, a vector o
 
 from __future__ import annotations
 
-import functools
-
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 
