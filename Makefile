@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 APT_PKGS := pocl-opencl-icd ocl-icd-libopencl1 clang-22 llvm-22
 
-.PHONY: setup install test fuzz bench clean system-packages
+.PHONY: setup install test fuzz bench clean system-packages gpu-plan gpu-check
 
 # install: the venv, the packages, byte-compiled (imports read .pyc files even where the
 # environment forbids writing them). Commands then compile the numba code they use on first use,
@@ -64,6 +64,18 @@ fuzz: install
 
 bench: setup
 	$(BIN)/scopefuzz bench
+
+# The GPU check's plan (no GPU needed; clang-22 and nvcc): corpora/cuda + corpora/opencl and 40
+# campaign programs of seed 29, compiled by the four front ends at sm_90 -O2, each with its GPU
+# harness (assembled by ptxas for sm_90) and both models' allowed outcomes -> out/gpu-plan.json
+# (docs/compilers.md "On a GPU").
+gpu-plan: install
+	@mkdir -p out && $(BIN)/python -m fuzz.gpu_check prepare --ptxas --plan out/gpu-plan.json
+
+# On a lent NVIDIA GPU (CuPy, nothing to install): run the plan (made first if missing), print the
+# table, write out/gpu-check.json; under 8 minutes. No GPU/CuPy: one line, exit 2.
+gpu-check:
+	@bash scripts/gpu_check.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info

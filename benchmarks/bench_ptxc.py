@@ -9,7 +9,8 @@ Prints (one worker, this machine):
   seed) to the first program whose compiled PTX escapes the source model, or "not found in S
   s"; then the median and worst over the seeds;
 - campaign programs/s with an empty compile cache (a fresh SCOPEFUZZ_ISA_CACHE folder) and warm
-  (the same programs again);
+  (the same programs again), and the CPU ms per program (this process and its finished children:
+  the compilers, the oracle's child processes), which the load of a shared machine does not move;
 - the check time (fuzz.compilers.judge) of compiled 4-thread programs: median and worst, wall
   clock and CPU time (the machine is shared: CPU time is what an idle core would take);
 - per mutant also the programs drawn and the CPU seconds (this process and the compilers).
@@ -58,12 +59,14 @@ def main(argv=None) -> int:
     # throughput: empty cache, then warm (a campaign of the main machinery: journal, findings)
     for label in (() if a.skip_throughput else ("empty cache", "warm cache")):
         camp, _ = campaign(programs=a.programs, time=None)
-        t0 = time.monotonic()
+        t0, c0 = time.monotonic(), _cpu()
         st = camp.run()
-        dt = time.monotonic() - t0
+        dt, cpu = time.monotonic() - t0, _cpu() - c0
         print(f"throughput {label}: {st.programs} programs in {dt:.1f} s = "
               f"{st.programs / dt:.2f} programs/s ({st.findings} findings, "
-              f"{st.errors} errors)")
+              f"{st.errors} errors); CPU {cpu * 1000 / max(st.programs, 1):.1f} ms/program "
+              f"(this process and the compilers) = {st.programs / max(cpu, 1e-9):.1f} "
+              f"programs per CPU second")
     # check time of compiled 4-thread programs (judge only; compiles are cached)
     times, cpus = [], []
     i = 0

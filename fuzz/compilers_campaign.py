@@ -123,6 +123,7 @@ class CompilerCampaign(Campaign):
         self.known_bugs = load_known_files(getattr(config, "known", ()))
         self._progs: dict = {}
         self._compiled: dict = {}
+        self._tests: dict = {}                 # the batch's parsed sources (not parsed twice)
 
     # -- what Campaign asks of a backend ---------------------------------------------------------
     @property
@@ -157,7 +158,7 @@ class CompilerCampaign(Campaign):
             batch = [i for _, i in zip(range(BATCH), it)]
             if not batch:
                 return
-            self._progs, self._compiled = {}, {}
+            self._progs, self._compiled, self._tests = {}, {}, {}
             tests = {}
             for i in batch:
                 p = draw_source(self.cfg.seed, i, self.source)
@@ -173,18 +174,21 @@ class CompilerCampaign(Campaign):
                                       if isinstance(c, ptxc.Compiled)}
                 except Exception:              # each program meets its own error in `one`
                     self._compiled = {}
+            self._tests = tests
             yield from batch
 
     # -- one program -----------------------------------------------------------------------------
-    def verdict(self, prog, compiled=None, mutate="campaign"):
+    def verdict(self, prog, compiled=None, mutate="campaign", test=None):
         """(status, test, compiled, verdict or message, budget) of one program; status is a
-        journal status: ok / undef / refused / backend-error / oracle-error / finding."""
+        journal status: ok / undef / refused / backend-error / oracle-error / finding.
+        ``test``: the program already parsed (the batch parsed it to compile it)."""
         mutate = self.mutate if mutate == "campaign" else mutate
-        text = render_source(prog, self.source)
-        try:
-            test = parse(text, f"{prog.name}.litmus")
-        except ParseError as e:
-            return "backend-error", None, None, f"source does not parse: {e}", False
+        if test is None:
+            text = render_source(prog, self.source)
+            try:
+                test = parse(text, f"{prog.name}.litmus")
+            except ParseError as e:
+                return "backend-error", None, None, f"source does not parse: {e}", False
         try:
             why = ptxc.refusal(test, self.compiler)
             if why:
@@ -216,7 +220,8 @@ class CompilerCampaign(Campaign):
                  "size": sum(len(t.ops) for t in prog.threads)}
         t0 = time.monotonic()
         try:
-            status, test, compiled, v, budget = self.verdict(prog, self._compiled.pop(i, None))
+            status, test, compiled, v, budget = self.verdict(prog, self._compiled.pop(i, None),
+                                                             test=self._tests.pop(i, None))
             if test is not None:
                 try:
                     entry["kinds"], entry["pairs"] = cov.kinds(test), cov.scope_pairs(test)

@@ -53,6 +53,7 @@ instruction the reader does not know (named), a non-constant address, a vector o
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 
@@ -959,10 +960,19 @@ def _peephole(cells: list[str], origin: list) -> None:
 
 # --- the whole test ---------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=4)
+def _module(ptx: str, source_name: str) -> dict:
+    """:func:`parse_module`, remembered for the last few texts: a campaign's batch is one PTX
+    module holding every program's kernels, and each program's read-back reads its own kernels
+    out of it (parsing the whole batch once per program made a warm batch quadratic). The
+    parsed statements are frozen and :func:`_flatten` only reads them."""
+    return parse_module(ptx, source_name)
+
+
 def read_roles(ptx: str, source_name: str, kernels: dict[int, str], lay: Layout,
                loc_names: list[str], base: int) -> list[Read]:
     """Each role's read-back cells (k -> its kernel's name)."""
-    funcs = parse_module(ptx, source_name)
+    funcs = _module(ptx, source_name)
     functions = frozenset(funcs)
     out = []
     for k in range(len(lay.roles)):
