@@ -17,6 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import litmus  # noqa: E402
+from oracle.models.amdgpu import UNIT as AMDGPU  # noqa: E402
 from oracle.models.amdgpu.barriers import enumerate_schedules  # noqa: E402
 
 
@@ -25,7 +26,7 @@ def barrier_tests(dirs):
     out = []
     for f in litmus.litmus_files(dirs):
         t = litmus.parse_file(f)
-        if t.dialect == "AMDGPU" and any(ins.is_barrier for _, _, ins in t.instructions()):
+        if t.dialect in AMDGPU.dialects and any(ins.is_barrier for _, _, ins in t.instructions()):
             out.append((f, t))
     return out
 

@@ -20,6 +20,7 @@ sys.path.insert(0, ROOT)
 
 import litmus  # noqa: E402
 import oracle  # noqa: E402
+from oracle.models.amdgpu import UNIT as AMDGPU  # noqa: E402
 from oracle.models.amdgpu.builder import build  # noqa: E402
 
 SHARED = os.environ.get("SCOPEFUZZ_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
@@ -174,7 +175,7 @@ def figures(quick: bool = False):
     corpora = [os.path.join(ROOT, "corpora")]
     tests, skipped = load(corpora)
     # the AMDGPU-dialect corpora (corpora/thinair holds Vulkan tests: a conformance front end)
-    tests = [t for t in tests if t.dialect == "AMDGPU"]
+    tests = [t for t in tests if t.dialect in AMDGPU.dialects]
     label = f"corpora: {len(tests)} AMDGPU tests ({skipped} not decidable yet), uncached"
     out.append((label, throughput(tests, secs), "tests/s"))
     out.append(("corpora, cached (same process, outcome cache warm)",

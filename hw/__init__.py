@@ -1,7 +1,9 @@
 """hw — backends that run litmus tests: ``sim`` (CPU simulator of an AMD GPU memory system, with
 mutants), ``opencl`` (kernels on real devices) and ``isa`` (clang-22's AMDGPU machine code run on
 the simulator's memory system). :func:`get_backend` maps a backend name (``sim``, ``sim:MUTANT``,
-``opencl``, ``opencl:PLATFORM:DEVICE``, ``isa:TARGET[:MUTANT]``) to an instance.
+``opencl``, ``opencl:PLATFORM:DEVICE``, ``isa:TARGET[:MUTANT]``) to an instance;
+:func:`parse_backend_spec` reads such a name (and the compiler campaigns' ``ptxc:...``) into a
+typed :class:`BackendSpec` without opening anything (:mod:`hw.spec`).
 
 Backends import only :mod:`litmus` (and their own numba/pyopencl helpers), never ``oracle`` or
 ``fuzz``: comparing what a backend shows with what the model allows is the harness's job
@@ -14,10 +16,7 @@ import pkgutil
 
 from .backend import (Backend, BackendError, BackendFactory, BackendRefused, ExhaustiveBackend,
                       Histogram)
-
-#: backend family -> "module:factory", a :class:`BackendFactory` imported on first use
-FAMILIES: dict[str, str] = {"opencl": "hw.opencl:make_backend", "sim": "hw.sim:make_backend",
-                            "isa": "hw.isa:make_backend"}
+from .spec import FAMILIES, BackendSpec, parse_backend_spec
 
 
 def get_backend(name: str) -> Backend:
@@ -30,5 +29,5 @@ def get_backend(name: str) -> Backend:
     return factory(rest or None)
 
 
-__all__ = ["Backend", "BackendError", "BackendFactory", "BackendRefused", "ExhaustiveBackend",
-           "Histogram", "get_backend", "FAMILIES"]
+__all__ = ["Backend", "BackendError", "BackendFactory", "BackendRefused", "BackendSpec",
+           "ExhaustiveBackend", "Histogram", "get_backend", "parse_backend_spec", "FAMILIES"]

@@ -12,6 +12,7 @@ every other unit (no import circle inside litmus/, tests/test_layers.py).
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -46,6 +47,11 @@ class Dialect:
     - ``control_flow``: whether its programs have branches, labels and computed values
       (litmus/cfg.py), i.e. are not straight-line code.
     - ``package``: the unit's folder, for messages (``litmus/dialects/<name>/``).
+    - ``mapped_to`` and ``mapping``: a dialect whose programs a compiler turns into another
+      dialect's names that dialect (Tile IR: ``PTX``) and the mapping, ``"module:function"``
+      (``Test -> str``, the other dialect's text; a ``ValueError`` for what it cannot map),
+      loaded when first used (:meth:`map`); ``scopefuzz codegen`` shows such a test as its
+      mapped program. Empty for the others.
     """
 
     name: str
@@ -60,10 +66,20 @@ class Dialect:
     aliases: tuple[str, ...] = ()
     suffix: str = ".litmus"
     package: str = ""
+    mapped_to: str = ""
+    mapping: str = ""
 
     @property
     def printable(self) -> bool:
         return self.print is not None
+
+    def map(self, test: "Test") -> str:
+        """``test`` as the program of :attr:`mapped_to` (its text), by :attr:`mapping`; a
+        ``ValueError`` when the dialect has no mapping or the mapping refuses the test."""
+        if not self.mapping:
+            raise ValueError(f"the {self.name} dialect maps to no other dialect")
+        module, _, function = self.mapping.partition(":")
+        return getattr(importlib.import_module(module), function)(test)
 
     @property
     def scope_keywords(self) -> tuple[str, ...]:

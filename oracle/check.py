@@ -28,7 +28,7 @@ from litmus.ir import UNDEF, Test, prop_atoms
 from litmus.outcome import matches, verdict
 
 from .ceiling import guard
-from .errors import BudgetExhausted, OracleError, TooManyEvents
+from .errors import BudgetExhausted, OracleError
 from .events import WORD, table_of
 from .gcpause import paused
 from .lang import load_model
@@ -267,8 +267,7 @@ def check(test: Test, model: str | None = None, budget: int | None = None,
             res.states = list(hit.states)
         return res
     unit = get_unit(model)
-    if test.dialect == "AMDGPU":
-        _check_size(test)           # before any search: a huge test fails at once
+    check_size(unit, test)          # before any search: a huge test fails at once
     prog = load_model(model)
     # the clock starts after what a process does once: reading the model file, loading (or
     # compiling) the engine's machine code (oracle/warmup.py)
@@ -403,15 +402,12 @@ def verdict_of(condition, states, undefined: bool) -> str:
     return verdict(condition, states, undefined)
 
 
-def _check_size(test: Test) -> None:
-    """Every instruction of a (straight-line) AMDGPU test gives at least one event and every location
-    an initial write: past the AMDGPU event builder's limit (one word per relation row) on that
-    lower bound alone, no search (barrier schedules included) can start."""
-    from .events import WORD
-    n = sum(len([i for i in th.code if i is not None]) for th in test.threads) + len(test.locations)
-    if n > WORD:
-        raise TooManyEvents(f"{test.name}: program has more than {WORD} events (the AMDGPU event "
-                            f"builder's limit): {n} instructions and locations")
+def check_size(unit: ModelUnit, test: Test) -> None:
+    """The unit's bound on ``test`` alone (:attr:`ModelUnit.size_check`), before any search: a
+    program that is over its builder's limit on a lower bound fails at once. A test of a dialect
+    the unit does not read is left to :func:`pre_executions` (which says so)."""
+    if unit.size_check is not None and test.dialect in unit.dialects:
+        unit.size_check(test)
 
 
 def _fallback_result(test: Test, unit: ModelUnit, t0: float) -> Result:

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 
 from litmus.ir import And, Atom, Test
 
-from .check import Result, _check_size, all_undef, check, default_model, pre_executions
+from .check import Result, all_undef, check, check_size, default_model, pre_executions
 from .events import WORD
 from .explore import DEFINED
 from .query import allowed_in, allows_many
@@ -89,8 +89,7 @@ class Judge:
 
     def _pre(self) -> list:
         if self._pes is None:
-            if self.test.dialect == "AMDGPU":
-                _check_size(self.test)
+            check_size(self._unit, self.test)
             self._pes = pre_executions(self._unit, self.test)
         return self._pes
 

@@ -13,8 +13,9 @@ declaring
 - optionally a ``fallback`` deciding the verdict and flags of a program over 64 events whose search
   the engine cannot finish within :data:`oracle.check.FALLBACK_AFTER` steps (the Vulkan
   suite's cross-workgroup barrier programs), the conformance ``suites`` it is measured on, the
-  relations explanations draw as one edge, and the flags that mean undefined behaviour
-  (``ub_flags``).
+  relations explanations draw as one edge, the flags that mean undefined behaviour
+  (``ub_flags``), and a ``size_check`` run on a test before any search (a builder whose
+  limit a test's text already shows it is over: AMDGPU).
 
 A folder may register several units (variants of one model reading a switch differently, e.g.
 ``tileir`` and ``tileir-nochain``), each with its own model file ``<name>.model`` in that folder.
@@ -62,6 +63,10 @@ class ModelUnit:
     #: Test, stop="verdict"|"race" -> Result: the same model in Python (its reference), deciding
     #: what the engine cannot finish (see the module docstring); None if none
     fallback: Callable | None = None
+    #: Test -> None: a bound the builder's limit puts on a test of its dialects before any search
+    #: (raises :class:`~oracle.errors.TooManyEvents`; AMDGPU: instructions plus locations over
+    #: 64, a straight-line program's lower bound on its events); None if none
+    size_check: Callable | None = None
 
     @property
     def model_file(self) -> str:

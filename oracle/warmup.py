@@ -16,66 +16,10 @@ stderr (:func:`oracle.jitcache.announce_compiles`).
 from __future__ import annotations
 
 from litmus import parse
+from litmus.dialect import find as find_dialect
 from litmus.ir import prop_atoms
 
 from .registry import ModelUnit, get as get_unit, names
-
-#: A small program per dialect: message passing with a release/acquire pair (every builder's
-#: common path and the search with more than one candidate).
-SAMPLES: dict[str, str] = {
-    "AMDGPU": """AMDGPU warmup
-{ x = 0; y = 0; }
- P0@wg 0                | P1@wg 1                   ;
- st.atom.agent x, 1     | ld.atom.acq.agent r0, y   ;
- st.atom.rel.agent y, 1 | ld.atom.agent r1, x       ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-""",
-    "C": """C warmup
-{ [x] = 0; [y] = 0; }
-P0 (atomic_int* x, atomic_int* y) {
-  atomic_store_explicit(x, 1, memory_order_relaxed);
-  atomic_store_explicit(y, 1, memory_order_release);
-}
-P1 (atomic_int* x, atomic_int* y) {
-  int r0 = atomic_load_explicit(y, memory_order_acquire);
-  int r1 = atomic_load_explicit(x, memory_order_relaxed);
-}
-exists (1:r0=1 /\\ 1:r1=0)
-""",
-    "Vulkan": """Vulkan warmup
-{ x=0; y=0; }
- P0@sg 0, wg 0, qf 0                   | P1@sg 0, wg 1, qf 0                        ;
- st.atom.dv.sc0 x, 1                   | ld.atom.acq.dv.sc0.semsc0 r0, y            ;
- st.atom.rel.dv.sc0.semsc0 y, 1        | ld.atom.dv.sc0 r1, x                       ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-""",
-    "OPENCL": """OPENCL warmup
-{ [x] = 0; [y] = 0; }
-P0@wg 0, dev 0 (global atomic_int* x, global atomic_int* y) {
-  atomic_store_explicit(x, 1, memory_order_relaxed, memory_scope_device);
-  atomic_store_explicit(y, 1, memory_order_release, memory_scope_device);
-}
-P1@wg 1, dev 0 (global atomic_int* x, global atomic_int* y) {
-  int r0 = atomic_load_explicit(y, memory_order_acquire, memory_scope_device);
-  int r1 = atomic_load_explicit(x, memory_order_relaxed, memory_scope_device);
-}
-exists (1:r0=1 /\\ 1:r1=0)
-""",
-    "PTX": """PTX warmup
-{ x=0; y=0; }
- P0@cta 0,gpu 0      | P1@cta 1,gpu 0       ;
- st.relaxed.gpu x, 1 | ld.acquire.gpu r0, y ;
- st.release.gpu y, 1 | ld.relaxed.gpu r1, x ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-""",
-    "TILEIR": """TILEIR warmup
-{ x = 0; f = 0; }
- P0@block 0, device 0                     | P1@block 1, device 0                            ;
- t0 = store relaxed device [x], [1]       | [r0], t2 = load acquire device [f]              ;
- t1 = store release device [f], [1] token=t0 | [r1], t3 = load relaxed device [x] token=t2 ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-""",
-}
 
 #: A C program over 64 events (22 threads each storing to a location of its own: an initial
 #: write, the store and a final read each), so that :func:`warm` also loads the search's
@@ -90,11 +34,14 @@ _READY: set[str] = set()
 
 
 def sample(unit: ModelUnit):
-    """The warm-up program of one of the unit's dialects, or None (a dialect without one)."""
+    """The warm-up program of the unit's first dialect that has one: the dialect record's
+    ``sample`` (:class:`litmus.dialect.Dialect`, one home for every warm-up program: message
+    passing with a release/acquire pair, every builder's common path and the search with more
+    than one candidate); None when no dialect of the unit is registered with one."""
     for dialect in unit.dialects:
-        text = SAMPLES.get(dialect)
-        if text is not None:
-            return parse(text, f"<warm-up {dialect}>")
+        record = find_dialect(dialect)
+        if record is not None and record.sample:
+            return parse(record.sample, f"<warm-up {dialect}>")
     return None
 
 

@@ -20,8 +20,8 @@ from hypothesis import given, settings, strategies as st
 import litmus
 from litmus import Condition, Const, Instr, Location, Placement, Test, Thread
 from hw.layout import block_of, check_shape, layout_of, role_table
-from hw.opencl.codegen import (DIALECTS, EMITTERS, CL3Emitter, CodegenError, barrier_problem,
-                               generate, split_phases)
+from hw.opencl.codegen import (EMITTERS, KERNEL_LANGUAGES, CL3Emitter, CodegenError,
+                               barrier_problem, generate, split_phases)
 from hw.opencl.runner import count_rows
 
 from conftest import CORPORA
@@ -228,7 +228,7 @@ def test_a_dialect_is_one_emitter_class(monkeypatch):
     assert src.count("/* marked */ atomic_work_item_fence(") == 2
     assert src.replace("/* marked */ ", "").replace("cl3-marked kernel", "cl3 kernel") == \
         generate(t, "cl3").source
-    assert set(DIALECTS) == {"cl3", "amdgcn", "ptx"}
+    assert set(KERNEL_LANGUAGES) == {"cl3", "amdgcn", "ptx"}
 
 
 # --- barriers and async -------------------------------------------------------------------------
@@ -589,9 +589,12 @@ def test_cl3_sys_scope_macro_expansion(tmp_path):
 def test_params_from_environment(monkeypatch):
     from hw import BackendError
     from hw.opencl.runner import ENV_PARAMS, Params, params_from_env
-    monkeypatch.setenv(ENV_PARAMS, "wg_size=128, shuffle=yes,timeout_s=2.5,dialect=amdgcn")
+    monkeypatch.setenv(ENV_PARAMS, "wg_size=128, shuffle=yes,timeout_s=2.5,kernel_language=amdgcn")
     p = params_from_env(Params(testing_wgs=7))
-    assert (p.wg_size, p.shuffle, p.timeout_s, p.dialect, p.testing_wgs) == (128, True, 2.5, "amdgcn", 7)
+    assert (p.wg_size, p.shuffle, p.timeout_s, p.kernel_language, p.testing_wgs) == (
+        128, True, 2.5, "amdgcn", 7)
+    monkeypatch.setenv(ENV_PARAMS, "dialect=ptx")          # the earlier name is still read
+    assert params_from_env(Params()).kernel_language == "ptx"
     monkeypatch.setenv(ENV_PARAMS, "nosuch=1")
     with pytest.raises(BackendError, match="unknown parameter 'nosuch'"):
         params_from_env()

@@ -18,7 +18,7 @@ import pytest
 import litmus
 from fuzz.ptx_strategies import draw_program
 from hw.opencl.codegen import CodegenError, barrier_problem, generate
-from hw.opencl.runner import default_dialect
+from hw.opencl.runner import default_kernel_language
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpora" / "ptx"
 CLANG = shutil.which("clang-22")
@@ -147,7 +147,7 @@ def test_every_corpus_test_is_lowered_or_refused_for_proxies_and_aliases():
             refused += 1
             continue
         assert not _uses_proxy_or_alias(path), path.name
-        assert k.dialect == "ptx"
+        assert k.kernel_language == "ptx"
         lowered += 1
     assert lowered >= 45 and refused >= 1
 
@@ -162,10 +162,10 @@ def test_dialects_and_tests_are_matched():
 
 
 def test_the_runner_picks_ptx_on_nvidia_gpus():
-    assert default_dialect("NVIDIA CUDA", gpu=True) == "ptx"
-    assert default_dialect("AMD Accelerated Parallel Processing", gpu=True) == "amdgcn"
-    assert default_dialect("Portable Computing Language", gpu=False) == "cl3"
-    assert default_dialect("NVIDIA CUDA", gpu=False) == "cl3"
+    assert default_kernel_language("NVIDIA CUDA", gpu=True) == "ptx"
+    assert default_kernel_language("AMD Accelerated Parallel Processing", gpu=True) == "amdgcn"
+    assert default_kernel_language("Portable Computing Language", gpu=False) == "cl3"
+    assert default_kernel_language("NVIDIA CUDA", gpu=False) == "cl3"
 
 
 def test_codegen_command_defaults_to_ptx_for_ptx_tests():

@@ -136,11 +136,11 @@ def test_params_are_recorded(backend):
     t = litmus.parse(SB_RLX)
     h = backend.run(t, 10_000, 7)
     p = h.params
-    for key in ("device", "dialect", "seed", "launches", "instances_per_launch", "wg_size",
+    for key in ("device", "kernel_language", "seed", "launches", "instances_per_launch", "wg_size",
                 "testing_wgs", "block_stride", "sync_spins", "stress_wgs", "pre_stress_iters",
                 "shuffle", "scope_map", "build_options"):
         assert key in p, key
-    assert p["seed"] == 7 and p["dialect"] == "cl3"
+    assert p["seed"] == 7 and p["kernel_language"] == "cl3"
     assert p["launches"] * p["instances_per_launch"] >= 10_000 == h.total
     assert p["scope_map"]["wave"] == "work_group" and p["scope_map"]["agent"] == "device"
     assert h.observables == ["P0:r0", "P1:r0", "x", "y"]
@@ -217,16 +217,19 @@ def test_devices_command_lists_backend_names(backend, capsys):
 
 
 def test_a_non_nvidia_device_refuses_ptx_tests_and_ptx_campaigns(backend, tmp_path):
-    """PoCL gets cl3 kernels: it runs AMDGPU tests only; a PTX test is refused with the dialect
-    it needs, and so is a PTX campaign on it (before anything is written)."""
+    """PoCL gets cl3 kernels: it runs AMDGPU tests only; a PTX test is refused with the kernel
+    language it needs, and so is a PTX campaign on it (before anything is written)."""
     from fuzz.campaign import Campaign, CampaignError, Config
-    assert backend.dialect == "cl3" and backend.dialects == ("AMDGPU",)
-    assert "ptx kernel dialect" in backend.why_not("PTX")
+    assert backend.kernel_language == "cl3" and backend.dialects == ("AMDGPU",)
+    assert backend.why_not("PTX") == (
+        "PTX tests need the ptx kernel language (an NVIDIA GPU platform, or "
+        "SCOPEFUZZ_OPENCL_PARAMS=kernel_language=ptx); this device uses cl3")
+    assert backend.why_not("C") == "the cl3 kernels lower AMDGPU tests, not C"
     t = litmus.parse("PTX p\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nexists (P0:r0 == 0)\n")
     with pytest.raises(BackendError, match=r"this test is PTX \(use --dialect ptx\)"):
         backend.run(t, 10)
     with pytest.raises(CampaignError, match="runs AMDGPU programs, not PTX: PTX tests need the "
-                                            "ptx kernel dialect"):
+                                            "ptx kernel language"):
         Campaign(Config(backend=backend.name, out=str(tmp_path / "c"), seed=1, programs=1,
                         iterations=10, model="ptx"), backend=backend).run()
     assert not (tmp_path / "c").exists()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import litmus.dialect
 import oracle
 import oracle.registry
 import oracle.warmup
@@ -28,8 +29,8 @@ def test_a_check_imports_its_own_unit_only():
     got = json.loads(_python(
         "import json, sys, oracle\n"
         "from litmus import parse\n"
-        "from oracle.warmup import SAMPLES\n"
-        "oracle.check(parse(SAMPLES['C']))\n"
+        "from litmus.dialect import get\n"
+        "oracle.check(parse(get('C').sample))\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('oracle.models.'))))\n"))
     assert "oracle.models.rc11" in got
     # not the other units, nor the readable-form executions (the PTX builder and the tests'
@@ -41,7 +42,7 @@ def test_a_check_imports_its_own_unit_only():
 def test_seconds_leave_out_the_warm_up(monkeypatch):
     """Whatever the warm-up costs (loading or compiling machine code), it happens before the
     check's clock starts."""
-    test = parse(oracle.warmup.SAMPLES["C"].replace("warmup", "warmup-timing"))
+    test = parse(litmus.dialect.get("C").sample.replace("warmup", "warmup-timing"))
     oracle.warmup.ready(oracle.registry.get("rc11"))       # what the stand-in below replaces
     calls = []
 
@@ -85,7 +86,7 @@ NOT_FOR_CHECK = ("pyopencl", "hypothesis", "hw.sim", "hw.opencl", "fuzz.strategi
 
 def test_the_check_command_imports_only_what_it_uses(tmp_path):
     path = tmp_path / "mp.litmus"
-    path.write_text(oracle.warmup.SAMPLES["C"])
+    path.write_text(litmus.dialect.get("C").sample)
     got = json.loads(_python(
         "import contextlib, io, json, sys\n"
         "from fuzz.cli import main\n"
@@ -127,7 +128,7 @@ def test_a_check_loads_its_compiled_code_without_numbas_registries(tmp_path):
     ``scopefuzz check``), gives the same result as a process that filled them, and numba still
     compiles new code in that process afterwards (its compiler fills them itself)."""
     path = tmp_path / "mp.litmus"
-    path.write_text(oracle.warmup.SAMPLES["C"])
+    path.write_text(litmus.dialect.get("C").sample)
     code = (
         "import json, sys\n"
         "import oracle\n"

@@ -53,7 +53,7 @@ def run(args) -> list[tuple[str, object, str]]:
         backend = OpenCLBackend(None)
     except BackendError as e:
         return [(f"no OpenCL device: {e}", 0, "")]
-    out = [(f"device: {backend.device.name.strip()} ({backend.dialect})", "", "")]
+    out = [(f"device: {backend.device.name.strip()} ({backend.kernel_language})", "", "")]
     for label, text in (("2 threads (SB, 2 workgroups)", SB), ("4 threads (IRIW, 4 workgroups)", IRIW)):
         rate, total, hist, weak = measure(backend, text, n)
         p = hist.params

@@ -41,8 +41,9 @@ class IsaBackend(SimBackend, EvidenceBackend):
         """The compiled, interpreted and (with a mutant) edited code of ``test`` (memoized for
         the last test, so a finding's evidence is the code that ran)."""
         from litmus import format_test
-        if test.dialect != "AMDGPU":          # before printing it in the AMDGPU dialect
-            raise IsaRefused(f"the isa backend reads the AMDGPU dialect, not {test.dialect}")
+        if test.dialect not in self.dialects:     # before printing it in its own dialect
+            raise IsaRefused(f"the isa backend reads the {'/'.join(self.dialects)} dialect, "
+                             f"not {test.dialect}")
         key = format_test(test)
         if self._last is not None and self._last[0] == key:
             return self._last[1]

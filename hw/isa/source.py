@@ -154,8 +154,9 @@ def _lower(em: AmdgcnEmitter, test: Test, target: Target, tid: int, ins) -> list
 
 def generate(test: Test, target: Target) -> Source:
     """The OpenCL C of ``test`` for ``target``; :class:`IsaRefused` when it cannot be written."""
-    if test.dialect != "AMDGPU":
-        raise IsaRefused(f"the isa backend reads the AMDGPU dialect, not {test.dialect}")
+    if test.dialect not in AmdgcnEmitter.READS:         # the emitter below writes the source
+        raise IsaRefused(f"the isa backend reads the {'/'.join(AmdgcnEmitter.READS)} dialect, "
+                         f"not {test.dialect}")
     if not test.threads:
         raise IsaRefused("the test has no threads")
     why = refusal(test, target)

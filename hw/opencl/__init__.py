@@ -1,13 +1,14 @@
 """hw.opencl — the ``opencl`` backend: litmus tests as OpenCL kernels on real devices.
 
-:mod:`~hw.opencl.codegen` turns a test into a kernel (dialects ``cl3`` and ``amdgcn``),
+:mod:`~hw.opencl.codegen` turns a test into a kernel (kernel languages ``cl3``, ``amdgcn`` and
+``ptx``; ``codegen --dialect``),
 :mod:`hw.layout` spreads thread roles over work-items (MC Mutants' parallel testing
 environment), :mod:`~hw.opencl.runner` runs it with pyopencl and counts outcomes with numpy,
 :mod:`~hw.opencl.devices` lists and picks devices. pyopencl is imported lazily, so codegen works
 without an OpenCL installation.
 """
 
-from .codegen import DIALECTS, CodegenError, Kernel, barrier_problem, generate
+from .codegen import KERNEL_LANGUAGES, CodegenError, Kernel, barrier_problem, generate
 
 
 def make_backend(spec: str | None):
@@ -16,4 +17,4 @@ def make_backend(spec: str | None):
     return OpenCLBackend(spec)
 
 
-__all__ = ["DIALECTS", "CodegenError", "Kernel", "barrier_problem", "generate", "make_backend"]
+__all__ = ["KERNEL_LANGUAGES", "CodegenError", "Kernel", "barrier_problem", "generate", "make_backend"]

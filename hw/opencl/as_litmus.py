@@ -97,8 +97,8 @@ def kernel_litmus(test: Test, kernel: Kernel | None = None, all_devices: bool = 
     how the kernel is read). ``all_devices``: the device defines
     ``__opencl_c_atomic_scope_all_devices`` (``sys`` scope is then ``all_svm_devices``)."""
     kernel = kernel or generate(test, "cl3")
-    if kernel.dialect != "cl3":
-        raise KernelReadError(f"only cl3 kernels are read back, not {kernel.dialect}")
+    if kernel.kernel_language != "cl3":
+        raise KernelReadError(f"only cl3 kernels are read back, not {kernel.kernel_language}")
     lines = kernel.source.splitlines()
     features = {"__opencl_c_atomic_scope_all_devices"} if all_devices else set()
     defs = _defines(lines, features)

@@ -1,8 +1,10 @@
 """Litmus test -> OpenCL C kernel for the parallel testing environment (issue 8).
 
-Three dialects share one kernel skeleton (:mod:`hw.layout` says which instance each role of
-a work-item belongs to); they differ in how each instruction is lowered, one :class:`Emitter`
-subclass per dialect (:data:`EMITTERS`):
+Three kernel languages share one kernel skeleton (:mod:`hw.layout` says which instance each
+role of a work-item belongs to); they differ in how each instruction is lowered, one
+:class:`Emitter` subclass per kernel language (:data:`EMITTERS`). A kernel language is not a
+litmus dialect: the test dialects an emitter lowers are its declared ``READS``; the command line
+still names the kernel language ``codegen --dialect`` (DESIGN.md):
 
 ``cl3``
     OpenCL C 3.0: ``atomic_*_explicit`` with ``memory_order_*`` / ``memory_scope_*``,
@@ -46,7 +48,7 @@ class CodegenError(BackendError):
     """A test that cannot be turned into a kernel (one line)."""
 
 
-#: How each construct is lowered, per dialect (documentation, also printed in kernel headers).
+#: How each construct is lowered, per kernel language (documentation, also printed in kernel headers).
 LOWERINGS = {
     "scopes": ("cl3: thread/wave/wg -> memory_scope_work_group (sub-groups are not assumed to be "
                "waves); cluster/agent -> memory_scope_device; sys -> memory_scope_all_svm_devices "
@@ -111,7 +113,7 @@ class Kernel:
     """A generated kernel and what the runner needs to drive it."""
 
     source: str
-    dialect: str
+    kernel_language: str                     # cl3, amdgcn or ptx (:data:`KERNEL_LANGUAGES`)
     layout: Layout
     registers: tuple[tuple[int, str], ...]   # (tid, reg) in observable order
     globals: tuple[str, ...]                 # global locations in observable order
@@ -272,24 +274,28 @@ def cl3_plan(test: Test, weaken: str | None = None) -> Cl3Plan:
     return Cl3Plan(scope if len(macros) > 1 else None, region_fences, sc_atomics, flags)
 
 
-# --- code generation: one emitter class per dialect ---------------------------------------------
+# --- code generation: one emitter class per kernel language -------------------------------------
 
 class Emitter:
-    """The lowering of one dialect: one instruction of one role at a time (:meth:`lower`), plus
-    the kernel's prelude, the block rendezvous counter and what ends a role.
+    """The lowering into one kernel language: one instruction of one role at a time
+    (:meth:`lower`), plus the kernel's prelude, the block rendezvous counter and what ends a role.
 
-    The base class holds what every dialect shares (plain accesses, cas orders, phase boundaries,
-    the ``weaken`` switch); a dialect is one subclass that fills in the constructs it spells its
-    own way. Adding a dialect (``ptx`` is one) is one more subclass registered in :data:`EMITTERS`.
+    The base class holds what every kernel language shares (plain accesses, cas orders, phase
+    boundaries, the ``weaken`` switch); a kernel language is one subclass that fills in the
+    constructs it spells its own way. Adding one (``ptx`` is one) is one more subclass registered
+    in :data:`EMITTERS`.
     """
 
-    #: the dialect's name (``--dialect``)
+    #: the kernel language's name (``codegen --dialect``, ``Kernel.kernel_language``)
     name = ""
-    #: the test dialects it lowers
+    #: the test dialects it lowers (litmus header words)
     READS: tuple[str, ...] = ("AMDGPU",)
+    #: the OpenCL platform whose GPUs get this kernel language by default (a substring of the
+    #: platform's name, :func:`hw.opencl.runner.default_kernel_language`); "" for none
+    PLATFORM = ""
     #: construct -> how it is lowered (printed in the kernel header)
     LOWERINGS: dict[str, str] = LOWERINGS
-    #: litmus order -> the dialect's memory order
+    #: litmus order -> the kernel language's memory order
     ORDERS: dict[str, str] = {}
     #: the atomic exchange, and the fetch-and-op with ``{op}`` from :data:`RMW_FN`
     XCHG = FETCH = ""
@@ -316,7 +322,7 @@ class Emitter:
             o = "rlx"
         return self.ORDERS[o]
 
-    # what each dialect spells its own way
+    # what each kernel language spells its own way
     def scope(self, s: str, lds: bool) -> str:
         raise NotImplementedError
 
@@ -329,7 +335,7 @@ class Emitter:
 
     def around(self, order: str, fail: str | None, body: list[str]) -> list[str]:
         """``body``, an atomic access of ``order`` (``fail``: a cas failure order), with whatever
-        the dialect puts next to it."""
+        the kernel language puts next to it."""
         return body
 
     def phase_barrier(self, k: int) -> str:
@@ -536,6 +542,7 @@ class AmdgcnEmitter(Emitter):
     builtins where ``__has_builtin`` finds them, a faithful fallback otherwise."""
 
     name = "amdgcn"
+    PLATFORM = "AMD Accelerated Parallel Processing"        # ROCm
     ORDERS = GCN_ORDER
     XCHG, FETCH = "__scoped_atomic_exchange_n", "__scoped_atomic_fetch_{op}"
 
@@ -640,30 +647,39 @@ class AmdgcnEmitter(Emitter):
 
 from .emit_ptx import PTXEmitter  # noqa: E402  (it subclasses Emitter, defined above)
 
-#: dialect name -> its emitter class (``--dialect``)
+#: kernel language -> its emitter class (``codegen --dialect``)
 EMITTERS: dict[str, type[Emitter]] = {e.name: e for e in (CL3Emitter, AmdgcnEmitter, PTXEmitter)}
-DIALECTS = tuple(EMITTERS)
+KERNEL_LANGUAGES = tuple(EMITTERS)
 
 
-def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
+def languages_for(dialect: str) -> tuple[str, ...]:
+    """The kernel languages whose emitters lower tests of the litmus ``dialect`` (their declared
+    ``READS``), in :data:`EMITTERS` order."""
+    return tuple(name for name, em in EMITTERS.items() if dialect in em.READS)
+
+
+def generate(test: Test, kernel_language: str = "cl3", weaken: str | None = None,
              kernel_name: str = "litmus") -> Kernel:
-    """The kernel of ``test`` in ``dialect``; :class:`CodegenError` for what has no lowering.
+    """The kernel of ``test`` in ``kernel_language``; :class:`CodegenError` for what has no
+    lowering.
 
     ``kernel_name`` names the kernel function (several kernels can then share one source file).
     """
     if not kernel_name.isidentifier():
         raise CodegenError(f"bad kernel name {kernel_name!r}")
-    if dialect not in EMITTERS:
-        raise CodegenError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
+    if kernel_language not in EMITTERS:
+        raise CodegenError(f"unknown dialect {kernel_language!r} (expected one of "
+                           f"{', '.join(KERNEL_LANGUAGES)})")
     if weaken not in WEAKENINGS:
         raise CodegenError(f"unknown weakening {weaken!r}")
-    reads = EMITTERS[dialect].READS
+    reads = EMITTERS[kernel_language].READS
     if test.dialect not in reads:
-        raise CodegenError(f"the {dialect} dialect lowers {'/'.join(reads)} tests; this test is "
-                           f"{test.dialect}" + (" (use --dialect ptx)" if test.dialect == "PTX"
-                                                else ""))
+        others = languages_for(test.dialect)
+        raise CodegenError(f"the {kernel_language} dialect lowers {'/'.join(reads)} tests; this "
+                           f"test is {test.dialect}"
+                           + (f" (use --dialect {others[0]})" if others else ""))
     layout = layout_of(test)
-    em = EMITTERS[dialect](test, weaken)
+    em = EMITTERS[kernel_language](test, weaken)
     regs = tuple((tid, r) for tid in range(len(test.threads)) for r in test.registers(tid))
     globs = tuple(loc.name for loc in test.globals)
     ldss = tuple(loc.name for loc in test.lds_locations)
@@ -775,5 +791,5 @@ def generate(test: Test, dialect: str = "cl3", weaken: str | None = None,
     if not regs:
         out.append("  (void)out;")
     out.append("}")
-    return Kernel("\n".join(out) + "\n", dialect, layout, regs, globs, ldss, n_phases - 1,
+    return Kernel("\n".join(out) + "\n", kernel_language, layout, regs, globs, ldss, n_phases - 1,
                   kernel_name)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 
 from litmus import ParseError, parse_file
+from litmus.dialect import find as find_dialect
 
 from ..backend import BackendError
-from .codegen import DIALECTS, CodegenError, barrier_problem, generate
+from .codegen import KERNEL_LANGUAGES, CodegenError, barrier_problem, generate, languages_for
 
 
 def cmd_codegen(args) -> int:
@@ -21,7 +22,8 @@ def cmd_codegen(args) -> int:
         print("scopefuzz codegen: one FILE (several only with --compile)", file=sys.stderr)
         return 2
     args.file = args.file[0]
-    if args.dialect == "isa":
+    language = args.dialect               # the kernel language (cl3, amdgcn, ptx, isa)
+    if language == "isa":
         from ..isa.commands import cmd_codegen_isa
         return cmd_codegen_isa(args.file, args.target, args.full)
     try:
@@ -29,20 +31,21 @@ def cmd_codegen(args) -> int:
     except ParseError as e:
         print(str(e), file=sys.stderr)
         return 2
-    if test.dialect == "TILEIR":          # shown as the PTX program a compiler could emit
-        from litmus.mappings.tileir_ptx import LoweringError, lower
-        if args.dialect not in (None, "ptx"):
-            print(f"{args.file}: a TILEIR test is shown as its PTX program: --dialect ptx",
-                  file=sys.stderr)
+    record = find_dialect(test.dialect)
+    if record is not None and record.mapped_to:   # shown as the program a compiler could emit
+        shown = languages_for(record.mapped_to)
+        if language is not None and language not in shown:
+            print(f"{args.file}: a {record.name} test is shown as its {record.mapped_to} program: "
+                  f"--dialect {'/'.join(shown)}", file=sys.stderr)
             return 2
         try:
-            sys.stdout.write(lower(test))
-        except LoweringError as e:
+            sys.stdout.write(record.map(test))
+        except ValueError as e:
             print(f"{args.file}: {e}", file=sys.stderr)
             return 2
         return 0
     try:
-        kernel = generate(test, args.dialect or ("ptx" if test.dialect == "PTX" else "cl3"))
+        kernel = generate(test, language or (languages_for(test.dialect) or ("cl3",))[0])
     except CodegenError as e:
         print(f"{args.file}: {e}", file=sys.stderr)
         return 2
@@ -92,7 +95,7 @@ def register(sub) -> None:
     p.add_argument("--ptx-mutant", metavar="NAME", default=None,
                    help="with --compile: plant a compiler bug by editing the PTX "
                         "(hw/ptxc/mutants.py) before it is read back")
-    mode.add_argument("--dialect", "-d", choices=DIALECTS + ("isa",), default=None,
+    mode.add_argument("--dialect", "-d", choices=KERNEL_LANGUAGES + ("isa",), default=None,
                    help="isa: clang-22's machine code for --target next to the simulator's hand "
                         "lowering, with every difference (docs/isa.md)")
     p.add_argument("--target", default=None, metavar="TARGET[,OPTIONS]",

@@ -75,19 +75,24 @@ def _pick(items, key: str, what: str, names):
     return hits[0]
 
 
+def device_keys(spec: str | None) -> tuple[str, str]:
+    """(platform key, device key) of a spec ``None``, ``P`` or ``P:D`` (an index or a name
+    substring each; ``0`` when left out), read without opening OpenCL."""
+    if not spec:
+        return "0", "0"
+    parts = spec.split(":")
+    if len(parts) > 2 or not all(parts):
+        raise BackendError(f"bad OpenCL device spec {spec!r}: expected PLATFORM:DEVICE")
+    return parts[0], (parts[1] if len(parts) == 2 else "0")
+
+
 def select(spec: str | None):
     """(platform, device, platform_index, device_index) for a spec ``None`` or ``P:D``."""
     plats = _platforms()
     if not plats:
         raise BackendError("no OpenCL platform found (install an ICD such as pocl-opencl-icd)")
     cl = _cl()
-    if spec:
-        parts = spec.split(":")
-        if len(parts) > 2 or not all(parts):
-            raise BackendError(f"bad OpenCL device spec {spec!r}: expected PLATFORM:DEVICE")
-        pkey, dkey = parts[0], (parts[1] if len(parts) == 2 else "0")
-    else:
-        pkey, dkey = "0", "0"
+    pkey, dkey = device_keys(spec)
     pi = _pick(plats, pkey, "platform", [p.name for p in plats])
     try:
         devs = plats[pi].get_devices()

@@ -1,4 +1,4 @@
-"""The ``ptx`` code-generation dialect: OpenCL C 1.2 with inline PTX for PTX-dialect tests.
+"""The ``ptx`` kernel language: OpenCL C 1.2 with inline PTX for PTX-dialect tests.
 
 NVIDIA's OpenCL implementation compiles OpenCL C 1.2, which has no scoped atomics; its compiler
 accepts inline PTX (GNU ``__asm__`` with ``r``/``l`` constraints), so every memory operation of
@@ -74,6 +74,7 @@ class PTXEmitter(Emitter):
 
     name = "ptx"
     READS = ("PTX",)
+    PLATFORM = "NVIDIA"
     LOWERINGS = PTX_LOWERINGS
 
     @staticmethod

@@ -25,7 +25,7 @@ from litmus import Test
 
 from ..backend import Backend, BackendError, Histogram
 from . import devices as _devices
-from .codegen import DIALECTS, EMITTERS, Kernel, barrier_problem, generate
+from .codegen import EMITTERS, KERNEL_LANGUAGES, Kernel, barrier_problem, generate, languages_for
 from .emit_ptx import PTX_SCOPE
 from ..layout import check_shape, role_table
 
@@ -51,7 +51,7 @@ class Params:
     wave_size: int = 0          # lanes per wave for placement; 0: the device's (AMD) or 32
     timeout_s: float = 60.0     # watchdog per launch
     in_flight: int = 3          # launches queued ahead while the host counts
-    dialect: str = ""           # "" picks amdgcn on ROCm GPUs, ptx on NVIDIA GPUs, cl3 elsewhere
+    kernel_language: str = ""   # "" picks amdgcn on ROCm GPUs, ptx on NVIDIA GPUs, cl3 elsewhere
 
 
 #: Defaults for CPU devices (PoCL): small workgroups, blocks matching PoCL's 64-workgroup chunks,
@@ -62,15 +62,19 @@ CPU_PARAMS = Params(wg_size=64, testing_wgs=512, block_stride=64, sync_spins=500
 GPU_PARAMS = Params(wg_size=256, testing_wgs=256, block_stride=1, sync_spins=0)
 
 
-def default_dialect(platform: str, gpu: bool) -> str:
-    """The kernel dialect for a device: ``amdgcn`` on ROCm GPUs, ``ptx`` on NVIDIA GPUs (OpenCL C
-    1.2 there: inline PTX is the only way to scoped atomics, and the device runs PTX tests),
-    ``cl3`` elsewhere."""
-    if gpu and "AMD Accelerated Parallel Processing" in platform:
-        return "amdgcn"
-    if gpu and "NVIDIA" in platform:
-        return "ptx"
+def default_kernel_language(platform: str, gpu: bool) -> str:
+    """The kernel language for a device: the one whose emitter declares the GPU's platform
+    (``PLATFORM``): ``amdgcn`` on ROCm GPUs, ``ptx`` on NVIDIA GPUs (OpenCL C 1.2 there: inline
+    PTX is the only way to scoped atomics, and the device runs PTX tests); ``cl3`` elsewhere."""
+    if gpu:
+        for name, em in EMITTERS.items():
+            if em.PLATFORM and em.PLATFORM in platform:
+                return name
     return "cl3"
+
+
+#: parameter names of earlier releases, still read (``dialect=ptx`` is ``kernel_language=ptx``)
+OLD_PARAM_NAMES = {"dialect": "kernel_language"}
 
 
 def params_from_env(base: Params | None = None) -> Params:
@@ -83,7 +87,7 @@ def params_from_env(base: Params | None = None) -> Params:
     changes = {}
     for item in text.split(","):
         k, _, v = item.partition("=")
-        k = k.strip()
+        k = OLD_PARAM_NAMES.get(k.strip(), k.strip())
         if k not in types:
             raise BackendError(f"{ENV_PARAMS}: unknown parameter {k!r} (known: {', '.join(types)})")
         t = types[k]
@@ -201,15 +205,18 @@ class OpenCLBackend(Backend):
         self.params = params_from_env(params)
         self.weaken = weaken
         self.ctx, self.queue = _context(self.pi, self.di, self.device)
-        dialect = self.params.dialect
-        if not dialect:
-            dialect = default_dialect(self.platform.name, bool(self.device.type & cl.device_type.GPU))
-        if dialect not in DIALECTS:
-            raise BackendError(f"unknown OpenCL dialect {dialect!r}")
-        self.dialect = dialect
+        language = self.params.kernel_language
+        if not language:
+            language = default_kernel_language(self.platform.name,
+                                               bool(self.device.type & cl.device_type.GPU))
+        if language not in KERNEL_LANGUAGES:
+            raise BackendError(f"unknown OpenCL kernel language {language!r} (known: "
+                               f"{', '.join(KERNEL_LANGUAGES)})")
+        #: the kernel language of its kernels (cl3, amdgcn, ptx: ``codegen --dialect``)
+        self.kernel_language = language
         #: the test dialects its kernels lower (PTX tests on NVIDIA GPUs, AMDGPU tests elsewhere);
         #: ``run`` checks PTX tests against their default model, ``ptx``
-        self.dialects = EMITTERS[dialect].READS
+        self.dialects = EMITTERS[language].READS
         self.wave_size = self.params.wave_size or self._device_wave_size()
         self.options = self._build_options()
 
@@ -224,15 +231,19 @@ class OpenCLBackend(Backend):
         return 32
 
     def why_not(self, dialect: str) -> str:
-        if dialect == "PTX":
-            return (f"PTX tests need the ptx kernel dialect (an NVIDIA GPU platform, or "
-                    f"SCOPEFUZZ_OPENCL_PARAMS=dialect=ptx); this device uses {self.dialect}")
-        return f"the {self.dialect} kernels lower {'/'.join(self.dialects)} tests, not {dialect}"
+        langs = languages_for(dialect)
+        if not langs:
+            return (f"the {self.kernel_language} kernels lower {'/'.join(self.dialects)} tests, "
+                    f"not {dialect}")
+        where = [f"an {EMITTERS[n].PLATFORM} GPU platform" for n in langs if EMITTERS[n].PLATFORM]
+        return (f"{dialect} tests need the {' or '.join(langs)} kernel language "
+                f"({', '.join(where + [f'or {ENV_PARAMS}=kernel_language={langs[0]}'])}); "
+                f"this device uses {self.kernel_language}")
 
     def _build_options(self) -> list[str]:
-        if self.dialect == "amdgcn":
+        if self.kernel_language == "amdgcn":
             return ["-cl-std=CL2.0"]
-        if self.dialect == "ptx":
+        if self.kernel_language == "ptx":
             return ["-cl-std=CL1.2"]          # NVIDIA's OpenCL C; the kernel's atomics are PTX
         versions = []
         try:
@@ -253,20 +264,20 @@ class OpenCLBackend(Backend):
             pass
         sys_scope = ("all_svm_devices" if "__opencl_c_atomic_scope_all_devices" in feats
                      else "device")
-        if self.dialect == "amdgcn":
+        if self.kernel_language == "amdgcn":
             return {s: s for s in ("thread", "wave", "wg", "cluster", "agent", "sys")}
-        if self.dialect == "ptx":
+        if self.kernel_language == "ptx":
             return dict(PTX_SCOPE)
         return {"thread": "work_group", "wave": "work_group", "wg": "work_group",
                 "cluster": "device", "agent": "device", "sys": sys_scope}
 
     def describe(self) -> str:
         return (f"{self.name}: {self.device.name.strip()} on {self.platform.name.strip()} "
-                f"({self.dialect})")
+                f"({self.kernel_language})")
 
     # -- build ----------------------------------------------------------------------------------
     def kernel_for(self, test: Test) -> Kernel:
-        return generate(test, self.dialect, self.weaken)
+        return generate(test, self.kernel_language, self.weaken)
 
     def program(self, source: str):
         cl = self.cl
@@ -465,13 +476,14 @@ class OpenCLBackend(Backend):
         hist.seconds = time.perf_counter() - start
         hist.params = {
             "backend": self.name, "device": self.device.name.strip(),
-            "platform": self.platform.name.strip(), "dialect": self.dialect,
+            "platform": self.platform.name.strip(), "kernel_language": self.kernel_language,
             "build_options": " ".join(self.options), "weaken": self.weaken,
             "seed": seed, "launches": launches, "instances_per_launch": NI,
             "wg_size": L, "testing_wgs": n_wgs, "wave_size": W, "block_stride": S, "phases": kernel.phases,
             "scope_map": self.scope_map(),
             **{k: v for k, v in asdict(p).items() if k not in ("wg_size", "testing_wgs", "wave_size",
-                                                              "dialect", "block_stride")},
+                                                              "kernel_language",
+                                                              "block_stride")},
         }
         return hist
 

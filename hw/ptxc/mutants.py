@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from hw import BackendError
+from ..backend import BackendError
 
 #: an instruction line (after optional predicate), not a directive or a label
 _INSN = re.compile(r"^(\s*(?:@!?%p\d+\s+)?)([a-z][\w.]*)(.*)$")

@@ -10,7 +10,7 @@ from litmus import Test
 
 from ..backend import BackendError, ExhaustiveBackend, Histogram
 from . import kernel
-from .lower import LoweringError, Machine, lower, refusal
+from .lower import DIALECTS, LoweringError, Machine, lower, refusal
 from .mutants import MUTANTS
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, with_options
 
@@ -56,7 +56,7 @@ class SimBackend(ExhaustiveBackend):
     """The CPU simulator for one profile, optionally with one mutant (randomized ``run`` and
     exhaustive ``explore``)."""
 
-    dialects = ("AMDGPU",)
+    dialects = DIALECTS
 
     def why_not(self, dialect: str) -> str:
         return refusal(dialect)

@@ -34,6 +34,7 @@ import numpy as np
 from litmus import Test
 from litmus.ir import is_acquire, is_release
 
+from ..opencl.codegen import EMITTERS, languages_for
 from .kernel import QMAX
 from .mutants import DROPPABLE, MUTANTS, NO_EDITS, Edits
 from .profiles import Profile
@@ -370,19 +371,29 @@ def _dense(keys):
     return d
 
 
+#: the test dialects the lowering reads (litmus header words): the simulator models AMD GPUs
+DIALECTS = ("AMDGPU",)
+
+
 def refusal(dialect: str) -> str:
-    """Why the simulator does not run tests of ``dialect`` (one line)."""
-    why = f"the simulator models AMD GPU hardware: it runs AMDGPU-dialect tests, not {dialect}"
-    if dialect == "PTX":
-        why += (" (PTX tests run on an NVIDIA GPU: --backend opencl on an NVIDIA platform, "
-                "kernels of codegen --dialect ptx)")
+    """Why the simulator does not run tests of ``dialect`` (one line), naming the OpenCL kernel
+    language and GPU platform that do when some OpenCL emitter lowers the dialect (its declared
+    ``READS`` and ``PLATFORM``: PTX tests on NVIDIA GPUs)."""
+    why = (f"the simulator models AMD GPU hardware: it runs {'/'.join(DIALECTS)}-dialect tests, "
+           f"not {dialect}")
+    for name in languages_for(dialect):
+        platform = EMITTERS[name].PLATFORM
+        if platform:
+            why += (f" ({dialect} tests run on an {platform} GPU: --backend opencl on an "
+                    f"{platform} platform, kernels of codegen --dialect {name})")
+            break
     return why
 
 
 def lower(test: Test, profile: Profile, mutant: str | None = None) -> Machine:
     """Lower ``test`` for ``profile`` (with ``mutant``'s :class:`~hw.sim.mutants.Edits`
     applied) into a :class:`Machine`."""
-    if test.dialect != "AMDGPU":
+    if test.dialect not in DIALECTS:
         raise LoweringError(refusal(test.dialect))
     T = len(test.threads)
     if T == 0:

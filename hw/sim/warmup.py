@@ -8,21 +8,19 @@ the cache in step with the sources). A compile is announced on stderr (``hw/sim/
 
 from __future__ import annotations
 
-#: message passing across workgroups: every kernel path a run takes (loads, stores, release and
-#: acquire sequences, final values)
-SAMPLE = """AMDGPU sim-warmup
-{ x = 0; y = 0; }
- P0@wg 0                | P1@wg 1                 ;
- st.atom.agent x, 1     | ld.atom.acq.agent r0, y ;
- st.atom.rel.agent y, 1 | ld.atom.agent r1, x     ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-"""
+from litmus import parse
+from litmus.dialect import get as get_dialect
+
+from .backend import SimBackend
+
+#: message passing across workgroups, the sample of the dialect the simulator runs
+#: (:attr:`litmus.dialect.Dialect.sample`): every kernel path a run takes (loads, stores, release
+#: and acquire sequences, final values)
+SAMPLE = get_dialect(SimBackend.dialects[0]).sample
 
 
 def warm() -> None:
     """Run :data:`SAMPLE` randomized and exhaustively on the default simulator."""
-    from litmus import parse
-
     from . import make_backend
     backend = make_backend(None)
     test = parse(SAMPLE, "<sim warm-up>")
@@ -32,7 +30,5 @@ def warm() -> None:
 
 def warm_run() -> None:
     """Run :data:`SAMPLE` randomized only: what a campaign runs (never the exhaustive mode)."""
-    from litmus import parse
-
     from . import make_backend
     make_backend(None).run(parse(SAMPLE, "<sim warm-up>"), 64, 0)

@@ -18,6 +18,7 @@ exists (P1:r0 == 1 /\\ P1:r1 == 0)
 DIALECT = Dialect(
     name=HEADER, words=(HEADER,), parse=parse_tileir, print=format_tileir, model="tileir",
     sample=SAMPLE, scopes=tuple(zip(SCOPES, ("wg", "agent", "sys"))), spaces=("global",),
-    package="litmus/dialects/tileir/")
+    package="litmus/dialects/tileir/", mapped_to="PTX",
+    mapping="litmus.mappings.tileir_ptx:lower")
 
 __all__ = ["DIALECT", "SAMPLE", "TileOp", "format_op", "format_tileir", "parse_tileir"]

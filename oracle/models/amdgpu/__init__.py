@@ -17,6 +17,7 @@ _guard(_HERE, ["static.py", "../../engine.py", "../../events.py"])
 from oracle.registry import ModelUnit, register  # noqa: E402
 
 from .builder import build  # noqa: E402
+from .size import check_size  # noqa: E402
 from .static import RELS, SETS  # noqa: E402
 
 UNIT = register(ModelUnit(
@@ -34,4 +35,5 @@ UNIT = register(ModelUnit(
            "aso", "poa"),
     aliases={"rf2": "rf", "co2": "co", "fr2": "fr"},
     directory=_HERE,
+    size_check=check_size,
 ))
