@@ -23,8 +23,10 @@ herd never prints ``undef``: an observable the oracle leaves undef in a state (a
 out of that state's line rather than given a made-up value.
 
 herd counts candidate executions in Positive/Negative; the oracle keeps states, so scopefuzz counts
-projected states satisfying the proposition (for some choice of their undef positions) and the
-others.
+projected states: Positive those validating the condition (satisfying the proposition, for some
+choice of their undef positions; for ``~exists``, not satisfying it), Negative the others. The
+Observation line counts the states satisfying the proposition, whatever the quantifier (herd's
+Sometimes/Always/Never of the proposition).
 The hash is scopefuzz's canonical hash of the test (herd hashes its own way).
 
 Streamed: the projection never holds the allowed set. A set still kept as its searches' factors
@@ -46,7 +48,7 @@ KIND = {"exists": "Allowed", "~exists": "Forbidden", "forall": "Required"}
 
 
 #: models whose herd cat makes a data race undefined behaviour (``undefined_unless empty dr`` in
-#: herd7's rc11.cat and c11_partialSC.cat): herd prints ``Undef`` for the verdict and a
+#: herd7's rc11.cat and c11_simp.cat): herd prints ``Undef`` for the verdict and a
 #: ``Flag *undef*`` line when some consistent execution races, where the oracle flags ``racy``
 UNDEF_RACE_MODELS = frozenset({"rc11", "c11"})
 
@@ -151,8 +153,12 @@ def herd_lines(test, res) -> list[str]:
     obs = "Never" if pos == 0 else ("Always" if neg == 0 else "Sometimes")
     lines = [herd_state(s) for s in sorted(states, key=_line_order)]
     undef = herd_undefined(res)
+    # Positive counts what validates the test's condition (for ~exists: the states without the
+    # proposition), the Observation line what satisfies the proposition itself
+    valid, invalid = (neg, pos) if q == "~exists" else (pos, neg)
     return ([f"Test {test.name} {KIND.get(q, 'Allowed')}", f"States {len(lines)}", *lines,
-             "Undef" if undef else res.verdict, "Witnesses", f"Positive: {pos} Negative: {neg}",
+             "Undef" if undef else res.verdict, "Witnesses",
+             f"Positive: {valid} Negative: {invalid}",
              *(["Flag *undef*"] if undef else []),
              f"Condition {q} ({herd_prop(test.condition.prop, 'top')})",
              f"Observation {test.name} {obs} {pos} {neg}",
