@@ -10,7 +10,8 @@ For each C test (``DIR/conformance/C11``, both halves, and the corpora's C-diale
 herd7 runs the model's herd cat (:data:`CATS`: ``rc11.cat`` for ``--model rc11``,
 ``c11_simp.cat`` for ``--model c11``: C11 with the simplified SC axiom of Batty, Donaldson and
 Wickerson, POPL 2016, the model oracle/models/c11 implements), one process per file (herd7 drops
-a second test of the same name in one run), and ``scopefuzz check --format herd --model M`` runs on all of them.
+a second test of the same name in one run), and ``scopefuzz check --format herd --model M`` runs
+on all of them.
 Both logs are cut into per-test blocks and compared field by field:
 
 - ``kind``: the first line's Allowed / Forbidden / Required;
@@ -202,7 +203,8 @@ def compare(herd_log: dict, sf_log: dict) -> dict[str, list[tuple[str, str]]]:
             elif field == "witnesses" and a != b and _per_state(a, b):
                 diffs["witnesses"].append((name, f"herd {a} executions | scopefuzz {b} states"))
             elif a != b:
-                diffs["witnesses!" if field == "witnesses" else field].append((name, f"herd {a} | scopefuzz {b}"))
+                key = "witnesses!" if field == "witnesses" else field
+                diffs[key].append((name, f"herd {a} | scopefuzz {b}"))
     return diffs
 
 

@@ -305,17 +305,18 @@ def amdgpu_to_c(text: str) -> str:
     return f"C {name}-C\n{{ {init} }}\n" + "\n".join(body) + f"\nexists ({cond})\n"
 
 
-#: (name, C text) of the asymmetric shapes in C: issue 32's program, then each shape once (the
-#: system-scope program: C has no scopes), by events
-def asymmetric_c_cases(quick: bool = False) -> list[tuple[str, str]]:
+#: (name, threads, events, C text) of the asymmetric shapes in C, by events: issue 32's program
+#: and each shape once (the system-scope program: C has no scopes)
+def asymmetric_c_cases(quick: bool = False) -> list[tuple[str, int, int, str]]:
     shapes = [(5, 2, 16), (5, 3, 20), (5, 2, 24), (6, 2, 24), (6, 3, 27), (6, 2, 30),
               (7, 3, 28), (8, 2, 32)]
     if quick:
         shapes = [(5, 2, 16), (6, 2, 24), (6, 3, 30)]
-    out = [("issue32-5t-21ev C", amdgpu_to_c(ISSUE32))]
-    for nt, nl, ev in sorted(shapes, key=lambda s: (s[2], s[0])):
-        out.append((f"asym {nt}t {nl}l {ev}e C", amdgpu_to_c(asymmetric(nt, nl, ev, "sys"))))
-    return out
+    out = [("issue32-5t-21ev C", 5, 21, amdgpu_to_c(ISSUE32))]
+    for nt, nl, ev in shapes:
+        out.append((f"asym {nt}t {nl}l {ev}e C", nt, ev,
+                    amdgpu_to_c(asymmetric(nt, nl, ev, "sys"))))
+    return sorted(out, key=lambda c: (c[2], c[1]))
 
 
 def find_herd7() -> str | None:
@@ -366,16 +367,15 @@ def _verdict(out: str) -> str:
 
 def herd_side_by_side(herd: str, quick: bool = False, timeout: float = 120.0, reps: int = 1,
                       only: str | None = None):
-    """Yield (case, tool, verdict, worst s, median s, worst peak MB, worst CPU s, note) for herd7 (``-model
-    rc11.cat``) and ``scopefuzz check --model rc11`` (verdict cache off), whole processes, on
-    the C form of each asymmetric case. Once herd7 timed out on a case, it is not run on the
-    later (larger) cases with as many threads or more: those rows say so."""
+    """Yield (case, tool, verdict, worst s, median s, worst peak MB, worst CPU s, note) for herd7
+    (``-model rc11.cat``) and ``scopefuzz check --model rc11`` (verdict cache off), whole
+    processes, on the C form of each asymmetric case. Once herd7 timed out on a case, it is not run on the
+    later cases with as many threads and events or more: those rows say so."""
     import tempfile
     herd_out_at = None
-    for name, text in asymmetric_c_cases(quick):
+    for name, nthreads, events, text in asymmetric_c_cases(quick):
         if only and only not in name:
             continue
-        nthreads = text.count("\nP")
         with tempfile.NamedTemporaryFile("w", suffix=".litmus", delete=False) as f:
             f.write(text)
         try:
@@ -384,7 +384,7 @@ def herd_side_by_side(herd: str, quick: bool = False, timeout: float = 120.0, re
                                     "rc11", f.name], _sf_env(None))]
             for tool, argv, env in tools:
                 if tool == "herd7" and herd_out_at is not None and nthreads >= herd_out_at[0] \
-                        and name != herd_out_at[1]:
+                        and events >= herd_out_at[2] and name != herd_out_at[1]:
                     yield name, tool, "-", timeout, timeout, 0.0, 0.0, \
                         f"> {timeout:.0f} s: not run (timed out on {herd_out_at[1]})"
                     continue
@@ -392,7 +392,7 @@ def herd_side_by_side(herd: str, quick: bool = False, timeout: float = 120.0, re
                 secs = [r[0] for r in runs]
                 out = any(r[2] for r in runs)
                 if out and tool == "herd7" and herd_out_at is None:
-                    herd_out_at = (nthreads, name)
+                    herd_out_at = (nthreads, name, events)
                 yield name, tool, "timeout" if out else _verdict(runs[-1][3]), max(secs), \
                     statistics.median(secs), max(r[1] for r in runs), max(r[4] for r in runs), \
                     f"> {timeout:.0f} s" if out else ""
@@ -401,8 +401,8 @@ def herd_side_by_side(herd: str, quick: bool = False, timeout: float = 120.0, re
 
 
 def startup(herd: str | None, reps: int = 5):
-    """Yield (tool, worst s, median s, worst peak MB, median CPU s) for the 16-event ring (``sb_ring(8)``, C)
-    as whole processes: herd7, scopefuzz check with the verdict cache off, and with a private
+    """Yield (tool, worst s, median s, worst peak MB, median CPU s) for the 16-event ring
+    (``sb_ring(8)``, C) as whole processes: herd7, scopefuzz check with the verdict cache off, and with a private
     cache that already holds the verdict."""
     import shutil
     import tempfile
