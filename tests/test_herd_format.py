@@ -171,3 +171,26 @@ def test_herd_format_matches_herd7(capsys, monkeypatch, model, cat):
         return [[" ".join(ln.split()[:3]) if ln.startswith("Observation ") else ln
                  for ln in b if not ln.startswith("Positive: ")] for b in _herd_blocks(out)]
     assert strip(ours) == strip(herd.stdout)
+
+
+# --- benchmarks/scaling.py --herd: the C form of the asymmetric AMDGPU programs ------------------
+@pytest.mark.parametrize("shape", [(3, 2, 8), (3, 2, 9), (4, 2, 9)])
+def test_asymmetric_c_form_is_the_same_program(shape):
+    """``amdgpu_to_c`` keeps each thread's loads, stores and rmws: relaxed system-scope AMDGPU
+    atomics and relaxed C11 atomics are both coherence-only here, so the AMDGPU program under
+    amdgpu and its C form under rc11 allow the same register values and give the same verdict."""
+    import sys
+    import litmus
+    import oracle
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    import scaling
+    amd = scaling.asymmetric(*shape, "sys")
+    c = scaling.amdgpu_to_c(amd)
+    assert c.startswith("C ") and c.count("\nP") == shape[0]
+    ta, tc = litmus.parse(amd), litmus.parse(c)
+    ra, rc = oracle.check(ta), oracle.check(tc, "rc11")
+
+    def regs(res):
+        return {tuple(sorted((k, v) for k, v in s.items() if ":" in k)) for s in res.states}
+    assert ra.verdict == rc.verdict and regs(ra) == regs(rc) and len(regs(rc)) > 1
+    assert not rc.flags                       # all atomics: no race, no Undef
