@@ -25,8 +25,16 @@ CPU seconds of the process (less distorted by other jobs on a shared machine). A
 growing once one size took more than ``--limit`` seconds. Last, the per-test rate of the RC11
 conformance suite (``benchmarks/conformance.py``: the 2nd, warm pass in one process).
 
-herd7 7.58's figures are those measured in issue 16 on this machine (same programs, "—" where
-none was taken). Timings on a shared machine are noisy: compare interleaved runs.
+``--herd`` (herd7 from ``HERD7`` or ``PATH``; docs/oracle.md "herd7 comparison" builds it): alone,
+the start-up comparison on a 16-event ring (``sb_ring(8)``) as whole processes: herd7 -model
+rc11.cat, ``scopefuzz check`` with the verdict cache off, and with a cache hit; with
+``--asymmetric``, herd7 and ``scopefuzz check --model rc11`` side by side on the C form of each
+asymmetric case (:func:`amdgpu_to_c`: the system-scope program with relaxed C11 atomics),
+whole-process seconds (worst, median over ``--reps``), CPU seconds and peak RSS, ``--timeout``
+120 s by default.
+
+In the family table, herd7 7.58's figures are those measured in issue 16 on this machine (same
+programs, "—" where none was taken). Timings on a shared machine are noisy: compare interleaved runs.
 """
 
 from __future__ import annotations
