@@ -588,6 +588,7 @@ def main(argv=None) -> int:
                 print(f"{tool:<44} {worst:>8.3f} {med:>8.3f} {cpu:>8.3f} {rss:>8.0f}")
             return 0
         if herd is None:
+            print("nothing to set beside: --asymmetric without --herd gives scopefuzz's figures")
             return 0
         timeout = args.timeout if args.timeout != 60.0 else 120.0
         print(f"{'case (C form)':<24} {'tool':<10} {'verdict':<8} {'worst s':>8} "
@@ -602,7 +603,7 @@ def main(argv=None) -> int:
     if args.asymmetric:
         print(f"{'case':<26} {'what':<8} {'verdict':<8} {'states':>10} {'worst s':>8} "
               f"{'median s':>8} {'CPU worst':>9} {'CPU med':>8} {'peak MB':>8}   "
-              f"(herd7: not installed here)")
+              f"(herd7 beside: --asymmetric --herd)")
         sys.stdout.flush()
         whats = ("verdict",) if args.verdict_only else ("verdict", "count", "stream")
         for name, what, v, n, worst, med, rss, cworst, cmed in asymmetric_table(
