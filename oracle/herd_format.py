@@ -103,9 +103,17 @@ def herd_state(state: dict) -> str:
 
 def _line_order(state: dict) -> tuple:
     """herd lists the States lines in the order of their values, observable by observable
-    (:func:`herd_order`), numbers compared as numbers; an undef position sorts first."""
-    return tuple((0, 0) if state[k] == "undef" else (1, state[k])
-                 for k in sorted(state, key=herd_order))
+    (:func:`herd_order`), numbers compared as numbers (:func:`_value_order`)."""
+    return tuple(_value_order(state[k]) for k in sorted(state, key=herd_order))
+
+
+def _value_order(v) -> tuple:
+    """undef first, then numbers by value, then anything else (a symbolic value) by its text."""
+    if v == "undef":
+        return (0, 0, "")
+    if isinstance(v, int):
+        return (1, v, "")
+    return (2, 0, str(v))
 
 
 def condition_keys(test) -> list[str]:
