@@ -1,6 +1,7 @@
 """``check --format herd`` against herd7's own output on the C suites (issue 33), and mcompare7.
 
-Usage: ``.venv/bin/python benchmarks/herd_compare.py [--shared DIR] [--model rc11|c11] [--keep DIR]``
+Usage: ``.venv/bin/python benchmarks/herd_compare.py [--shared DIR] [--model rc11|c11] [--keep DIR]
+[--timeout S] [FILE.litmus...]`` (files given: those instead of the suites)
 
 herd7 is found through ``$HERD7`` or ``PATH`` (``mcompare7`` through ``$MCOMPARE7``, next to
 herd7, or ``PATH``); without it the script prints why it skips and exits 0. herd7 is not a
@@ -215,16 +216,17 @@ def main(argv=None) -> int:
     ap.add_argument("--model", choices=sorted(CATS), default="rc11")
     ap.add_argument("--keep", default=None, help="write both logs and mcompare7's files here")
     ap.add_argument("--timeout", type=float, default=120.0, help="herd7 seconds per file")
+    ap.add_argument("files", nargs="*", help="C litmus files to compare instead of the suites")
     args = ap.parse_args(argv)
     herd, mc, why = find_herd()
     if not herd:
         print(f"skipped: {why}")
         return 0
     shared = pathlib.Path(args.shared)
-    if not (shared / "conformance" / "C11").is_dir():
+    if not args.files and not (shared / "conformance" / "C11").is_dir():
         print(f"skipped: no C suite at {shared / 'conformance' / 'C11'} (--shared DIR)")
         return 0
-    files = c_tests(shared)
+    files = [pathlib.Path(f) for f in args.files] or c_tests(shared)
     ver = subprocess.run([herd, "-version"], capture_output=True, text=True).stdout.strip()
     cat = CATS[args.model]
     print(f"herd7 {ver} -model {cat}  vs  scopefuzz check --format herd --model {args.model}: "
