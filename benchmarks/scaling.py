@@ -25,8 +25,16 @@ CPU seconds of the process (less distorted by other jobs on a shared machine). A
 growing once one size took more than ``--limit`` seconds. Last, the per-test rate of the RC11
 conformance suite (``benchmarks/conformance.py``: the 2nd, warm pass in one process).
 
-herd7 7.58's figures are those measured in issue 16 on this machine (same programs, "—" where
-none was taken). Timings on a shared machine are noisy: compare interleaved runs.
+``--herd`` (herd7 from ``HERD7`` or ``PATH``; docs/oracle.md "herd7 comparison" builds it): alone,
+the start-up comparison on a 16-event ring (``sb_ring(8)``) as whole processes: herd7 -model
+rc11.cat, ``scopefuzz check`` with the verdict cache off, and with a cache hit; with
+``--asymmetric``, herd7 and ``scopefuzz check --model rc11`` side by side on the C form of each
+asymmetric case (:func:`amdgpu_to_c`: the system-scope program with relaxed C11 atomics),
+whole-process seconds (worst, median over ``--reps``), CPU seconds and peak RSS, ``--timeout``
+120 s by default.
+
+In the family table, herd7 7.58's figures are those measured in issue 16 on this machine (same
+programs, "—" where none was taken). Timings on a shared machine are noisy: compare interleaved runs.
 """
 
 from __future__ import annotations
@@ -266,6 +274,168 @@ def asymmetric_table(quick: bool = False, timeout: float = 60.0, reps: int = 1,
                 break                   # the next measurement does more: it would time out too
 
 
+# --- issue 32: the same asymmetric programs in C, for herd7 ----------------------------------------
+
+def amdgpu_to_c(text: str) -> str:
+    """The C form of an asymmetric AMDGPU program (:func:`asymmetric`, :data:`ISSUE32`): each
+    relaxed atomic at any scope becomes a relaxed C11 atomic (``ld`` ->
+    ``atomic_load_explicit``, ``st`` -> ``atomic_store_explicit``, ``rmw.add`` ->
+    ``atomic_fetch_add_explicit``), thread by thread in the same order, with the same condition.
+    C has no scopes: the C program is the AMDGPU one at system scope (every thread in one scope
+    instance), what herd7's rc11.cat and scopefuzz's rc11 both read."""
+    import re
+    lines = text.strip().splitlines()
+    name = lines[0].split()[1]
+    locs = re.findall(r"(\w+) = 0;", lines[1])
+    header = [c.strip() for c in lines[2].strip().rstrip(";").split("|")]
+    code: list[list[str]] = [[] for _ in header]
+    for row in lines[3:-1]:
+        for t, cell in enumerate(row.strip().rstrip(";").split("|")):
+            words = cell.replace(",", " ").split()
+            if not words:
+                continue
+            op, args = words[0].split(".")[0], words[1:]
+            if op == "ld":
+                code[t].append(_ld(args[0], args[1]))
+            elif op == "st":
+                code[t].append(_st(args[0], int(args[1])))
+            elif op == "rmw":
+                code[t].append(f"int {args[0]} = atomic_fetch_add_explicit({args[1]}, "
+                               f"{int(args[2])}, memory_order_relaxed);")
+            else:
+                raise ValueError(f"amdgpu_to_c: no C form for {cell.strip()!r}")
+    cond = re.search(r"exists \((.*)\)", lines[-1]).group(1)
+    cond = re.sub(r"P(\d+):(\w+) == (-?\d+)", r"\1:\2=\3", cond)
+    cond = re.sub(r"\b([a-z]\w*) == (-?\d+)", r"\1=\2", cond)
+    init = " ".join(f"[{x}] = 0;" for x in locs)
+    params = ", ".join(f"atomic_int* {x}" for x in locs)
+    body = [f"P{t} ({params}) {{\n  " + "\n  ".join(c) + "\n}" for t, c in enumerate(code)]
+    return f"C {name}-C\n{{ {init} }}\n" + "\n".join(body) + f"\nexists ({cond})\n"
+
+
+#: (name, threads, events, C text) of the asymmetric shapes in C, by events: issue 32's program
+#: and each shape once (the system-scope program: C has no scopes)
+def asymmetric_c_cases(quick: bool = False) -> list[tuple[str, int, int, str]]:
+    shapes = [(5, 2, 16), (5, 3, 20), (5, 2, 24), (6, 2, 24), (6, 3, 27), (6, 2, 30),
+              (7, 3, 28), (8, 2, 32)]
+    if quick:
+        shapes = [(5, 2, 16), (6, 2, 24), (6, 3, 30)]
+    out = [("issue32-5t-21ev C", 5, 21, amdgpu_to_c(ISSUE32))]
+    for nt, nl, ev in shapes:
+        out.append((f"asym {nt}t {nl}l {ev}e C", nt, ev,
+                    amdgpu_to_c(asymmetric(nt, nl, ev, "sys"))))
+    return sorted(out, key=lambda c: (c[2], c[1]))
+
+
+def find_herd7() -> str | None:
+    """herd7 from ``$HERD7`` or ``PATH`` (docs/oracle.md, "herd7 comparison", builds it)."""
+    import shutil
+    h = os.environ.get("HERD7") or shutil.which("herd7")
+    return h if h and os.access(h, os.X_OK) else None
+
+
+def whole_process(argv: list[str], timeout: float, env: dict | None = None
+                  ) -> tuple[float, float, bool, str, float]:
+    """(wall seconds, peak RSS in MB, timed out, stdout, CPU seconds: user + system, what a
+    loaded machine distorts least) of one whole process ``argv``, killed after ``timeout`` s."""
+    import subprocess
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=env)
+    while True:
+        pid, _, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            return time.perf_counter() - t0, usage.ru_maxrss / 1024, False, proc.stdout.read(), \
+                usage.ru_utime + usage.ru_stime
+        if time.perf_counter() - t0 > timeout:
+            proc.kill()
+            _, _, usage = os.wait4(proc.pid, 0)
+            return timeout, usage.ru_maxrss / 1024, True, "", usage.ru_utime + usage.ru_stime
+        time.sleep(0.005)
+
+
+def _sf_env(cache: str | None) -> dict:
+    return {**os.environ, "PYTHONPATH": str(ROOT),
+            "SCOPEFUZZ_VERDICT_CACHE": cache if cache else "off"}
+
+
+def _verdict(out: str) -> str:
+    """The verdict word of a herd log or of ``scopefuzz check``'s text line."""
+    for ln in out.splitlines():
+        w = ln.split()
+        if w[:1] in (["Ok"], ["No"], ["Undef"]):
+            return w[0]
+        if w and w[-1].rstrip(")") in ("Ok", "No", "Undef"):
+            return w[-1].rstrip(")")
+        for v in ("Ok", "No", "Undef"):
+            if f" {v} " in f" {ln} ":
+                return v
+    return "?"
+
+
+def herd_side_by_side(herd: str, quick: bool = False, timeout: float = 120.0, reps: int = 1,
+                      only: str | None = None):
+    """Yield (case, tool, verdict, worst s, median s, worst peak MB, worst CPU s, note) for herd7
+    (``-model rc11.cat``) and ``scopefuzz check --model rc11`` (verdict cache off), whole
+    processes, on the C form of each asymmetric case. Once herd7 timed out on a case, it is not run on the
+    later cases with as many threads and events or more: those rows say so."""
+    import tempfile
+    herd_out_at = None
+    for name, nthreads, events, text in asymmetric_c_cases(quick):
+        if only and only not in name:
+            continue
+        with tempfile.NamedTemporaryFile("w", suffix=".litmus", delete=False) as f:
+            f.write(text)
+        try:
+            tools = [("herd7", [herd, "-model", "rc11.cat", f.name], None),
+                     ("scopefuzz", [sys.executable, "-m", "fuzz.cli", "check", "--model",
+                                    "rc11", f.name], _sf_env(None))]
+            for tool, argv, env in tools:
+                if tool == "herd7" and herd_out_at is not None and nthreads >= herd_out_at[0] \
+                        and events >= herd_out_at[2] and name != herd_out_at[1]:
+                    yield name, tool, "-", timeout, timeout, 0.0, 0.0, \
+                        f"> {timeout:.0f} s: not run (timed out on {herd_out_at[1]})"
+                    continue
+                runs = [whole_process(argv, timeout, env) for _ in range(reps)]
+                secs = [r[0] for r in runs]
+                out = any(r[2] for r in runs)
+                if out and tool == "herd7" and herd_out_at is None:
+                    herd_out_at = (nthreads, name, events)
+                yield name, tool, "timeout" if out else _verdict(runs[-1][3]), max(secs), \
+                    statistics.median(secs), max(r[1] for r in runs), max(r[4] for r in runs), \
+                    f"> {timeout:.0f} s" if out else ""
+        finally:
+            os.unlink(f.name)
+
+
+def startup(herd: str | None, reps: int = 5):
+    """Yield (tool, worst s, median s, worst peak MB, median CPU s) for the 16-event ring
+    (``sb_ring(8)``, C) as whole processes: herd7, scopefuzz check with the verdict cache off, and with a private
+    cache that already holds the verdict."""
+    import shutil
+    import tempfile
+    text = sb_ring(8)
+    d = tempfile.mkdtemp()
+    try:
+        path = os.path.join(d, "ring16.litmus")
+        with open(path, "w") as f:
+            f.write(text)
+        cache = os.path.join(d, "cache")
+        sf = [sys.executable, "-m", "fuzz.cli", "check", path]
+        whole_process(sf, 120, _sf_env(cache))           # fills the private verdict cache
+        rows = [("scopefuzz check, cache off", sf, _sf_env(None)),
+                ("scopefuzz check, cache hit", sf, _sf_env(cache))]
+        if herd:
+            rows.insert(0, ("herd7 -model rc11.cat", [herd, "-model", "rc11.cat", path], None))
+        for tool, argv, env in rows:
+            runs = [whole_process(argv, 120, env) for _ in range(reps)]
+            secs = [r[0] for r in runs]
+            yield tool, max(secs), statistics.median(secs), max(r[1] for r in runs), \
+                statistics.median(r[4] for r in runs)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 #: family -> (events -> test text, event sizes)
 FAMILIES = {
     "sb-ring": (lambda e: sb_ring(e // 2), range(6, 25, 2)),
@@ -401,11 +571,39 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, help="--asymmetric: cases whose name holds this")
     ap.add_argument("--verdict-only", action="store_true",
                     help="--asymmetric: the verdict alone (no state count, no streamed list)")
+    ap.add_argument("--herd", action="store_true",
+                    help="with --asymmetric: herd7 (HERD7 or PATH) and scopefuzz side by side on "
+                         "the C form of each case, whole processes (--timeout, default 120 s "
+                         "here); alone: the start-up comparison on a 16-event ring")
     args = ap.parse_args(argv)
+    if args.herd:
+        herd = find_herd7()
+        if herd is None:
+            print("herd7 not found (set HERD7 or PATH; docs/oracle.md 'herd7 comparison' says "
+                  "how to build it): herd7 rows skipped")
+        if not args.asymmetric:
+            print(f"{'16-event ring (sb-ring 8, C), whole process':<44} {'worst s':>8} "
+                  f"{'median s':>8} {'CPU med':>8} {'peak MB':>8}")
+            for tool, worst, med, rss, cpu in startup(herd, max(args.reps, 5)):
+                print(f"{tool:<44} {worst:>8.3f} {med:>8.3f} {cpu:>8.3f} {rss:>8.0f}")
+            return 0
+        if herd is None:
+            print("nothing to set beside: --asymmetric without --herd gives scopefuzz's figures")
+            return 0
+        timeout = args.timeout if args.timeout != 60.0 else 120.0
+        print(f"{'case (C form)':<24} {'tool':<10} {'verdict':<8} {'worst s':>8} "
+              f"{'median s':>8} {'CPU worst':>9} {'peak MB':>8}  note")
+        sys.stdout.flush()
+        for name, tool, v, worst, med, rss, cpu, note in herd_side_by_side(
+                herd, args.quick, timeout, args.reps, args.only):
+            print(f"{name:<24} {tool:<10} {v:<8} {worst:>8.3f} {med:>8.3f} {cpu:>9.3f} "
+                  f"{rss:>8.0f}  {note}")
+            sys.stdout.flush()
+        return 0
     if args.asymmetric:
         print(f"{'case':<26} {'what':<8} {'verdict':<8} {'states':>10} {'worst s':>8} "
               f"{'median s':>8} {'CPU worst':>9} {'CPU med':>8} {'peak MB':>8}   "
-              f"(herd7: not installed here)")
+              f"(herd7 beside: --asymmetric --herd)")
         sys.stdout.flush()
         whats = ("verdict",) if args.verdict_only else ("verdict", "count", "stream")
         for name, what, v, n, worst, med, rss, cworst, cmed in asymmetric_table(

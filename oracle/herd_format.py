@@ -4,11 +4,13 @@ herd7 prints, per test::
 
     Test NAME Allowed            (exists: Allowed; ~exists: Forbidden; forall: Required)
     States N
-    0:r0=0; 1:r1=1; x=1;         (one line per final state, threads as numbers)
-    Ok                           (or No; scopefuzz's Undef verdict prints as Undef)
+    0:r0=0; 1:r1=1; [x]=1;       (one line per final state, threads as numbers, locations
+                                  in brackets)
+    Ok                           (or No; Undef when an execution has undefined behaviour)
     Witnesses
     Positive: P Negative: N
-    Condition exists (1:r0=1 /\\ 1:r1=0)
+    Flag *undef*                 (only with Undef)
+    Condition exists (1:r0=1 /\\ [x]=1)
     Observation NAME Sometimes P N   (Never when P = 0, Always when N = 0)
     Time NAME 0.01
     Hash=...
@@ -21,8 +23,10 @@ herd never prints ``undef``: an observable the oracle leaves undef in a state (a
 out of that state's line rather than given a made-up value.
 
 herd counts candidate executions in Positive/Negative; the oracle keeps states, so scopefuzz counts
-projected states satisfying the proposition (for some choice of their undef positions) and the
-others.
+projected states: Positive those validating the condition (satisfying the proposition, for some
+choice of their undef positions; for ``~exists``, not satisfying it), Negative the others. The
+Observation line counts the states satisfying the proposition, whatever the quantifier (herd's
+Sometimes/Always/Never of the proposition).
 The hash is scopefuzz's canonical hash of the test (herd hashes its own way).
 
 Streamed: the projection never holds the allowed set. A set still kept as its searches' factors
@@ -43,15 +47,31 @@ from litmus.outcome import count_satisfiable
 KIND = {"exists": "Allowed", "~exists": "Forbidden", "forall": "Required"}
 
 
+#: models whose herd cat makes a data race undefined behaviour (``undefined_unless empty dr`` in
+#: herd7's rc11.cat and c11_simp.cat): herd prints ``Undef`` for the verdict and a
+#: ``Flag *undef*`` line when some consistent execution races, where the oracle flags ``racy``
+UNDEF_RACE_MODELS = frozenset({"rc11", "c11"})
+
+
 def herd_key(key: str) -> str:
-    """``P1:r0`` -> ``1:r0``; locations stay."""
-    return key[1:] if key.startswith("P") and ":" in key else key
+    """``P1:r0`` -> ``1:r0``; a location ``x`` -> ``[x]`` (herd7 7.58 writes every memory
+    location in brackets, in its States lines and its Condition)."""
+    if key.startswith("P") and ":" in key:
+        return key[1:]
+    return key if key.startswith("[") else f"[{key}]"
+
+
+def herd_undefined(res) -> bool:
+    """Whether herd7 would print ``Undef`` (and ``Flag *undef*``) for this result: the oracle's
+    own Undef verdict or UB list, or a race under a model whose herd cat makes races undefined."""
+    return (res.verdict == "Undef" or bool(res.ub)
+            or (res.model in UNDEF_RACE_MODELS and "racy" in res.flags))
 
 
 def herd_prop(prop, parent: str = "") -> str:
     """A proposition in herd's spelling (``1:r0=1``, ``/\\``, ``\\/``, ``~``)."""
     if isinstance(prop, Atom):
-        who = prop.name if prop.thread is None else f"{prop.thread}:{prop.name}"
+        who = herd_key(prop.name) if prop.thread is None else f"{prop.thread}:{prop.name}"
         atom = f"{who}={prop.value}"
         return atom if prop.op == "==" else f"~{atom}"
     if isinstance(prop, Const):
@@ -65,9 +85,35 @@ def herd_prop(prop, parent: str = "") -> str:
     return f"({text})" if parent in ("and", "or", "not") else text
 
 
+def herd_order(key: str) -> tuple:
+    """herd's order of a state's observables: registers first, by thread then name, then
+    locations by name (``0:t; [w]; [x]``, whatever order the test declares them in)."""
+    if key.startswith("P") and ":" in key:
+        thread, reg = key[1:].split(":", 1)
+        return (0, int(thread) if thread.isdigit() else 0, thread, reg)
+    return (1, 0, "", key)
+
+
 def herd_state(state: dict) -> str:
-    """One state line; undef positions are left out (herd prints concrete values only)."""
-    return " ".join(f"{herd_key(k)}={v};" for k, v in state.items() if v != "undef")
+    """One state line in herd's order (:func:`herd_order`); undef positions are left out (herd
+    prints concrete values only)."""
+    return " ".join(f"{herd_key(k)}={state[k]};" for k in sorted(state, key=herd_order)
+                    if state[k] != "undef")
+
+
+def _line_order(state: dict) -> tuple:
+    """herd lists the States lines in the order of their values, observable by observable
+    (:func:`herd_order`), numbers compared as numbers (:func:`_value_order`)."""
+    return tuple(_value_order(state[k]) for k in sorted(state, key=herd_order))
+
+
+def _value_order(v) -> tuple:
+    """undef first, then numbers by value, then anything else (a symbolic value) by its text."""
+    if v == "undef":
+        return (0, 0, "")
+    if isinstance(v, int):
+        return (1, v, "")
+    return (2, 0, str(v))
 
 
 def condition_keys(test) -> list[str]:
@@ -113,9 +159,15 @@ def herd_lines(test, res) -> list[str]:
     pos = count_satisfiable(test.condition.prop, states)
     neg = len(states) - pos
     obs = "Never" if pos == 0 else ("Always" if neg == 0 else "Sometimes")
-    lines = sorted(herd_state(s) for s in states)
+    lines = [herd_state(s) for s in sorted(states, key=_line_order)]
+    undef = herd_undefined(res)
+    # Positive counts what validates the test's condition (for ~exists: the states without the
+    # proposition), the Observation line what satisfies the proposition itself
+    valid, invalid = (neg, pos) if q == "~exists" else (pos, neg)
     return ([f"Test {test.name} {KIND.get(q, 'Allowed')}", f"States {len(lines)}", *lines,
-             res.verdict, "Witnesses", f"Positive: {pos} Negative: {neg}",
+             "Undef" if undef else res.verdict, "Witnesses",
+             f"Positive: {valid} Negative: {invalid}",
+             *(["Flag *undef*"] if undef else []),
              f"Condition {q} ({herd_prop(test.condition.prop, 'top')})",
              f"Observation {test.name} {obs} {pos} {neg}",
              f"Time {test.name} {res.seconds:.2f}", f"Hash={canonical_hash(test, 32)}", ""])
