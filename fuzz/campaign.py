@@ -594,31 +594,37 @@ class Campaign:
                                "forbidden": [{"outcome": forbidden[0]}]}, self.backend,
                               self.cfg.model)
 
-    def _bucket_findings(self, bid: str) -> list[str]:
-        """Ids of this campaign's findings in bucket ``bid``: their bucket, or the bucket they
-        were found in (``bucket.found_as``: minimization may move a finding to another)."""
-        out = []
+    def _bucket_findings(self, bid: str) -> tuple[list[str], int]:
+        """Ids of this campaign's findings in bucket ``bid`` (their bucket, or the bucket they
+        were found in: ``bucket.found_as``, since minimization may move a finding to another),
+        and how many programs were minimized into them (their sources neither counted nor
+        another worker's claim: several minimizations may give one form)."""
+        out, minimized = [], 0
         for fid, rec in self.known.items():
             b = rec.get("bucket")
             if isinstance(b, dict) and bid in (b.get("id"), b.get("found_as")):
                 out.append(fid)
-        return out
+                minimized += sum(1 for s in rec.get("sources") or [{}]
+                                 if isinstance(s, dict) and not s.get("counted")
+                                 and not s.get("claimed_by_other")) or 1
+        return out, minimized
 
     def _count_into(self, found: dict):
         """Whether a finding in bucket ``found`` (as found) is to be counted rather than
         minimized: None (minimize it, as always), or ``(fid, known)``: ``fid`` the finding of
         the bucket to count it in (None: the bucket has none yet; a known bug's first finding is
         then published without minimizing), ``known`` the known bug (fuzz/known.py) or None
-        (the bucket has ``--forms-per-bucket`` findings already). The findings of other shards
-        of a parallel campaign (one shared findings/) are read again before answering."""
+        (``--forms-per-bucket`` programs of the bucket were minimized already). The findings of
+        other shards of a parallel campaign (one shared findings/) are read again before
+        answering."""
         from .known import known_for
         known = known_for(found["signature"], self.known_bugs) if self.known_bugs else None
         limit = self.cfg.forms_per_bucket
         if known is None and limit is None:
             return None
         for pass_ in (0, 1):
-            fids = self._bucket_findings(found["id"])
-            if fids and (known is not None or len(fids) >= limit):
+            fids, minimized = self._bucket_findings(found["id"])
+            if fids and (known is not None or minimized >= limit):
                 return fids[0], known
             if pass_ == 0 and self.root != self.dir:     # another shard may have published one
                 for rec in load_findings(self.root, on_bad=lambda m: None):
@@ -637,9 +643,6 @@ class Campaign:
             entry["known"] = known["name"]
         add_sources(self.root, fid, [{"campaign": self.uid, "index": i, "seed": pseed,
                                       "counted": entry["counted"], "outcome": forbidden[0]}])
-        rec = self.known.get(fid)
-        if rec is not None:
-            rec.setdefault("sources", []).append({"campaign": self.uid, "index": i})
         self.counted += 1
         entry["finding"] = fid
         return "finding"
@@ -774,7 +777,16 @@ class Campaign:
             self.stats.findings = len(self.known)
             if (base is None or base.get("forbidden", 1) == 0) and known is None:
                 self.new_findings += 1          # --stop-after: a known bug's is not new
+        else:
+            self._noted_source(fid, record["sources"])
         return fid
+
+    def _noted_source(self, fid: str, sources: list[dict]) -> None:
+        """Sources added to an existing finding on disk (``publish`` of a form found before),
+        added to its record here too (``_count_into`` counts a bucket's minimized programs)."""
+        rec = self.known.get(fid)
+        if rec is not None:
+            rec["sources"] = list(rec.get("sources") or []) + list(sources)
 
 
 def reproduction(backend: str, seed: int, iterations: int, params: dict,

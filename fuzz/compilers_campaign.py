@@ -348,6 +348,8 @@ class CompilerCampaign(Campaign):
             self.stats.findings = len(self.known)
             if clean_baseline:
                 self.new_findings += 1
+        else:
+            self._noted_source(fid, record["sources"])
         return fid
 
 
