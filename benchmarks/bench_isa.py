@@ -100,7 +100,10 @@ def throughput_run(target: str, programs: int, seed: int, out: str, known: bool 
     return {"programs": s.programs, "rate": s.programs / wall, "wall": wall,
             "cpu": 1000 * (time.process_time() - p0) / n, "child": 1000 * (_children() - c0) / n,
             "refused": s.refused, "errors": s.errors, "findings": s.findings,
-            "counted": c.counted}
+            "counted": c.counted,
+            "buckets": sorted({(f.get("bucket") or {}).get("signature", "?")
+                               + (" [known]" if f.get("known") else "")
+                               for f in load_findings(out)})}
 
 
 def throughput(targets_: list[str], programs: int, seed: int, known: bool = False,
@@ -122,6 +125,9 @@ def throughput(targets_: list[str], programs: int, seed: int, known: bool = Fals
                 print(f"  {name:<34} {kind:<6} {r['rate']:>7.1f} {r['wall']:>7.1f} "
                       f"{r['cpu']:>8.1f} ms {r['child']:>7.1f} ms  {r['refused']:>7} "
                       f"{r['errors']:>6} {r['findings']:>8} {r['counted']:>7}", flush=True)
+                if kind == "empty":
+                    for sig in r["buckets"]:
+                        print(f"      bucket: {sig}", flush=True)
     for kind, rs in rows.items():
         rates = [r["rate"] for _, r in rs]
         worst = min(rs, key=lambda x: x[1]["rate"])

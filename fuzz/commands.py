@@ -400,9 +400,9 @@ def register(sub) -> None:
                         "minimized); without FILE: hw/isa/known-clang22.json for isa:, "
                         "hw/ptxc/known-clang22-nvptx.json with --compile, both otherwise")
     p.add_argument("--forms-per-bucket", type=int, default=None, metavar="N",
-                   help="once a bucket (as found) has N findings in this campaign, later "
-                        "findings in it are counted there, not minimized (default: no limit, "
-                        "every distinct minimized form is published)")
+                   help="once N programs of a bucket (as found) have been minimized in this "
+                        "campaign (at most N forms), later findings in it are counted there, "
+                        "not minimized (default: no limit, every finding is minimized)")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--time", type=float, metavar="S",
                      help="seconds of campaign (default 60 when --programs is not given)")
