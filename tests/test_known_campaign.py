@@ -166,3 +166,31 @@ def test_default_known_files_per_campaign_kind():
     assert default_known_for("isa:gfx942,noscalar") == (default_known_path(),)
     assert default_known_for(None, "clang-cuda:sm_90,O2") == (default_known_ptxc_path(),)
     assert set(default_known_for("sim")) == {default_known_path(), default_known_ptxc_path()}
+
+
+def _record(bid, sig, found_as, sources):
+    return {"bucket": {"id": bid, "signature": sig, "found_as": found_as}, "sources": sources}
+
+
+def test_a_bucket_minimized_into_a_known_bug_is_counted_as_that_bug(tmp_path):
+    """Finding 2's programs may first show a forbidden outcome that buckets otherwise; once one
+    of them was minimized into the known bucket, later ones found the same way are counted."""
+    c = Campaign(Config(backend=BACKEND, out=str(tmp_path / "c"),
+                        known=(known_file(tmp_path, match="^known sig$"),)))
+    c.known = {"f1": _record("B2", "known sig", "B1", [{"index": 3}])}
+    fid, known = c._count_into({"id": "B1", "signature": "as found"})
+    assert fid == "f1" and known["name"] == "planted acq-no-inv"
+    # a bucket nobody minimized into a known bug is minimized as usual
+    assert c._count_into({"id": "B3", "signature": "as found"}) is None
+
+
+def test_the_limit_counts_minimized_programs_not_distinct_forms(tmp_path):
+    """Two programs minimized to one form are two minimizations: with --forms-per-bucket 2 the
+    third finding of the bucket is counted (else a bucket whose programs all minimize to one
+    test would be minimized for ever); counted sources and other workers' claims do not count."""
+    c = Campaign(Config(backend=BACKEND, out=str(tmp_path / "c"), forms_per_bucket=2))
+    c.known = {"f1": _record("B1", "s", "B1", [{"index": 1}, {"index": 5, "counted": "forms"},
+                                                {"index": 6, "claimed_by_other": {}}])}
+    assert c._count_into({"id": "B1", "signature": "s"}) is None          # 1 minimized
+    c._noted_source("f1", [{"index": 9}])          # a second program minimized to the same form
+    assert c._count_into({"id": "B1", "signature": "s"}) == ("f1", None)
