@@ -20,7 +20,8 @@ temporary ``SCOPEFUZZ_ISA_CACHE``) unless ``--warm``:
   clang-22 / llvm-objdump-22 children (run on another core while the worker runs the previous
   batch), so the figures can be read apart from the machine's load; then the mean and the worst
   target. ``--known`` runs them with ``fuzz --known`` (a finding in a known bug's bucket is
-  counted, not minimized: the ``counted`` column), ``--noscalar`` on ``isa:TARGET,noscalar``.
+  counted, not minimized: the ``counted`` column), ``--forms-per-bucket N`` with that limit,
+  ``--noscalar`` on ``isa:TARGET,noscalar``; each target's buckets are listed under its row.
 """
 
 from __future__ import annotations
@@ -82,14 +83,14 @@ def _children() -> float:
 
 
 def throughput_run(target: str, programs: int, seed: int, out: str, known: bool = False,
-                   noscalar: bool = False) -> dict:
+                   noscalar: bool = False, forms: int | None = None) -> dict:
     """One ``--jobs 1`` campaign in this process: programs/s (wall) and CPU per program
     (``known``: ``--known``, the maintained hw/isa/known-clang22.json; ``noscalar``: backend
     ``isa:TARGET,noscalar``)."""
     from fuzz.known import default_known_for
     backend = f"isa:{target}" + (",noscalar" if noscalar else "")
     cfg = Config(backend=backend, out=out, seed=seed, programs=programs,
-                 known=default_known_for(backend) if known else ())
+                 known=default_known_for(backend) if known else (), forms_per_bucket=forms)
     c = Campaign(cfg)
     _ = c.backend, c.checker
     c._warm_up()                  # numba and the oracle, as the campaign does before its clock
@@ -107,9 +108,10 @@ def throughput_run(target: str, programs: int, seed: int, out: str, known: bool 
 
 
 def throughput(targets_: list[str], programs: int, seed: int, known: bool = False,
-               noscalar: bool = False) -> None:
+               noscalar: bool = False, forms: int | None = None) -> None:
     rows = {"empty": [], "warm": []}
-    flags = (" --known" if known else "") + (", noscalar" if noscalar else "")
+    flags = ((" --known" if known else "") + (f" --forms-per-bucket {forms}" if forms else "")
+             + (", noscalar" if noscalar else ""))
     head = f"campaign (--jobs 1, {programs} programs, seed {seed}{flags})"
     print(f"  {head:<34}"
           f" {'cache':<6} {'prog/s':>7} {'wall s':>7} {'worker CPU':>11} {'clang CPU':>10}  "
@@ -119,7 +121,8 @@ def throughput(targets_: list[str], programs: int, seed: int, known: bool = Fals
             fresh_cache(os.path.join(tmp, "cache"))
             for kind in ("empty", "warm"):
                 toolchain._MEMO.clear()
-                r = throughput_run(tg, programs, seed, os.path.join(tmp, kind), known, noscalar)
+                r = throughput_run(tg, programs, seed, os.path.join(tmp, kind), known, noscalar,
+                                   forms)
                 rows[kind].append((tg, r))
                 name = "isa:" + tg + (",noscalar" if noscalar else "")
                 print(f"  {name:<34} {kind:<6} {r['rate']:>7.1f} {r['wall']:>7.1f} "
@@ -154,6 +157,8 @@ def main() -> int:
     ap.add_argument("--known", action="store_true",
                     help="with --throughput: the campaigns run with --known (findings in a known "
                          "bug's bucket counted, not minimized)")
+    ap.add_argument("--forms-per-bucket", type=int, default=None, metavar="N",
+                    help="with --throughput: fuzz --forms-per-bucket N")
     ap.add_argument("--noscalar", action="store_true",
                     help="with --throughput: backends isa:TARGET,noscalar (finding 1 suppressed)")
     args = ap.parse_args()
@@ -163,7 +168,8 @@ def main() -> int:
         return 2
     if args.throughput:
         tgs = list(targets.TARGETS) if args.targets == "all" else args.targets.split(",")
-        throughput(tgs, args.programs, args.seed, args.known, args.noscalar)
+        throughput(tgs, args.programs, args.seed, args.known, args.noscalar,
+                   args.forms_per_bucket)
         return 0
     names = args.mutants.split(",") if args.mutants else list(MUTANTS)
     with tempfile.TemporaryDirectory() as tmp:

@@ -606,25 +606,31 @@ class Campaign:
                 out.append(fid)
                 minimized += sum(1 for s in rec.get("sources") or [{}]
                                  if isinstance(s, dict) and not s.get("counted")
-                                 and not s.get("claimed_by_other")) or 1
+                                 and "claimed_by_other" not in s) or 1
         return out, minimized
 
     def _count_into(self, found: dict):
         """Whether a finding in bucket ``found`` (as found) is to be counted rather than
         minimized: None (minimize it, as always), or ``(fid, known)``: ``fid`` the finding of
         the bucket to count it in (None: the bucket has none yet; a known bug's first finding is
-        then published without minimizing), ``known`` the known bug (fuzz/known.py) or None
+        then published without minimizing), ``known`` the known bug (fuzz/known.py: it matches
+        the bucket, or the bucket of a finding minimized from it, as finding 2's minimized forms
+        from programs whose first forbidden outcome looked otherwise) or None
         (``--forms-per-bucket`` programs of the bucket were minimized already). The findings of
         other shards of a parallel campaign (one shared findings/) are read again before
         answering."""
         from .known import known_for
         known = known_for(found["signature"], self.known_bugs) if self.known_bugs else None
         limit = self.cfg.forms_per_bucket
-        if known is None and limit is None:
+        if known is None and limit is None and not self.known_bugs:
             return None
         for pass_ in (0, 1):
             fids, minimized = self._bucket_findings(found["id"])
-            if fids and (known is not None or minimized >= limit):
+            if known is None and self.known_bugs:     # found elsewhere, minimized into a known bug
+                known = next((k for k in (known_for((self.known[f].get("bucket") or {})
+                                                   .get("signature", ""), self.known_bugs)
+                                          for f in fids) if k is not None), None)
+            if fids and (known is not None or (limit is not None and minimized >= limit)):
                 return fids[0], known
             if pass_ == 0 and self.root != self.dir:     # another shard may have published one
                 for rec in load_findings(self.root, on_bad=lambda m: None):
