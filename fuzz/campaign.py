@@ -88,9 +88,9 @@ class Config:
     #: known-bugs files (``--known``, fuzz/known.py): a finding in a known bug's bucket is counted
     #: there, not minimized. Not part of the identity (it does not change what a program is).
     known: tuple = ()
-    #: ``--forms-per-bucket N``: once a bucket (as found, before minimization) has N findings
-    #: (minimized forms) in this campaign, later findings in it are counted, not minimized;
-    #: None: no limit (every distinct form is minimized and published). Not part of the identity.
+    #: ``--forms-per-bucket N``: once N programs of a bucket (as found, before minimization) have
+    #: been minimized in this campaign (at most N forms), later findings in it are counted, not
+    #: minimized; None: no limit (every finding is minimized). Not part of the identity.
     forms_per_bucket: int | None = None
 
     def identity(self) -> dict:
