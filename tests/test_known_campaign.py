@@ -82,6 +82,15 @@ def test_forms_per_bucket_counts_later_findings_without_minimizing(tmp_path, min
             assert e["counted"] == "forms" and srcs[i]["counted"] == "forms"
             assert e["test"].startswith("AMDGPU") and e["forbidden"]
             assert srcs[i]["outcome"] == e["forbidden"][0]
+    # merge keeps the counted sources and says how many
+    r = subprocess.run([sys.executable, "-m", "fuzz.cli", "merge", str(tmp_path / "m"), str(out)],
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0, r.stderr
+    assert (f"1 finding(s) in 1 bucket(s), {len(es) - 1} more counted in their bucket without "
+            "minimizing") in r.stdout
+    [merged] = load_findings(str(tmp_path / "m"))
+    assert sorted(s["index"] for s in merged["sources"]) == sorted(es)
 
 
 def test_known_bucket_is_counted_and_never_minimized(tmp_path, minimize_calls):
