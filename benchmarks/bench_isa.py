@@ -19,7 +19,9 @@ temporary ``SCOPEFUZZ_ISA_CACHE``) unless ``--warm``:
   CPU per program of this process (the worker: oracle, interpreter, simulator ...) and of its
   clang-22 / llvm-objdump-22 children (run on another core while the worker runs the previous
   batch), so the figures can be read apart from the machine's load; then the mean and the worst
-  target.
+  target. ``--known`` runs them with ``fuzz --known`` (a finding in a known bug's bucket is
+  counted, not minimized: the ``counted`` column), ``--forms-per-bucket N`` with that limit,
+  ``--noscalar`` on ``isa:TARGET,noscalar``; each target's buckets are listed under its row.
 """
 
 from __future__ import annotations
@@ -80,9 +82,15 @@ def _children() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def throughput_run(target: str, programs: int, seed: int, out: str) -> dict:
-    """One ``--jobs 1`` campaign in this process: programs/s (wall) and CPU per program."""
-    cfg = Config(backend=f"isa:{target}", out=out, seed=seed, programs=programs)
+def throughput_run(target: str, programs: int, seed: int, out: str, known: bool = False,
+                   noscalar: bool = False, forms: int | None = None) -> dict:
+    """One ``--jobs 1`` campaign in this process: programs/s (wall) and CPU per program
+    (``known``: ``--known``, the maintained hw/isa/known-clang22.json; ``noscalar``: backend
+    ``isa:TARGET,noscalar``)."""
+    from fuzz.known import default_known_for
+    backend = f"isa:{target}" + (",noscalar" if noscalar else "")
+    cfg = Config(backend=backend, out=out, seed=seed, programs=programs,
+                 known=default_known_for(backend) if known else (), forms_per_bucket=forms)
     c = Campaign(cfg)
     _ = c.backend, c.checker
     c._warm_up()                  # numba and the oracle, as the campaign does before its clock
@@ -92,24 +100,37 @@ def throughput_run(target: str, programs: int, seed: int, out: str) -> dict:
     n = max(s.programs, 1)
     return {"programs": s.programs, "rate": s.programs / wall, "wall": wall,
             "cpu": 1000 * (time.process_time() - p0) / n, "child": 1000 * (_children() - c0) / n,
-            "refused": s.refused, "errors": s.errors, "findings": s.findings}
+            "refused": s.refused, "errors": s.errors, "findings": s.findings,
+            "counted": c.counted,
+            "buckets": sorted({(f.get("bucket") or {}).get("signature", "?")
+                               + (" [known]" if f.get("known") else "")
+                               for f in load_findings(out)})}
 
 
-def throughput(targets_: list[str], programs: int, seed: int) -> None:
+def throughput(targets_: list[str], programs: int, seed: int, known: bool = False,
+               noscalar: bool = False, forms: int | None = None) -> None:
     rows = {"empty": [], "warm": []}
-    print(f"  {'campaign (--jobs 1, ' + str(programs) + ' programs, seed ' + str(seed) + ')':<34}"
+    flags = ((" --known" if known else "") + (f" --forms-per-bucket {forms}" if forms else "")
+             + (", noscalar" if noscalar else ""))
+    head = f"campaign (--jobs 1, {programs} programs, seed {seed}{flags})"
+    print(f"  {head:<34}"
           f" {'cache':<6} {'prog/s':>7} {'wall s':>7} {'worker CPU':>11} {'clang CPU':>10}  "
-          f"refused errors findings")
+          f"refused errors findings counted")
     for tg in targets_:
         with tempfile.TemporaryDirectory() as tmp:
             fresh_cache(os.path.join(tmp, "cache"))
             for kind in ("empty", "warm"):
                 toolchain._MEMO.clear()
-                r = throughput_run(tg, programs, seed, os.path.join(tmp, kind))
+                r = throughput_run(tg, programs, seed, os.path.join(tmp, kind), known, noscalar,
+                                   forms)
                 rows[kind].append((tg, r))
-                print(f"  {'isa:' + tg:<34} {kind:<6} {r['rate']:>7.1f} {r['wall']:>7.1f} "
+                name = "isa:" + tg + (",noscalar" if noscalar else "")
+                print(f"  {name:<34} {kind:<6} {r['rate']:>7.1f} {r['wall']:>7.1f} "
                       f"{r['cpu']:>8.1f} ms {r['child']:>7.1f} ms  {r['refused']:>7} "
-                      f"{r['errors']:>6} {r['findings']:>8}", flush=True)
+                      f"{r['errors']:>6} {r['findings']:>8} {r['counted']:>7}", flush=True)
+                if kind == "empty":
+                    for sig in r["buckets"]:
+                        print(f"      bucket: {sig}", flush=True)
     for kind, rs in rows.items():
         rates = [r["rate"] for _, r in rs]
         worst = min(rs, key=lambda x: x[1]["rate"])
@@ -133,6 +154,13 @@ def main() -> int:
     ap.add_argument("--targets", default="all", help="with --throughput: comma-separated")
     ap.add_argument("--programs", type=int, default=300, help="with --throughput")
     ap.add_argument("--seed", type=int, default=3, help="with --throughput")
+    ap.add_argument("--known", action="store_true",
+                    help="with --throughput: the campaigns run with --known (findings in a known "
+                         "bug's bucket counted, not minimized)")
+    ap.add_argument("--forms-per-bucket", type=int, default=None, metavar="N",
+                    help="with --throughput: fuzz --forms-per-bucket N")
+    ap.add_argument("--noscalar", action="store_true",
+                    help="with --throughput: backends isa:TARGET,noscalar (finding 1 suppressed)")
     args = ap.parse_args()
     why = toolchain.tools_available()
     if why:
@@ -140,7 +168,8 @@ def main() -> int:
         return 2
     if args.throughput:
         tgs = list(targets.TARGETS) if args.targets == "all" else args.targets.split(",")
-        throughput(tgs, args.programs, args.seed)
+        throughput(tgs, args.programs, args.seed, args.known, args.noscalar,
+                   args.forms_per_bucket)
         return 0
     names = args.mutants.split(",") if args.mutants else list(MUTANTS)
     with tempfile.TemporaryDirectory() as tmp:

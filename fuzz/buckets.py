@@ -200,13 +200,18 @@ def bucket_of(record: dict, backend=None, explainer=None) -> dict:
 
 def group(records: list[dict]) -> list[dict]:
     """Findings grouped by bucket, oldest first: ``{"id", "signature", "kind", "findings":
-    [record...], "count"}`` where ``count`` is the number of programs that led to them. A record
-    without a bucket (written before buckets) is its own group."""
+    [record...], "count", "counted"}`` where ``count`` is the number of programs that led to
+    them and ``counted`` how many of those were counted without being minimized (``fuzz
+    --known`` / ``--forms-per-bucket``: sources marked ``counted``). A record without a bucket
+    (written before buckets) is its own group."""
     out: dict[str, dict] = {}
     for r in records:
         b = r.get("bucket") or {"id": r["id"], "signature": f"finding {r['id']}", "kind": "none"}
         g = out.setdefault(b["id"], {"id": b["id"], "signature": b["signature"],
-                                     "kind": b.get("kind"), "findings": [], "count": 0})
+                                     "kind": b.get("kind"), "findings": [], "count": 0,
+                                     "counted": 0})
         g["findings"].append(r)
-        g["count"] += len(r.get("sources", [])) or 1
+        src = r.get("sources", [])
+        g["count"] += len(src) or 1
+        g["counted"] += sum(1 for s in src if isinstance(s, dict) and s.get("counted"))
     return list(out.values())

@@ -85,6 +85,13 @@ class Config:
     model: str | None = None          # the oracle's model; None: AMDGPU programs, amdgpu model
     findings_root: str | None = None  # the directory whose findings/ this campaign publishes to
     #                                   (a parallel campaign's shards share their parent's); None: out
+    #: known-bugs files (``--known``, fuzz/known.py): a finding in a known bug's bucket is counted
+    #: there, not minimized. Not part of the identity (it does not change what a program is).
+    known: tuple = ()
+    #: ``--forms-per-bucket N``: once N programs of a bucket (as found, before minimization) have
+    #: been minimized in this campaign (at most N forms), later findings in it are counted, not
+    #: minimized; None: no limit (every finding is minimized). Not part of the identity.
+    forms_per_bucket: int | None = None
 
     def identity(self) -> dict:
         """What must match for ``--resume`` (program numbering and meaning of each program)."""
@@ -212,6 +219,9 @@ class Campaign:
         self.coverage = cov.Coverage()
         self.done = DoneSet(config.shard[0] - 1, config.shard[1])   # bounded memory on resume
         self.known: dict[str, dict] = {}
+        from .known import load_known_files
+        self.known_bugs = load_known_files(config.known)    # a bad file fails before DIR is touched
+        self.counted = 0             # findings counted in a bucket, not minimized (this session)
         self.uid = (f"{config.backend}-seed{config.seed}-"
                     f"shard{config.shard[0]}of{config.shard[1]}")
 
@@ -557,18 +567,97 @@ class Campaign:
             res.states            # the finding's record lists the allowed states
         except Exception as e:
             return _oracle_error(entry, e)
-        if self._claim is not None and not self._claimed(test, i, seen, entry):
+        found = None              # the bucket as found, before minimization (when asked for)
+        if self._claim is not None or self.known_bugs or self.cfg.forms_per_bucket is not None:
+            found = self._found_bucket(test, seen)
+            entry["bucket"] = found["id"]
+            into = self._count_into(found)
+            if into is not None:
+                fid, known = into
+                if fid is not None:        # counted in the bucket's finding, not minimized
+                    return self._counted(test, i, pseed, seen, entry, fid, known)
+                entry["finding"] = self._finding(test, i, pseed, res, hist, execs, clock,
+                                                 on_base == 0, found=found, known=known)
+                entry["known"] = known["name"]
+                return "finding"
+        if self._claim is not None and not self._claimed(test, i, seen, entry, found):
             return "claimed"
-        entry["finding"] = self._finding(test, i, pseed, res, hist, execs, clock, on_base == 0)
+        entry["finding"] = self._finding(test, i, pseed, res, hist, execs, clock, on_base == 0,
+                                         found=found)
         return "finding"
 
-    def _claimed(self, test, i, seen, entry) -> bool:
+    def _found_bucket(self, test, seen) -> dict:
+        """The bucket of a confirmed finding as found (the program drawn, its first forbidden
+        outcome), before any minimization: the key of claims and of counting."""
+        forbidden = [o for o, _ in seen.forbidden_outcomes()[:3]]
+        return finding_bucket({"id": canonical_hash(test), "test": format_test(test),
+                               "forbidden": [{"outcome": forbidden[0]}]}, self.backend,
+                              self.cfg.model)
+
+    def _bucket_findings(self, bid: str) -> tuple[list[str], int]:
+        """Ids of this campaign's findings in bucket ``bid`` (their bucket, or the bucket they
+        were found in: ``bucket.found_as``, since minimization may move a finding to another),
+        and how many programs were minimized into them (their sources neither counted nor
+        another worker's claim: several minimizations may give one form)."""
+        out, minimized = [], 0
+        for fid, rec in self.known.items():
+            b = rec.get("bucket")
+            if isinstance(b, dict) and bid in (b.get("id"), b.get("found_as")):
+                out.append(fid)
+                minimized += sum(1 for s in rec.get("sources") or [{}]
+                                 if isinstance(s, dict) and not s.get("counted")
+                                 and "claimed_by_other" not in s) or 1
+        return out, minimized
+
+    def _count_into(self, found: dict):
+        """Whether a finding in bucket ``found`` (as found) is to be counted rather than
+        minimized: None (minimize it, as always), or ``(fid, known)``: ``fid`` the finding of
+        the bucket to count it in (None: the bucket has none yet; a known bug's first finding is
+        then published without minimizing), ``known`` the known bug (fuzz/known.py: it matches
+        the bucket, or the bucket of a finding minimized from it, as finding 2's minimized forms
+        from programs whose first forbidden outcome looked otherwise) or None
+        (``--forms-per-bucket`` programs of the bucket were minimized already). The findings of
+        other shards of a parallel campaign (one shared findings/) are read again before
+        answering."""
+        from .known import known_for
+        known = known_for(found["signature"], self.known_bugs) if self.known_bugs else None
+        limit = self.cfg.forms_per_bucket
+        if known is None and limit is None and not self.known_bugs:
+            return None
+        for pass_ in (0, 1):
+            fids, minimized = self._bucket_findings(found["id"])
+            if known is None and self.known_bugs:     # found elsewhere, minimized into a known bug
+                known = next((k for k in (known_for((self.known[f].get("bucket") or {})
+                                                   .get("signature", ""), self.known_bugs)
+                                          for f in fids) if k is not None), None)
+            if fids and (known is not None or (limit is not None and minimized >= limit)):
+                return fids[0], known
+            if pass_ == 0 and self.root != self.dir:     # another shard may have published one
+                for rec in load_findings(self.root, on_bad=lambda m: None):
+                    self.known.setdefault(rec["id"], rec)
+        return (None, known) if known is not None else None
+
+    def _counted(self, test, i, pseed, seen, entry, fid: str, known) -> str:
+        """Count a finding in finding ``fid``'s bucket without minimizing it: the program as
+        found and its forbidden outcomes go into the journal entry, a source naming the program
+        and its first forbidden outcome into ``fid`` (``counted``: not minimized)."""
+        from .findings import add_sources
+        forbidden = [o for o, _ in seen.forbidden_outcomes()[:3]]
+        entry["test"], entry["forbidden"] = format_test(test), forbidden
+        entry["counted"] = "known" if known is not None else "forms"
+        if known is not None:
+            entry["known"] = known["name"]
+        add_sources(self.root, fid, [{"campaign": self.uid, "index": i, "seed": pseed,
+                                      "counted": entry["counted"], "outcome": forbidden[0]}])
+        self.counted += 1
+        entry["finding"] = fid
+        return "finding"
+
+    def _claimed(self, test, i, seen, entry, found=None) -> bool:
         """Ask the ``claim`` hook for the bucket of the finding as found; when another worker
         holds it, keep the program and its forbidden outcomes in the entry (False)."""
         forbidden = [o for o, _ in seen.forbidden_outcomes()[:3]]
-        b = finding_bucket({"id": canonical_hash(test), "test": format_test(test),
-                            "forbidden": [{"outcome": forbidden[0]}]}, self.backend,
-                           self.cfg.model)
+        b = found if found is not None else self._found_bucket(test, seen)
         entry["claim"] = b["id"]
         if self._claim(b, i):
             return True
@@ -604,11 +693,19 @@ class Campaign:
             return None
         return self.backend.prepare
 
-    def _finding(self, test, i, pseed, res, hist, execs, clock, clean_baseline=True) -> str:
+    def _finding(self, test, i, pseed, res, hist, execs, clock, clean_baseline=True,
+                 found: dict | None = None, known: dict | None = None) -> str:
+        """Minimize (unless ``known``: the first finding of a known bug's bucket is published as
+        found), re-run, and publish a finding; its id. ``found``: its bucket as found."""
         seed_box = [pseed * 7 + 1000]
-        small, mstats = minimize(test, self._fails(execs, seed_box, clean_baseline),
-                                 self.cfg.minimize_tries, self.cfg.minimize_seconds,
-                                 self._prepare_ahead())
+        if known is not None:
+            from .minimize import MinimizeStats
+            small, mstats = test, MinimizeStats(size_before=test.size)
+            mstats.steps.append(f"(not minimized: known bug {known['name']!r}, --known)")
+        else:
+            small, mstats = minimize(test, self._fails(execs, seed_box, clean_baseline),
+                                     self.cfg.minimize_tries, self.cfg.minimize_seconds,
+                                     self._prepare_ahead())
         small = tidy_placements(renumber_registers(small))
         try:
             r = self.checker(small)
@@ -677,12 +774,25 @@ class Campaign:
             except Exception as e:
                 record["evidence"] = f"(evidence unavailable: {_one_line(e)})\n"
         record["bucket"] = finding_bucket(record, self.backend, self.cfg.model)
+        if found is not None:
+            record["bucket"]["found_as"] = found["id"]
+        if known is not None:
+            record["known"] = {k: known[k] for k in ("name", "links") if k in known}
         if publish(self.root, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
-            if base is None or base.get("forbidden", 1) == 0:
-                self.new_findings += 1
+            if (base is None or base.get("forbidden", 1) == 0) and known is None:
+                self.new_findings += 1          # --stop-after: a known bug's is not new
+        else:
+            self._noted_source(fid, record["sources"])
         return fid
+
+    def _noted_source(self, fid: str, sources: list[dict]) -> None:
+        """Sources added to an existing finding on disk (``publish`` of a form found before),
+        added to its record here too (``_count_into`` counts a bucket's minimized programs)."""
+        rec = self.known.get(fid)
+        if rec is not None:
+            rec["sources"] = list(rec.get("sources") or []) + list(sources)
 
 
 def reproduction(backend: str, seed: int, iterations: int, params: dict,

@@ -43,6 +43,21 @@ def validate_fuzz_args(args) -> None:
         raise ValueError(f"bad --stop-after {args.stop_after}: must be >= 1")
     if args.seed < 0:
         raise ValueError(f"bad --seed {args.seed}: must be >= 0")
+    if args.forms_per_bucket is not None and args.forms_per_bucket < 1:
+        raise ValueError(f"bad --forms-per-bucket {args.forms_per_bucket}: must be >= 1")
+
+
+def known_files(args) -> tuple:
+    """The known-bugs files of ``fuzz --known [FILE]`` (fuzz/known.py ``default_known_for``
+    without FILE), each loaded once here so that a bad file fails before DIR is touched."""
+    from .known import default_known_for, load_known
+    if args.known is None:
+        return ()
+    known = (default_known_for(args.backend or args.devices, getattr(args, "compile", None))
+             if args.known == "default" else (args.known,))
+    for k in known:
+        load_known(k)
+    return known
 
 
 def errors_dominate(stats) -> bool:
@@ -100,27 +115,20 @@ def cmd_compilers(args) -> int:
     run by the main campaign machinery: journal, ``--resume``, ``--jobs``, findings, buckets."""
     import hw
     from .campaign import CampaignError, parse_shard
+    from .known import KnownFileError
     from .compilers_campaign import (CompileConfig, CompilerCampaign, ParallelCompilerCampaign,
                                      backend_name, default_source)
     from .progress import Progress
     try:
         backend = backend_name(args.compile, args.ptx_mutant)
         source = args.source or default_source(args.compile)
-        known = ()
-        if args.known == "default":
-            from .known import default_known_ptxc_path
-            known = (default_known_ptxc_path(),)
-        elif args.known:
-            known = (args.known,)
-        from .known import load_known
-        for k in known:                     # a bad file fails here, before DIR is touched
-            load_known(k)
+        known = known_files(args)            # a bad file fails here, before DIR is touched
         cfg = CompileConfig(backend=backend, out=args.out, seed=args.seed, programs=args.programs,
                             time=args.time if (args.time is not None or args.programs is not None)
                             else 60.0, features=frozenset({source}), resume=args.resume,
                             shard=parse_shard(args.shard),
                             minimize_seconds=args.minimize_seconds, max_findings=args.stop_after,
-                            known=known)
+                            known=known, forms_per_bucket=args.forms_per_bucket)
         jobs = _compile_jobs(args)
         progress = None if args.quiet else Progress()
         t0 = time.monotonic()
@@ -129,7 +137,7 @@ def cmd_compilers(args) -> int:
         else:
             stats = ParallelCompilerCampaign(cfg, jobs, progress=progress).run()
         secs = time.monotonic() - t0
-    except (hw.BackendError, CampaignError, ValueError) as e:
+    except (hw.BackendError, CampaignError, ValueError, KnownFileError) as e:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as e:
@@ -204,8 +212,10 @@ def cmd_fuzz(args) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     from .campaign import Campaign, CampaignError, Config, parse_shard, program_kind
+    from .known import KnownFileError
     from .progress import Progress
     try:
+        known = known_files(args)
         cfg = Config(backend=args.backend, out=args.out, seed=args.seed,
                      programs=args.programs,
                      time=args.time if (args.time is not None or args.programs is not None)
@@ -214,7 +224,8 @@ def cmd_fuzz(args) -> int:
                      shard=parse_shard(args.shard),
                      iterations=args.iterations, resume=args.resume,
                      minimize_seconds=args.minimize_seconds, baseline=args.baseline,
-                     max_findings=args.stop_after, model=args.model)
+                     max_findings=args.stop_after, model=args.model, known=known,
+                     forms_per_bucket=args.forms_per_bucket)
         jobs, devices = _jobs(args)
         progress = None if args.quiet else Progress()
         if jobs == 1:
@@ -224,7 +235,7 @@ def cmd_fuzz(args) -> int:
         else:
             from .workers import ParallelCampaign
             stats = ParallelCampaign(cfg, jobs, devices, progress=progress).run()
-    except (CampaignError, FeatureError, ValueError) as e:
+    except (CampaignError, FeatureError, ValueError, KnownFileError) as e:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as e:      # this process's or a worker's (fuzz.workers re-raises it here)
@@ -236,12 +247,12 @@ def cmd_fuzz(args) -> int:
               "(--resume continues)", file=sys.stderr)
         return EXIT_STORAGE
     print(f"{args.out}: {stats.programs} programs ({stats.executed} executed), "
-          f"{stats.findings} finding(s){bucket_count_text(args.out)}, {stats.undef} undef, "
+          f"{stats.findings} finding(s){bucket_count_text(args.out, known)}, {stats.undef} undef, "
           f"{stats.errors} errors "
           f"({stats.budget} over the oracle's search budget), {stats.refused} refused, "
           f"{stats.unconfirmed} unconfirmed", file=sys.stderr)
     if args.report:
-        rc, paths = write_report(args.out, "scopefuzz fuzz: report")
+        rc, paths = write_report(args.out, "scopefuzz fuzz: report", list(known) or None)
         if paths is None:
             return rc
         print(f"report: {paths[0]}", file=sys.stderr)
@@ -255,12 +266,21 @@ def cmd_fuzz(args) -> int:
     return EXIT_OK
 
 
-def bucket_count_text(directory: str) -> str:
-    """`` in B bucket(s)`` of a campaign's findings (fuzz/buckets.py), "" when it has none."""
+def bucket_count_text(directory: str, known=()) -> str:
+    """`` in B bucket(s)`` of a campaign's findings (fuzz/buckets.py), "" when it has none;
+    with ``known`` (known-bugs files) `` (K known)`` when some are, and the programs counted in
+    a bucket without being minimized (``--known``, ``--forms-per-bucket``)."""
     from .buckets import group
     from .findings import load_findings
+    from .known import load_known_files, mark_known
     fs = load_findings(directory, on_bad=lambda m: None)
-    return f" in {len(group(fs))} bucket(s)" if fs else ""
+    if not fs:
+        return ""
+    groups = mark_known(group(fs), load_known_files(known) if known else None)
+    nk = sum(1 for g in groups if g.get("known"))
+    counted = sum(1 for r in fs for s in r.get("sources", []) if s.get("counted"))
+    return (f" in {len(groups)} bucket(s)" + (f" ({nk} known)" if nk else "")
+            + (f", {counted} more counted in their bucket without minimizing" if counted else ""))
 
 
 def storage_message(where: str, e: OSError) -> str:
@@ -374,9 +394,15 @@ def register(sub) -> None:
                    help="with --compile: the source dialect of the drawn programs (default: the "
                         "front end's own: opencl for clang-ocl, cuda for the others)")
     p.add_argument("--known", default=None, metavar="FILE", nargs="?", const="default",
-                   help="with --compile: known bugs (JSON, fuzz/known.py); a finding in the exact "
-                        "bucket of a known bug already found is counted, not minimized again; "
-                        "without FILE: hw/ptxc/known-clang22-nvptx.json")
+                   help="known bugs (JSON, fuzz/known.py): a finding whose bucket (as found, "
+                        "before minimization) is a known bug's is counted in that bucket, not "
+                        "minimized (the first is published as found; with --compile it is "
+                        "minimized); without FILE: hw/isa/known-clang22.json for isa:, "
+                        "hw/ptxc/known-clang22-nvptx.json with --compile, both otherwise")
+    p.add_argument("--forms-per-bucket", type=int, default=None, metavar="N",
+                   help="once N programs of a bucket (as found) have been minimized in this "
+                        "campaign (at most N forms), later findings in it are counted there, "
+                        "not minimized (default: no limit, every finding is minimized)")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--time", type=float, metavar="S",
                      help="seconds of campaign (default 60 when --programs is not given)")
@@ -412,7 +438,8 @@ def register(sub) -> None:
                    help="reference backend (e.g. sim for sim:MUTANT): minimized findings must stay "
                         "clean on it; findings it shows too are marked")
     p.add_argument("--stop-after", type=int, default=None, metavar="N",
-                   help="stop after N new findings (with --baseline: findings clean on it)")
+                   help="stop after N new findings (with --baseline: findings clean on it; "
+                        "with --known: not a known bug's)")
     p.add_argument("--report", action="store_true", help="build OUT/report.html at the end")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=cmd_fuzz)

@@ -54,7 +54,7 @@ from .campaign import BATCH, Campaign, CampaignError, Config, budget_hit
 from .compile_buckets import compiler_bucket, marked_rows
 from .compilers import explain_counterexample, judge
 from .cuda_strategies import smaller
-from .findings import add_sources, load_findings, publish
+from .findings import add_sources, publish
 from .workers import ParallelCampaign
 
 PREFIX = "ptxc:"
@@ -67,10 +67,9 @@ SMALL_CHECK = 8
 @dataclass
 class CompileConfig(Config):
     """A compiler campaign's parameters: :class:`fuzz.campaign.Config` with ``backend``
-    ``ptxc:SPEC[:MUTANT]``, ``features`` the source dialect, and the known-bugs files (not part
-    of the identity: marking does not change what a program is)."""
+    ``ptxc:SPEC[:MUTANT]`` and ``features`` the source dialect (the known-bugs files and
+    ``forms_per_bucket`` are the base class's)."""
 
-    known: tuple = ()
     #: wall-clock limit of one program's check (source and PTX oracle calls, in a forked child:
     #: numba loops cannot be interrupted); past it the program is an ``oracle-error`` with
     #: ``budget``. A few random mixes with many ``fence.sc`` take minutes, and the loop only
@@ -120,7 +119,6 @@ class CompilerCampaign(Campaign):
                 self.mutate = get(self.mutant)
             except hw.BackendError as e:
                 raise CampaignError(str(e)) from None
-        self.known_bugs = load_known_files(getattr(config, "known", ()))
         self._progs: dict = {}
         self._compiled: dict = {}
         self._tests: dict = {}                 # the batch's parsed sources (not parsed twice)
@@ -293,30 +291,19 @@ class CompilerCampaign(Campaign):
         em = emit(test, ptxc.SPELLINGS[self.compiler.name](), self.compiler.per_role)
         return compiler_bucket(test, compiled, v.extra[0], v.source_model, em.lines)
 
-    def _known_finding(self, bucket: dict) -> str | None:
-        """The id of a finding already published in ``bucket`` (exactly), when it is a known bug."""
-        from .known import known_for
-        if not self.known_bugs or known_for(bucket["signature"], self.known_bugs) is None:
-            return None
-        for pass_ in (0, 1):
-            for fid, rec in self.known.items():
-                if (rec.get("bucket") or {}).get("id") == bucket["id"]:
-                    return fid
-            if pass_ == 0:      # another shard may have published it: look at findings/ again
-                for rec in load_findings(self.root, on_bad=lambda m: None):
-                    self.known.setdefault(rec["id"], rec)
-        return None
-
     def _finding(self, prog, test, v, i, clock, clean_baseline: bool, entry: dict) -> str:
         src = {"campaign": self.uid, "index": i, "seed": self.cfg.seed}
         one = ptxc.compile_test(test, self.compiler, self.mutate)   # the program's own kernel
         b0 = self.bucket(test, one, v)
         entry["bucket"] = b0["id"]
-        fid = self._known_finding(b0)
-        if fid is not None:                 # a known bug, minimized before: count it
-            add_sources(self.root, fid, [src])
-            entry["known"] = True
-            return fid
+        into = self._count_into(b0)         # (fid, known bug) when counted, not minimized
+        if into is not None and into[0] is not None:
+            add_sources(self.root, into[0], [dict(src, counted="known" if into[1] else "forms")])
+            if into[1] is not None:
+                entry["known"] = True
+            entry["counted"] = "known" if into[1] is not None else "forms"
+            self.counted += 1
+            return into[0]
         small, tried, accepted, steps, secs = self.minimize(prog, self._still_fails(clean_baseline))
         status, stest, scomp, sv, _ = self.verdict(small)
         if status != "finding":             # minimized into something else: keep the original
@@ -358,13 +345,16 @@ class CompilerCampaign(Campaign):
             "reproduce": {"command": f"scopefuzz run --compile {self.compiler.spec()}{mut} "
                                      "minimized.litmus", "backend": self.cfg.backend},
             "bucket": {k: bucket[k] for k in ("kind", "signature", "id", "family", "instruction")
-                       if k in bucket} | {"weakened": ws, "outcome": outcome},
+                       if k in bucket} | {"weakened": ws, "outcome": outcome,
+                                          "found_as": b0["id"]},
         }
         if publish(self.root, record):
             self.known[fid] = record
             self.stats.findings = len(self.known)
             if clean_baseline:
                 self.new_findings += 1
+        else:
+            self._noted_source(fid, record["sources"])
         return fid
 
 
@@ -389,14 +379,6 @@ def _step(before: str, cand) -> str:
 def _line(e: Exception) -> str:
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
-
-
-def load_known_files(paths) -> list[dict]:
-    from .known import load_known
-    out: list[dict] = []
-    for p in paths or ():
-        out += load_known(p)
-    return out
 
 
 class ParallelCompilerCampaign(ParallelCampaign):

@@ -12,6 +12,12 @@ fuzz/compile_buckets.py) in ``hw/ptxc/known-clang22-nvptx.json``, both shipped i
 
 ``match`` is a Python regular expression searched in the bucket's signature (fuzz/buckets.py);
 the first bug that matches names the bucket.
+
+``scopefuzz fuzz --known [FILE]`` (every campaign: ``sim``, ``isa``, ``--compile``) also acts on
+them while fuzzing (fuzz/campaign.py ``Campaign._count_into``): a confirmed finding whose bucket,
+computed on the program as found (before minimization, like the claims key of fuzz/claims.py), is
+a known bug's is not minimized; it is counted in that bucket (a source of the bucket's finding),
+and the first of the bucket is published as found (the compiler campaign minimizes that first one).
 """
 
 from __future__ import annotations
@@ -73,6 +79,25 @@ def load_known(path) -> list[dict]:
     return out
 
 
+def load_known_files(paths) -> list[dict]:
+    """The bugs of every known-bugs file in ``paths`` (none: an empty list)."""
+    out: list[dict] = []
+    for p in paths or ():
+        out += load_known(p)
+    return out
+
+
+def default_known_for(backend: str | None, compile_spec: str | None = None) -> tuple:
+    """The files ``--known`` without FILE loads: hw/ptxc's NVPTX list for a compiler campaign
+    (``--compile``), hw/isa's AMDGPU list for an ``isa:`` campaign, both otherwise (a model-level
+    signature of a ``sim`` campaign matches neither; a ``--devices`` list may mix backends)."""
+    if compile_spec:
+        return (default_known_ptxc_path(),)
+    if backend and backend.startswith("isa:"):
+        return (default_known_path(),)
+    return tuple(default_known_paths())
+
+
 def known_for(signature: str, known: list[dict] | None) -> dict | None:
     """The first known bug whose ``match`` is found in ``signature`` (without its regex)."""
     for b in known or ():
@@ -82,7 +107,13 @@ def known_for(signature: str, known: list[dict] | None) -> dict | None:
 
 
 def mark_known(groups: list[dict], known: list[dict] | None) -> list[dict]:
-    """``groups`` (fuzz.buckets.group) with ``known`` set on those a known bug matches."""
+    """``groups`` (fuzz.buckets.group) with ``known`` set on those a known bug matches, or, with
+    no match, on those whose finding a ``fuzz --known`` campaign recorded as a known bug's (the
+    record's ``known`` field: a report without ``--known`` still sets them apart)."""
     for g in groups:
         g["known"] = known_for(g["signature"], known)
+        if g["known"] is None:
+            g["known"] = next((dict(r["known"]) for r in g.get("findings", [])
+                               if isinstance(r.get("known"), dict) and "name" in r["known"]),
+                              None)
     return groups

@@ -361,8 +361,11 @@ def summary_text(camp: dict) -> str:
     n = counts(camp)
     bs = camp.get("buckets", [])
     known = sum(1 for g in bs if g.get("known"))
+    counted = sum(g.get("counted", 0) for g in bs)
     return (f"{len(camp['findings'])} finding(s) in {len(bs)} bucket(s)"
             + (f" ({len(bs) - known} new, {known} known)" if known else "")
+            + (f", {counted} more program(s) counted in their bucket without minimizing"
+               if counted else "")
             + f"; {n['programs']} programs drawn, "
             f"{n['executed']} executed on the backend, {n['errors']} errored.")
 
