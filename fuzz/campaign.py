@@ -10,7 +10,8 @@ A campaign directory holds
   ``journal.000001.jsonl``... every 64 MiB; ``--resume`` and ``report`` stream it;
 - ``findings/<id>/``: one directory per distinct minimized finding (``fuzz/findings.py``).
 
-Program *i* is a pure function of (seed, i) (:func:`fuzz.strategies.draw_program`), shard K/N takes the
+Program *i* is a pure function of (seed, i) (the draw of the campaign's program family,
+:mod:`fuzz.programs`: :func:`fuzz.strategies.draw_program` for AMDGPU), shard K/N takes the
 programs with ``i % N == K - 1``, and the journal says which programs are done: ``--resume`` skips them
 and redoes a program whose line a kill cut off. A finding is published (one rename) before its program's
 journal line is written; publishing it again on resume only adds a source if it is not already there.
@@ -33,13 +34,15 @@ from hw import Backend
 from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
+from . import programs
 from .compare import compare
 from .findings import TEST_FILE, findings_dir, load_findings, publish
 from .journal import (CAMPAIGN_SYNC_SECONDS, DoneSet, Journal, atomic_write, clean_temporaries,
                       read_journal, read_json)
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
+from .programs import ProgramFamily
 from .progress import Progress
-from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
+from .strategies import (MAX_EVENTS, estimate_events, parse_features,
                          program_seed)
 
 from .layout import JOURNAL, META  # noqa: E402  (re-exported: the one-process layout's files)
@@ -136,24 +139,13 @@ def budget_hit(e: Exception) -> bool:
     return isinstance(e, BudgetExhausted)
 
 
-def program_kind(model: str | None):
-    """(the dialect of the programs a campaign draws, their draw function, their feature parser)
-    for ``--model``: PTX programs for the PTX models, AMDGPU programs otherwise."""
-    from . import ptx_strategies
-    if model is None:
-        return "AMDGPU", draw_program, parse_features
+def program_family(model: str | None) -> ProgramFamily:
+    """The program family a campaign of ``--model`` draws from (fuzz/programs/: the first one
+    whose dialect the model reads; AMDGPU without a model); CampaignError when none fits."""
     try:
-        import oracle.registry
-        dialects = oracle.registry.get(model).dialects
-    except Exception as e:
+        return programs.for_model(model)
+    except programs.FamilyError as e:
         raise CampaignError(str(e)) from None
-    if "PTX" in dialects:
-        return "PTX", ptx_strategies.draw_program, ptx_strategies.parse_ptx_features
-    if "AMDGPU" in dialects:
-        return "AMDGPU", draw_program, parse_features
-    hint = " (Tile IR programs: fuzz --against ptx, docs/tileir.md)" if "TILEIR" in dialects else ""
-    raise CampaignError(f"model {model} reads {'/'.join(dialects)} tests; the fuzzer draws "
-                        f"AMDGPU and PTX programs{hint}")
 
 
 def mutant_of(backend: str) -> str | None:
@@ -315,16 +307,11 @@ class Campaign:
     @property
     def draw_features(self) -> frozenset:
         """The features programs are drawn with: the campaign's, narrowed to what the backend
-        (and the baseline) declare they can express (``capabilities()``; AMDGPU programs)."""
+        (and the baseline) declare they can express (``capabilities()``), when the program
+        family narrows (:meth:`fuzz.programs.ProgramFamily.narrowed`)."""
         if self._draw_features is None:
-            feats = self.cfg.features
-            if program_kind(self.cfg.model)[0] == "AMDGPU":
-                from .strategies import for_backend
-                for b in (self.backend, self.baseline):
-                    caps = getattr(b, "capabilities", None)
-                    if caps is not None:
-                        feats = for_backend(feats, caps())
-            self._draw_features = feats
+            self._draw_features = program_family(self.cfg.model).narrowed(
+                self.cfg.features, lambda: (self.backend, self.baseline))
         return self._draw_features
 
     @property
@@ -347,7 +334,7 @@ class Campaign:
     def check_backend(self) -> None:
         """The backend must run the programs' dialect (the simulator models AMD hardware and
         runs AMDGPU programs; PTX programs need an NVIDIA device)."""
-        dialect = program_kind(self.cfg.model)[0]
+        dialect = program_family(self.cfg.model).dialect
         for name, b in ((self.cfg.backend, self.backend), (self.cfg.baseline, self.baseline)):
             runs = b.dialects if b is not None else (dialect,)
             if dialect not in runs:
@@ -414,7 +401,7 @@ class Campaign:
             yield from indices
             return
         import threading
-        draw = program_kind(self.cfg.model)[1]
+        draw = program_family(self.cfg.model).draw
         it = iter(indices)
         cancel = threading.Event()
         overlap = getattr(self.backend, "prepare_overlaps", False)
@@ -489,7 +476,7 @@ class Campaign:
     def one(self, i: int, clock) -> dict:
         """Program number ``i``: its journal entry (and its finding, published before)."""
         pseed = program_seed(self.cfg.seed, i)
-        draw = program_kind(self.cfg.model)[1]
+        draw = program_family(self.cfg.model).draw
         test = self._drawn.pop(i, None) or draw(self.cfg.seed, i, self.draw_features,
                                                 self.cfg.near_miss)
         entry = {"type": "program", "campaign": self.uid, "i": i, "seed": pseed, "name": test.name,
@@ -737,8 +724,7 @@ def uses_simulator(cfg: Config) -> bool:
 def warm_up_program(model: str | None) -> Test:
     """The small program a campaign of ``model`` runs before its clock starts."""
     from litmus import parse
-    from oracle.deadline import WARM_UP_TEST
-    return parse({"AMDGPU": WARM_UP_TEST, "PTX": _WARM_UP_PTX}[program_kind(model)[0]])
+    return parse(program_family(model).warm_up())
 
 
 def warm_up_oracle(checker, mp: Test, model: str | None = None) -> None:
@@ -758,16 +744,6 @@ def warm_up_oracle(checker, mp: Test, model: str | None = None) -> None:
                        model).text()
     except Exception:
         pass
-
-
-#: the PTX warm-up (the AMDGPU one is oracle.deadline.WARM_UP_TEST)
-_WARM_UP_PTX = """PTX warm-up
-{ x=0; y=0; }
- P0@cta 0,gpu 0      | P1@cta 1,gpu 0       ;
- st.weak x, 1        | ld.acquire.gpu r0, y ;
- st.release.gpu y, 1 | ld.weak r1, x        ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-"""
 
 
 def _oracle_error(entry: dict, e: Exception) -> str:

@@ -203,14 +203,14 @@ def cmd_fuzz(args) -> int:
         print("scopefuzz fuzz: --backend is required (or --against for a model comparison)",
               file=sys.stderr)
         return EXIT_USAGE
-    from .campaign import Campaign, CampaignError, Config, parse_shard, program_kind
+    from .campaign import Campaign, CampaignError, Config, parse_shard, program_family
     from .progress import Progress
     try:
         cfg = Config(backend=args.backend, out=args.out, seed=args.seed,
                      programs=args.programs,
                      time=args.time if (args.time is not None or args.programs is not None)
                      else 60.0,
-                     features=program_kind(args.model)[2](args.features),
+                     features=program_family(args.model).parse_features(args.features),
                      shard=parse_shard(args.shard),
                      iterations=args.iterations, resume=args.resume,
                      minimize_seconds=args.minimize_seconds, baseline=args.baseline,

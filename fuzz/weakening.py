@@ -30,7 +30,7 @@ from litmus.tileir import TileOp
 
 from oracle import OracleError, check, explain
 
-from .tileir_strategies import draw_tileir
+from . import programs
 
 #: search budget per oracle call (steps and evaluations); a program past it is counted, not checked
 BUDGET = 300_000
@@ -231,7 +231,7 @@ class WeakeningCampaign:
                 break
             if self.seconds is not None and time.monotonic() - t0 >= self.seconds:
                 break
-            test = draw_tileir(self.seed, i)
+            test = programs.family("TILEIR").draw(self.seed, i)
             i += 1
             st.programs += 1
             try:
