@@ -38,10 +38,11 @@ from . import programs
 from .compare import compare
 from .findings import TEST_FILE, findings_dir, load_findings, publish
 from .journal import (CAMPAIGN_SYNC_SECONDS, DoneSet, Journal, atomic_write, clean_temporaries,
-                      read_journal, read_json)
+                      read_json)
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
 from .programs import ProgramFamily
 from .progress import Progress
+from .replay import EXECUTED, replay
 from .strategies import (MAX_EVENTS, estimate_events, parse_features,
                          program_seed)
 
@@ -156,9 +157,6 @@ def mutant_of(backend: str) -> str | None:
     return rest or None if fam == "sim" else None
 
 
-#: journal statuses of programs that ran on the backend (the only ones that exercised anything)
-EXECUTED = ("ok", "finding", "unconfirmed", "claimed")
-
 #: programs drawn ahead and prepared together by a backend that batches (``prepare``)
 BATCH = 32
 #: journal statuses of programs that errored (the oracle, the backend, or the size limit)
@@ -231,33 +229,13 @@ class Campaign:
         else:
             meta = dict(self.cfg.identity(), uid=self.uid, created=time.time(), version=1)
             atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
-        # streamed (a week's journal does not fit in memory) into per-status counts, folded into
-        # the statistics at the end: one dictionary update per program, not a dozen
-        done, statuses, executions, active = self.done, {}, 0, self.stats.active
-        budget = 0                              # oracle errors that were the search budget
-        tally = cov.ComboTally(self.coverage.kinds, self.coverage.pairs, self.coverage.add)
-        for e in read_journal(jpath):
-            i = e.get("i")
-            if e.get("type") == "program" and isinstance(i, int) and done.add(i):
-                st = e.get("status")
-                if type(st) is not str:
-                    st = None                   # counted as a program, nothing else
-                statuses[st] = statuses.get(st, 0) + 1
-                ex = e.get("executions", 0)
-                if type(ex) is int:
-                    executions += ex
-                if st == "oracle-error" and e.get("budget"):
-                    budget += 1
-                if st in EXECUTED:
-                    tally.add(e.get("kinds", []), e.get("pairs", []))
-                t = e.get("t", 0.0)
-                if (type(t) is float or type(t) is int) and t > active:   # max(), no call
-                    active = t
-        tally.flush()
-        self.stats.executions += executions
-        self.stats.budget += budget
-        self.stats.active = active
-        for st, n in statuses.items():
+        # streamed into per-status counts (fuzz/replay.py), folded into the statistics here: one
+        # dictionary update per program, not a dozen
+        r = replay(jpath, self.done, self.coverage, self.stats.active)
+        self.stats.executions += r.executions
+        self.stats.budget += r.budget
+        self.stats.active = r.active
+        for st, n in r.statuses.items():
             self._count_status(st, n)
         for rec in load_findings(self.root):
             self.known[rec["id"]] = rec
