@@ -451,6 +451,19 @@ class Campaign:
         counter[0] += hist.total or iterations
         return hist
 
+    def _forbidden(self, res, test: Test, seed: int, counter: list | None = None,
+                   iterations: int | None = None) -> int:
+        """Run, compare, count: the iterations of one run of ``test`` (seed ``seed``) whose
+        outcome ``res`` (the oracle's answer for ``test``) forbids. On the campaign's backend,
+        adding its executions to ``counter``; with ``counter`` None, on the baseline backend
+        (whose executions are not the campaign's)."""
+        iterations = self.cfg.iterations if iterations is None else iterations
+        if counter is None:
+            hist = self.baseline.run(test, iterations, seed)
+        else:
+            hist = self._run(test, iterations, seed, counter)
+        return compare(res, hist, test.condition).forbidden
+
     def one(self, i: int, clock) -> dict:
         """Program number ``i``: its journal entry (and its finding, published before)."""
         pseed = program_seed(self.cfg.seed, i)
@@ -501,8 +514,7 @@ class Campaign:
             return "ok"
         # confirm with another seed
         try:
-            again = self._run(test, self.cfg.iterations, pseed + 1, execs)
-            confirmed = compare(res, again, test.condition).forbidden > 0
+            confirmed = self._forbidden(res, test, pseed + 1, execs) > 0
         except Exception as e:
             confirmed = False
             entry["error"] = _one_line(e)
@@ -513,8 +525,7 @@ class Campaign:
         on_base = 0
         if self.baseline is not None:
             try:
-                bh = self.baseline.run(test, self.cfg.iterations, pseed)
-                on_base = compare(res, bh, test.condition).forbidden
+                on_base = self._forbidden(res, test, pseed)
             except Exception as e:
                 entry["error"] = "baseline: " + _one_line(e)
             entry["baseline_forbidden"] = on_base
@@ -551,14 +562,12 @@ class Campaign:
                 return False
             for _ in range(2):
                 seed_box[0] += 1
-                h = self._run(t, self.cfg.iterations, seed_box[0], execs)
-                if compare(r, h, t.condition).forbidden:
+                if self._forbidden(r, t, seed_box[0], execs):
                     break
             else:
                 return False
             if clean_baseline and self.baseline is not None:
-                bh = self.baseline.run(t, self.cfg.iterations, seed_box[0])
-                return not compare(r, bh, t.condition).forbidden
+                return not self._forbidden(r, t, seed_box[0])
             return True
         return still_fails
 
