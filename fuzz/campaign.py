@@ -35,6 +35,7 @@ from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
 from . import programs
+from .backend_names import mutant_of, simulated
 from .compare import compare
 from .findings import TEST_FILE, findings_dir, load_findings, publish
 from .journal import (CAMPAIGN_SYNC_SECONDS, DoneSet, Journal, atomic_write, clean_temporaries,
@@ -147,14 +148,6 @@ def program_family(model: str | None) -> ProgramFamily:
         return programs.for_model(model)
     except programs.FamilyError as e:
         raise CampaignError(str(e)) from None
-
-
-def mutant_of(backend: str) -> str | None:
-    fam, _, rest = backend.partition(":")
-    if fam == "isa":                      # isa:TARGET[,OPTS]:MUTANT[,OPTS]
-        mut = rest.partition(":")[2].split(",")[0]
-        return mut or None
-    return rest or None if fam == "sim" else None
 
 
 #: programs drawn ahead and prepared together by a backend that batches (``prepare``)
@@ -704,8 +697,7 @@ def kernel_source(backend, test: Test) -> str | None:
 
 def uses_simulator(cfg: Config) -> bool:
     """Does the campaign run the simulator (a ``sim`` or ``isa`` backend or baseline)?"""
-    return any(spec is not None and spec.partition(":")[0] in ("sim", "isa")
-               for spec in (cfg.backend, cfg.baseline))
+    return simulated(cfg.backend, cfg.baseline)
 
 
 def warm_up_program(model: str | None) -> Test:

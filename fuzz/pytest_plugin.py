@@ -202,9 +202,10 @@ def pytest_sessionstart(session):
     quiet = capman.global_and_fixture_disabled() if capman is not None \
         else contextlib.nullcontext()
     with quiet:
+        from .backend_names import simulated
         from .warm import compile_ahead
         spec = backend_spec(config)
-        wait = compile_ahead(spec.partition(":")[0] in ("sim", "isa"))
+        wait = compile_ahead(simulated(spec))
         try:
             from oracle.registry import get
             from oracle.warmup import ready
