@@ -10,7 +10,8 @@ A campaign directory holds
   ``journal.000001.jsonl``... every 64 MiB; ``--resume`` and ``report`` stream it;
 - ``findings/<id>/``: one directory per distinct minimized finding (``fuzz/findings.py``).
 
-Program *i* is a pure function of (seed, i) (:func:`fuzz.strategies.draw_program`), shard K/N takes the
+Program *i* is a pure function of (seed, i) (the draw of the campaign's program family,
+:mod:`fuzz.programs`: :func:`fuzz.strategies.draw_program` for AMDGPU), shard K/N takes the
 programs with ``i % N == K - 1``, and the journal says which programs are done: ``--resume`` skips them
 and redoes a program whose line a kill cut off. A finding is published (one rename) before its program's
 journal line is written; publishing it again on resume only adds a source if it is not already there.
@@ -33,13 +34,17 @@ from hw import Backend
 from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
+from . import programs
+from .backend_names import mutant_of, simulated
 from .compare import compare
 from .findings import TEST_FILE, findings_dir, load_findings, publish
 from .journal import (CAMPAIGN_SYNC_SECONDS, DoneSet, Journal, atomic_write, clean_temporaries,
-                      read_journal, read_json)
+                      read_json)
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
+from .programs import ProgramFamily
 from .progress import Progress
-from .strategies import (MAX_EVENTS, draw_program, estimate_events, parse_features,
+from .replay import EXECUTED, replay
+from .strategies import (MAX_EVENTS, estimate_events, parse_features,
                          program_seed)
 
 from .layout import JOURNAL, META  # noqa: E402  (re-exported: the one-process layout's files)
@@ -143,36 +148,14 @@ def budget_hit(e: Exception) -> bool:
     return isinstance(e, BudgetExhausted)
 
 
-def program_kind(model: str | None):
-    """(the dialect of the programs a campaign draws, their draw function, their feature parser)
-    for ``--model``: PTX programs for the PTX models, AMDGPU programs otherwise."""
-    from . import ptx_strategies
-    if model is None:
-        return "AMDGPU", draw_program, parse_features
+def program_family(model: str | None) -> ProgramFamily:
+    """The program family a campaign of ``--model`` draws from (fuzz/programs/: the first one
+    whose dialect the model reads; AMDGPU without a model); CampaignError when none fits."""
     try:
-        import oracle.registry
-        dialects = oracle.registry.get(model).dialects
-    except Exception as e:
+        return programs.for_model(model)
+    except programs.FamilyError as e:
         raise CampaignError(str(e)) from None
-    if "PTX" in dialects:
-        return "PTX", ptx_strategies.draw_program, ptx_strategies.parse_ptx_features
-    if "AMDGPU" in dialects:
-        return "AMDGPU", draw_program, parse_features
-    hint = " (Tile IR programs: fuzz --against ptx, docs/tileir.md)" if "TILEIR" in dialects else ""
-    raise CampaignError(f"model {model} reads {'/'.join(dialects)} tests; the fuzzer draws "
-                        f"AMDGPU and PTX programs{hint}")
 
-
-def mutant_of(backend: str) -> str | None:
-    fam, _, rest = backend.partition(":")
-    if fam == "isa":                      # isa:TARGET[,OPTS]:MUTANT[,OPTS]
-        mut = rest.partition(":")[2].split(",")[0]
-        return mut or None
-    return rest or None if fam == "sim" else None
-
-
-#: journal statuses of programs that ran on the backend (the only ones that exercised anything)
-EXECUTED = ("ok", "finding", "unconfirmed", "claimed")
 
 #: programs drawn ahead and prepared together by a backend that batches (``prepare``)
 BATCH = 32
@@ -249,33 +232,13 @@ class Campaign:
         else:
             meta = dict(self.cfg.identity(), uid=self.uid, created=time.time(), version=1)
             atomic_write(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
-        # streamed (a week's journal does not fit in memory) into per-status counts, folded into
-        # the statistics at the end: one dictionary update per program, not a dozen
-        done, statuses, executions, active = self.done, {}, 0, self.stats.active
-        budget = 0                              # oracle errors that were the search budget
-        tally = cov.ComboTally(self.coverage.kinds, self.coverage.pairs, self.coverage.add)
-        for e in read_journal(jpath):
-            i = e.get("i")
-            if e.get("type") == "program" and isinstance(i, int) and done.add(i):
-                st = e.get("status")
-                if type(st) is not str:
-                    st = None                   # counted as a program, nothing else
-                statuses[st] = statuses.get(st, 0) + 1
-                ex = e.get("executions", 0)
-                if type(ex) is int:
-                    executions += ex
-                if st == "oracle-error" and e.get("budget"):
-                    budget += 1
-                if st in EXECUTED:
-                    tally.add(e.get("kinds", []), e.get("pairs", []))
-                t = e.get("t", 0.0)
-                if (type(t) is float or type(t) is int) and t > active:   # max(), no call
-                    active = t
-        tally.flush()
-        self.stats.executions += executions
-        self.stats.budget += budget
-        self.stats.active = active
-        for st, n in statuses.items():
+        # streamed into per-status counts (fuzz/replay.py), folded into the statistics here: one
+        # dictionary update per program, not a dozen
+        r = replay(jpath, self.done, self.coverage, self.stats.active)
+        self.stats.executions += r.executions
+        self.stats.budget += r.budget
+        self.stats.active = r.active
+        for st, n in r.statuses.items():
             self._count_status(st, n)
         for rec in load_findings(self.root):
             self.known[rec["id"]] = rec
@@ -325,16 +288,11 @@ class Campaign:
     @property
     def draw_features(self) -> frozenset:
         """The features programs are drawn with: the campaign's, narrowed to what the backend
-        (and the baseline) declare they can express (``capabilities()``; AMDGPU programs)."""
+        (and the baseline) declare they can express (``capabilities()``), when the program
+        family narrows (:meth:`fuzz.programs.ProgramFamily.narrowed`)."""
         if self._draw_features is None:
-            feats = self.cfg.features
-            if program_kind(self.cfg.model)[0] == "AMDGPU":
-                from .strategies import for_backend
-                for b in (self.backend, self.baseline):
-                    caps = getattr(b, "capabilities", None)
-                    if caps is not None:
-                        feats = for_backend(feats, caps())
-            self._draw_features = feats
+            self._draw_features = program_family(self.cfg.model).narrowed(
+                self.cfg.features, lambda: (self.backend, self.baseline))
         return self._draw_features
 
     @property
@@ -357,7 +315,7 @@ class Campaign:
     def check_backend(self) -> None:
         """The backend must run the programs' dialect (the simulator models AMD hardware and
         runs AMDGPU programs; PTX programs need an NVIDIA device)."""
-        dialect = program_kind(self.cfg.model)[0]
+        dialect = program_family(self.cfg.model).dialect
         for name, b in ((self.cfg.backend, self.backend), (self.cfg.baseline, self.baseline)):
             runs = b.dialects if b is not None else (dialect,)
             if dialect not in runs:
@@ -424,7 +382,7 @@ class Campaign:
             yield from indices
             return
         import threading
-        draw = program_kind(self.cfg.model)[1]
+        draw = program_family(self.cfg.model).draw
         it = iter(indices)
         cancel = threading.Event()
         overlap = getattr(self.backend, "prepare_overlaps", False)
@@ -496,10 +454,23 @@ class Campaign:
         counter[0] += hist.total or iterations
         return hist
 
+    def _forbidden(self, res, test: Test, seed: int, counter: list | None = None,
+                   iterations: int | None = None) -> int:
+        """Run, compare, count: the iterations of one run of ``test`` (seed ``seed``) whose
+        outcome ``res`` (the oracle's answer for ``test``) forbids. On the campaign's backend,
+        adding its executions to ``counter``; with ``counter`` None, on the baseline backend
+        (whose executions are not the campaign's)."""
+        iterations = self.cfg.iterations if iterations is None else iterations
+        if counter is None:
+            hist = self.baseline.run(test, iterations, seed)
+        else:
+            hist = self._run(test, iterations, seed, counter)
+        return compare(res, hist, test.condition).forbidden
+
     def one(self, i: int, clock) -> dict:
         """Program number ``i``: its journal entry (and its finding, published before)."""
         pseed = program_seed(self.cfg.seed, i)
-        draw = program_kind(self.cfg.model)[1]
+        draw = program_family(self.cfg.model).draw
         test = self._drawn.pop(i, None) or draw(self.cfg.seed, i, self.draw_features,
                                                 self.cfg.near_miss)
         entry = {"type": "program", "campaign": self.uid, "i": i, "seed": pseed, "name": test.name,
@@ -546,8 +517,7 @@ class Campaign:
             return "ok"
         # confirm with another seed
         try:
-            again = self._run(test, self.cfg.iterations, pseed + 1, execs)
-            confirmed = compare(res, again, test.condition).forbidden > 0
+            confirmed = self._forbidden(res, test, pseed + 1, execs) > 0
         except Exception as e:
             confirmed = False
             entry["error"] = _one_line(e)
@@ -558,8 +528,7 @@ class Campaign:
         on_base = 0
         if self.baseline is not None:
             try:
-                bh = self.baseline.run(test, self.cfg.iterations, pseed)
-                on_base = compare(res, bh, test.condition).forbidden
+                on_base = self._forbidden(res, test, pseed)
             except Exception as e:
                 entry["error"] = "baseline: " + _one_line(e)
             entry["baseline_forbidden"] = on_base
@@ -675,14 +644,12 @@ class Campaign:
                 return False
             for _ in range(2):
                 seed_box[0] += 1
-                h = self._run(t, self.cfg.iterations, seed_box[0], execs)
-                if compare(r, h, t.condition).forbidden:
+                if self._forbidden(r, t, seed_box[0], execs):
                     break
             else:
                 return False
             if clean_baseline and self.baseline is not None:
-                bh = self.baseline.run(t, self.cfg.iterations, seed_box[0])
-                return not compare(r, bh, t.condition).forbidden
+                return not self._forbidden(r, t, seed_box[0])
             return True
         return still_fails
 
@@ -840,15 +807,13 @@ def kernel_source(backend, test: Test) -> str | None:
 
 def uses_simulator(cfg: Config) -> bool:
     """Does the campaign run the simulator (a ``sim`` or ``isa`` backend or baseline)?"""
-    return any(spec is not None and spec.partition(":")[0] in ("sim", "isa")
-               for spec in (cfg.backend, cfg.baseline))
+    return simulated(cfg.backend, cfg.baseline)
 
 
 def warm_up_program(model: str | None) -> Test:
     """The small program a campaign of ``model`` runs before its clock starts."""
     from litmus import parse
-    from oracle.deadline import WARM_UP_TEST
-    return parse({"AMDGPU": WARM_UP_TEST, "PTX": _WARM_UP_PTX}[program_kind(model)[0]])
+    return parse(program_family(model).warm_up())
 
 
 def warm_up_oracle(checker, mp: Test, model: str | None = None) -> None:
@@ -868,16 +833,6 @@ def warm_up_oracle(checker, mp: Test, model: str | None = None) -> None:
                        model).text()
     except Exception:
         pass
-
-
-#: the PTX warm-up (the AMDGPU one is oracle.deadline.WARM_UP_TEST)
-_WARM_UP_PTX = """PTX warm-up
-{ x=0; y=0; }
- P0@cta 0,gpu 0      | P1@cta 1,gpu 0       ;
- st.weak x, 1        | ld.acquire.gpu r0, y ;
- st.release.gpu y, 1 | ld.weak r1, x        ;
-exists (P1:r0 == 1 /\\ P1:r1 == 0)
-"""
 
 
 def _oracle_error(entry: dict, e: Exception) -> str:

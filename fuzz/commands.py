@@ -69,7 +69,8 @@ def cmd_weakening(args) -> int:
     """``fuzz --model M --against N``: the strict-weakening campaign (fuzz/weakening.py)."""
     from oracle import OracleError
     from oracle.registry import get
-    from .weakening import WeakeningCampaign
+    from .weakening_campaign import (CampaignError, WeakeningCampaign, WeakeningProgress,
+                                     weakening_config)
     model = args.model or "tileir"
     try:
         for name in (model, args.against):
@@ -87,18 +88,17 @@ def cmd_weakening(args) -> int:
               file=sys.stderr)
         return EXIT_USAGE
 
-    def progress(st, secs):
-        if not args.quiet:
-            print(f"\r{st.programs} programs ({st.race_free} race-free, {st.racy} racy, "
-                  f"{st.over_budget} over budget), {st.counterexamples} counterexample(s), "
-                  f"{st.programs / max(secs, 1e-9):.1f} programs/s", end="", file=sys.stderr)
-
-    camp = WeakeningCampaign(args.out, model, args.against, args.seed,
-                             seconds=args.time if (args.time is not None or args.programs is not None)
-                             else 60.0, programs=args.programs,
-                             minimize_seconds=args.minimize_seconds, progress=progress)
+    camp = WeakeningCampaign(
+        weakening_config(args.out, model, args.against, args.seed,
+                         seconds=args.time if (args.time is not None or args.programs is not None)
+                         else 60.0, programs=args.programs,
+                         minimize_seconds=args.minimize_seconds, resume=args.resume),
+        progress=None if args.quiet else WeakeningProgress())
     try:
         st = camp.run()
+    except CampaignError as e:
+        print(f"scopefuzz fuzz: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as e:
         print(f"scopefuzz fuzz: {storage_message(args.out, e)}", file=sys.stderr)
         return EXIT_STORAGE
@@ -211,7 +211,7 @@ def cmd_fuzz(args) -> int:
         print("scopefuzz fuzz: --backend is required (or --against for a model comparison)",
               file=sys.stderr)
         return EXIT_USAGE
-    from .campaign import Campaign, CampaignError, Config, parse_shard, program_kind
+    from .campaign import Campaign, CampaignError, Config, parse_shard, program_family
     from .known import KnownFileError
     from .progress import Progress
     try:
@@ -220,7 +220,7 @@ def cmd_fuzz(args) -> int:
                      programs=args.programs,
                      time=args.time if (args.time is not None or args.programs is not None)
                      else 60.0,
-                     features=program_kind(args.model)[2](args.features),
+                     features=program_family(args.model).parse_features(args.features),
                      shard=parse_shard(args.shard),
                      iterations=args.iterations, resume=args.resume,
                      minimize_seconds=args.minimize_seconds, baseline=args.baseline,
@@ -380,8 +380,8 @@ def register(sub) -> None:
     p.add_argument("--against", default=None, metavar="MODEL",
                    help="test the strict-weakening property instead of a backend: every outcome "
                         "MODEL (a PTX model) allows for the lowered program of a race-free Tile IR "
-                        "program is allowed by --model (docs/tileir.md); writes OUT/weakening.json "
-                        "and OUT/counterexamples/")
+                        "program is allowed by --model (docs/tileir.md); writes OUT/weakening.json, "
+                        "OUT/counterexamples/ and the journal (--resume)")
     p.add_argument("--compile", default=None, metavar="COMPILER[:sm_XX,Oo]",
                    help="compilers in the loop: compile drawn programs with a real compiler "
                         "(clang-cuda, clang-ocl, nvcc-libcu, nvcc-builtins), read the PTX back, "

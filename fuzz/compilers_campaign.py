@@ -49,11 +49,11 @@ from litmus.lexer import ParseError
 from oracle import OracleError
 
 from . import coverage as cov
-from .c_strategies import NATURAL, SOURCES, draw_source, render_source
+from . import programs
+from .c_strategies import NATURAL, SOURCES
 from .campaign import BATCH, Campaign, CampaignError, Config, budget_hit
 from .compile_buckets import compiler_bucket, marked_rows
 from .compilers import explain_counterexample, judge
-from .cuda_strategies import smaller
 from .findings import add_sources, publish
 from .workers import ParallelCampaign
 
@@ -112,6 +112,8 @@ class CompilerCampaign(Campaign):
         super().__init__(config, progress=progress, stop=stop)
         self.compiler, self.mutant = parse_backend(config.backend)
         self.source = source_of(config.features)
+        #: the source dialect's program family (draw, render, smaller): fuzz/programs/
+        self.family = programs.family(self.source.upper())
         self.mutate = None
         if self.mutant:
             from hw.ptxc.mutants import get
@@ -144,7 +146,7 @@ class CompilerCampaign(Campaign):
     def _warm_up(self) -> None:
         """Compile and judge one MP program before the clock starts (numba JIT of the oracle)."""
         try:
-            self.verdict(draw_source(0, 0, self.source))
+            self.verdict(self.family.draw(0, 0))
         except Exception:
             pass
 
@@ -159,10 +161,10 @@ class CompilerCampaign(Campaign):
             self._progs, self._compiled, self._tests = {}, {}, {}
             tests = {}
             for i in batch:
-                p = draw_source(self.cfg.seed, i, self.source)
+                p = self.family.draw(self.cfg.seed, i)
                 self._progs[i] = p
                 try:
-                    tests[i] = parse(render_source(p, self.source), f"{p.name}.litmus")
+                    tests[i] = parse(self.family.render(p), f"{p.name}.litmus")
                 except ParseError:
                     pass
             if len(tests) > 1:
@@ -182,7 +184,7 @@ class CompilerCampaign(Campaign):
         ``test``: the program already parsed (the batch parsed it to compile it)."""
         mutate = self.mutate if mutate == "campaign" else mutate
         if test is None:
-            text = render_source(prog, self.source)
+            text = self.family.render(prog)
             try:
                 test = parse(text, f"{prog.name}.litmus")
             except ParseError as e:
@@ -212,7 +214,7 @@ class CompilerCampaign(Campaign):
         return status, test, compiled, v, False
 
     def one(self, i: int, clock) -> dict:
-        prog = self._progs.pop(i, None) or draw_source(self.cfg.seed, i, self.source)
+        prog = self._progs.pop(i, None) or self.family.draw(self.cfg.seed, i)
         entry = {"type": "program", "campaign": self.uid, "i": i, "seed": self.cfg.seed,
                  "name": prog.name, "kinds": [], "pairs": [],
                  "size": sum(len(t.ops) for t in prog.threads)}
@@ -269,12 +271,12 @@ class CompilerCampaign(Campaign):
         changed = True
         while changed:
             changed = False
-            here = render_source(prog, self.source)
-            for cand in smaller(prog):
+            here = self.family.render(prog)
+            for cand in self.family.smaller(prog):
                 if (tried >= self.cfg.minimize_tries
                         or time.monotonic() - t0 >= self.cfg.minimize_seconds):
                     return prog, tried, accepted, steps, time.monotonic() - t0
-                if render_source(cand, self.source) == here:   # e.g. a scope C cannot say
+                if self.family.render(cand) == here:   # e.g. a scope C cannot say
                     continue
                 tried += 1
                 if fails(cand):
@@ -311,7 +313,7 @@ class CompilerCampaign(Campaign):
         else:
             scomp = ptxc.compile_test(stest, self.compiler, self.mutate)
         bucket = self.bucket(stest, scomp, sv)
-        text = render_source(small, self.source)
+        text = self.family.render(small)
         canon = canonical_hash(stest)
         fid = hashlib.sha256(f"{self.cfg.backend}|{canon}".encode()).hexdigest()[:16]
         ws = bucket.get("weakened", [])
@@ -326,7 +328,7 @@ class CompilerCampaign(Campaign):
             "id": fid, "kind": "compiler", "backend": self.cfg.backend, "mutant": self.mutant,
             "compiler": self.compiler.spec(), "command": scomp.command, "version": scomp.version,
             "source_dialect": self.source, "model": sv.source_model,
-            "campaign_seed": self.cfg.seed, "test": text, "original": render_source(prog, self.source),
+            "campaign_seed": self.cfg.seed, "test": text, "original": self.family.render(prog),
             "condition": text.rstrip("\n").splitlines()[-1],
             "forbidden": [{"outcome": o, "count": 1} for o in sv.extra],
             "histogram": [], "allowed": [], "verdict": "Forbid", "flags": [], "iterations": 0,

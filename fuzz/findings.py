@@ -9,14 +9,14 @@ is on disk completely or not at all, whenever the campaign is killed.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from typing import Callable
 
 from litmus.ir import UNDEF
 
-from .journal import atomic_dir, atomic_write, read_json
+from .finding import FindingFileError, finding_json, read_finding  # noqa: F401 (re-exported)
+from .journal import atomic_dir, atomic_write
 
 TEST_FILE = "minimized.litmus"
 ORIGINAL_FILE = "original.litmus"
@@ -25,10 +25,6 @@ KERNEL_FILE = "kernel.cl"
 
 def findings_dir(campaign_dir: str) -> str:
     return os.path.join(campaign_dir, "findings")
-
-
-class FindingFileError(Exception):
-    """A ``finding.json`` that cannot be read (one line naming the file)."""
 
 
 def warn_bad_finding(message: str) -> None:
@@ -51,30 +47,15 @@ def load_findings(campaign_dir: str,
         if name.startswith(".") or not os.path.exists(path):
             continue
         try:
-            rec = read_json(path, FindingFileError)
-            for key in ("id", "test", "forbidden", "sources"):
-                if key not in rec:
-                    raise FindingFileError(f"{path}: no {key!r} field")
-            _check_types(rec, path)
+            rec = read_finding(path)
         except FindingFileError as e:
             if on_bad is None:
                 raise
             on_bad(str(e))
             continue
         out.append(rec)
-    out.sort(key=lambda r: (r.get("first", {}).get("t", 0.0), r["id"]))
-    return out
-
-
-def _check_types(rec: dict, path: str) -> None:
-    """A FindingFileError naming ``path`` when a damaged finding.json has an ``id`` that is not a
-    string or ``sources`` that are not a list of objects (``--resume`` and ``report`` iterate
-    them)."""
-    if not isinstance(rec.get("id"), str):
-        raise FindingFileError(f"{path}: 'id' is {type(rec.get('id')).__name__}, expected a string")
-    src = rec.get("sources")
-    if not isinstance(src, list) or not all(isinstance(s, dict) for s in src):
-        raise FindingFileError(f"{path}: 'sources' is not a list of objects")
+    out.sort(key=lambda r: (r.first_seen, r.id))
+    return [r.to_dict() for r in out]
 
 
 def _source_key(s: dict) -> tuple:
@@ -90,7 +71,7 @@ def publish(campaign_dir: str, record: dict) -> bool:
     files = {
         TEST_FILE: record["test"],
         ORIGINAL_FILE: record["original"],
-        "finding.json": json.dumps(record, indent=1, sort_keys=True) + "\n",
+        "finding.json": finding_json(record),
         "report.md": finding_markdown(record),
     }
     if record.get("kernel"):
@@ -110,10 +91,8 @@ def add_sources(campaign_dir: str, fid: str, sources: list[dict],
     path = os.path.join(findings_dir(campaign_dir), fid, "finding.json")
     with findings_lock(campaign_dir):
         try:
-            rec = read_json(path, FindingFileError)
-            rec["sources"]
-            _check_types(rec, path)
-        except (FindingFileError, KeyError, TypeError) as e:
+            rec = read_finding(path).to_dict()
+        except FindingFileError as e:
             if record is None:
                 raise
             warn_bad_finding(f"{e}: rewritten from the new record")
@@ -123,7 +102,7 @@ def add_sources(campaign_dir: str, fid: str, sources: list[dict],
         if not new:
             return
         rec["sources"] = rec["sources"] + new
-        atomic_write(path, json.dumps(rec, indent=1, sort_keys=True) + "\n")
+        atomic_write(path, finding_json(rec))
         atomic_write(os.path.join(os.path.dirname(path), "report.md"), finding_markdown(rec))
 
 

@@ -202,9 +202,10 @@ def pytest_sessionstart(session):
     quiet = capman.global_and_fixture_disabled() if capman is not None \
         else contextlib.nullcontext()
     with quiet:
+        from .backend_names import simulated
         from .warm import compile_ahead
         spec = backend_spec(config)
-        wait = compile_ahead(spec.partition(":")[0] in ("sim", "isa"))
+        wait = compile_ahead(simulated(spec))
         try:
             from oracle.registry import get
             from oracle.warmup import ready
@@ -362,15 +363,16 @@ class LitmusItem(pytest.Item):
                                     f"{want} ({where})")
         if result.verdict == "Undef":
             return                      # undefined behaviour: never run
-        if test.dialect != "AMDGPU":
-            # the conformance dialects (C, Vulkan) are the oracle's: every backend runs programs
-            # of the AMDGPU dialect, so the verdict check above is the whole item
+        import hw
+        backend = session.backend()
+        runs = backend.dialects if backend is not None else hw.Backend.dialects
+        if test.dialect not in runs:
+            # a dialect the backend does not run (the conformance dialects C, Vulkan are the
+            # oracle's): the verdict check above is the whole item
             self.user_properties.append(("backend", f"not run ({test.dialect} dialect)"))
             return
-        backend = session.backend()
         if backend is None:
             return
-        import hw
         iters = self.config.getoption("--litmus-iterations")
         seed = self.config.getoption("--litmus-seed")
         try:

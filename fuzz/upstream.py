@@ -22,8 +22,8 @@ import shlex
 import subprocess
 import sys
 
-from .findings import FindingFileError, histogram_table, outcome_text
-from .journal import read_json
+from .finding import FindingFileError, read_finding
+from .findings import histogram_table, outcome_text
 
 LLC = os.environ.get("SCOPEFUZZ_LLC", "llc-22")
 REDUCE = os.environ.get("SCOPEFUZZ_LLVM_REDUCE", "llvm-reduce-22")
@@ -127,7 +127,7 @@ def write_upstream(finding_dir: str) -> str:
     if not os.path.exists(path):
         raise UpstreamError(f"{finding_dir}: not a finding directory (no finding.json)")
     try:
-        rec = read_json(path, FindingFileError)
+        rec = read_finding(path).to_dict()
     except FindingFileError as e:
         raise UpstreamError(str(e)) from None
     backend = rec.get("backend", "")

@@ -7,18 +7,16 @@ is allowed by the Tile IR model for P. A program that breaks it is a *counterexa
 the reconstruction of the Tile IR model, in the lowering, or in the claim.
 
 :func:`weakening` decides one program; :func:`minimize` shrinks a counterexample (fewer blocks,
-ops, lanes, tokens, masks) while it stays one; :class:`WeakeningCampaign` draws programs
-(:func:`fuzz.tileir_strategies.draw_tileir`, deterministic per seed and index) for a time or a
-count, records every distinct minimized counterexample with both executions explained (the PTX
-execution that gives the outcome, and why each Tile IR candidate giving it is inconsistent) and
-writes ``OUT/weakening.json`` (programs, race-free programs, counterexamples, programs/s).
+ops, lanes, tokens, masks) while it stays one; :func:`explain_counterexample` gives both
+executions (the PTX execution that gives the outcome, and why each Tile IR candidate giving it is
+inconsistent). The campaign that draws programs (the TILEIR program family, deterministic per
+seed and index), records every distinct minimized counterexample and writes
+``OUT/weakening.json`` runs on the campaign loop: :mod:`fuzz.weakening_campaign`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -30,11 +28,9 @@ from litmus.tileir import TileOp
 
 from oracle import OracleError, check, explain
 
-from .tileir_strategies import draw_tileir
 
 #: search budget per oracle call (steps and evaluations); a program past it is counted, not checked
 BUDGET = 300_000
-RESULT = "weakening.json"
 
 
 @dataclass
@@ -183,95 +179,3 @@ def explain_counterexample(test: Test, model: str = "tileir", against: str = "pt
            f"--- {model}: why it is forbidden",
            explain(test, outcome, model).text()]
     return "\n".join(out)
-
-
-# --- the campaign -------------------------------------------------------------------------------
-
-@dataclass
-class Stats:
-    programs: int = 0
-    race_free: int = 0
-    racy: int = 0
-    over_budget: int = 0
-    counterexamples: int = 0
-    seconds: float = 0.0
-    found: list = field(default_factory=list)
-
-    def as_json(self, cfg: dict) -> dict:
-        return dict(cfg, programs=self.programs, race_free=self.race_free, racy=self.racy,
-                    over_budget=self.over_budget, counterexamples=self.counterexamples,
-                    seconds=round(self.seconds, 1),
-                    programs_per_s=round(self.programs / self.seconds, 2) if self.seconds else 0,
-                    race_free_per_s=round(self.race_free / self.seconds, 2) if self.seconds else 0,
-                    found=self.found)
-
-
-class WeakeningCampaign:
-    """Programs 0, 1, ... of ``seed`` until ``seconds`` pass or ``programs`` are done."""
-
-    def __init__(self, out: str, model: str = "tileir", against: str = "ptx", seed: int = 0,
-                 seconds: float | None = 60.0, programs: int | None = None,
-                 minimize_seconds: float = 60.0, progress=None):
-        self.out, self.model, self.against, self.seed = out, model, against, seed
-        self.seconds, self.programs, self.minimize_seconds = seconds, programs, minimize_seconds
-        self.progress = progress
-
-    def config(self) -> dict:
-        return {"model": self.model, "against": self.against, "seed": self.seed,
-                "seconds_limit": self.seconds, "programs_limit": self.programs}
-
-    def run(self) -> Stats:
-        os.makedirs(os.path.join(self.out, "counterexamples"), exist_ok=True)
-        st = Stats()
-        seen: set[str] = set()
-        t0 = time.monotonic()
-        i = 0
-        while True:
-            if self.programs is not None and i >= self.programs:
-                break
-            if self.seconds is not None and time.monotonic() - t0 >= self.seconds:
-                break
-            test = draw_tileir(self.seed, i)
-            i += 1
-            st.programs += 1
-            try:
-                v = weakening(test, self.model, self.against)
-            except OracleError:
-                st.over_budget += 1
-                continue
-            if v.status == "racy":
-                st.racy += 1
-                continue
-            st.race_free += 1
-            if v.status == "counterexample":
-                self._record(test, st, seen)
-            if self.progress and st.programs % 50 == 0:
-                self.progress(st, time.monotonic() - t0)
-        st.seconds = time.monotonic() - t0
-        self._write(st)
-        return st
-
-    def _record(self, test: Test, st: Stats, seen: set) -> None:
-        small = minimize(test, self.model, self.against, self.minimize_seconds)
-        key = format_tileir(dataclasses.replace(small, name="cx"))
-        if key in seen:
-            return
-        seen.add(key)
-        st.counterexamples += 1
-        d = os.path.join(self.out, "counterexamples", f"{st.counterexamples:03d}")
-        os.makedirs(d, exist_ok=True)
-        small = dataclasses.replace(small, name=f"cx{st.counterexamples:03d}-from-{test.name}")
-        with open(os.path.join(d, "tileir.litmus"), "w", encoding="utf-8") as f:
-            f.write(format_tileir(small))
-        with open(os.path.join(d, "ptx.litmus"), "w", encoding="utf-8") as f:
-            f.write(lower(small))
-        with open(os.path.join(d, "explanation.txt"), "w", encoding="utf-8") as f:
-            f.write(explain_counterexample(small, self.model, self.against))
-        st.found.append({"dir": d, "from": test.name})
-        self._write(st)
-
-    def _write(self, st: Stats) -> None:
-        tmp = os.path.join(self.out, RESULT + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(st.as_json(self.config()), f, indent=1)
-        os.replace(tmp, os.path.join(self.out, RESULT))

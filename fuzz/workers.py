@@ -30,6 +30,7 @@ import signal
 import sys
 import time
 
+from .backend_names import backend_family, owns_device
 from .campaign import Campaign, CampaignError, Config, Stats, lock_campaign
 from .coverage import Coverage
 from .findings import findings_dir
@@ -49,11 +50,6 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-def owns_device(spec: str) -> bool:
-    """Backends whose runs occupy a device (OpenCL); the simulator runs on the CPU."""
-    return spec.partition(":")[0] == "opencl"
 
 
 def default_jobs(backend: str, devices: list[str] | None) -> int:
@@ -185,7 +181,7 @@ class ParallelCampaign:
         for spec in sorted(set(self.devices or [self.cfg.backend]) | {self.cfg.baseline} - {None}):
             try:
                 if owns_device(spec):
-                    if spec.partition(":")[0] not in hw.FAMILIES:
+                    if backend_family(spec) not in hw.FAMILIES:
                         raise hw.BackendError(f"unknown backend {spec!r}")
                 else:
                     b = hw.get_backend(spec)

@@ -141,3 +141,63 @@ def test_failed_cas_without_a_write_breaks_the_claim_under_this_mapping():
     assert {"P0:r2": 1, "P1:r1": 1, "x": 1} in v.extra
     # the default reading (a failed cas writes) makes it a race with the weak load: no claim
     assert weakening(t, "tileir", budget=None).status == "racy"
+
+
+def _figures(out):
+    res = json.loads((out / "weakening.json").read_text())
+    for k in ("seconds", "programs_per_s", "race_free_per_s"):
+        res.pop(k)
+    return res
+
+
+def test_the_campaign_runs_on_the_campaign_loop_and_resumes(tileir_sc, tmp_path):
+    """Journal, counterexample directories and figures agree; a campaign resumed half-way ends
+    where one run of all its programs ends. Every third program is SB (a counterexample under the
+    planted flaw), the others the TILEIR family's draws."""
+    import dataclasses
+    from fuzz import programs
+    from fuzz.campaign import CampaignError
+    from fuzz.journal import read_journal
+    from fuzz.weakening import weakening
+    from fuzz.weakening_campaign import WeakeningCampaign, weakening_config
+    sb = parse_file(str(TILE / "SB+rlx.device.xblock.litmus"))
+    tile = programs.family("TILEIR")
+
+    def draw(seed, i, features=None, near_miss=0.5):
+        return dataclasses.replace(sb, name=f"sb-{i}") if i % 3 == 1 else tile.draw(seed, i)
+
+    def campaign(out, n, resume=False):
+        c = WeakeningCampaign(weakening_config(str(out), tileir_sc, seed=3, seconds=None,
+                                               programs=n, minimize_seconds=120, resume=resume))
+        c.family = dataclasses.replace(tile, draw=draw)
+        return c
+
+    n = 8
+    whole = tmp_path / "whole"
+    st = campaign(whole, n).run()
+    lines = [e for e in read_journal(str(whole / "journal.jsonl")) if e["type"] == "program"]
+    assert [e["i"] for e in lines] == list(range(n))
+    statuses = [e["status"] for e in lines]
+    assert [statuses[i] for i in (1, 4, 7)] == ["counterexample"] * 3
+    assert st.programs == n and st.racy == statuses.count("racy")
+    assert st.race_free == statuses.count("holds") + statuses.count("counterexample")
+    # the three SB programs minimize to one counterexample: recorded once, the others name its key
+    assert st.counterexamples == 1
+    named = [e for e in lines if "counterexample" in e]
+    assert [(e["i"], e["counterexample"]) for e in named] == [(1, "001")]
+    assert len({e["key"] for e in lines if e["status"] == "counterexample"}) == 1
+    d = whole / "counterexamples" / "001"
+    assert sorted(os.listdir(d)) == ["explanation.txt", "ptx.litmus", "tileir.litmus"]
+    assert weakening(parse_file(str(d / "tileir.litmus")), tileir_sc).status == "counterexample"
+    fig = _figures(whole)
+    assert fig["found"] == [{"dir": str(d), "from": "sb-1"}]
+    assert (fig["programs"], fig["counterexamples"]) == (n, 1)
+
+    half = tmp_path / "half"
+    campaign(half, n // 2).run()
+    with pytest.raises(CampaignError, match="already holds a campaign"):
+        campaign(half, n).run()
+    campaign(half, n, resume=True).run()
+    resumed = _figures(half)
+    assert [f["from"] for f in resumed.pop("found")] == [f["from"] for f in fig.pop("found")]
+    assert resumed == fig

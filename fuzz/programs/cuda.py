@@ -1,0 +1,8 @@
+"""The CUDA source family of the compilers campaign (``scopefuzz fuzz --compile ... --source
+cuda``, docs/compilers.md)."""
+
+from __future__ import annotations
+
+from ._source import source_family
+
+FAMILY = source_family("CUDA", "cuda")

@@ -1,0 +1,8 @@
+"""The OPENCL source family of the compilers campaign (``scopefuzz fuzz --compile ... --source
+opencl``, docs/compilers.md)."""
+
+from __future__ import annotations
+
+from ._source import source_family
+
+FAMILY = source_family("OPENCL", "opencl")
