@@ -104,3 +104,31 @@ def test_a_compile_is_announced_once_and_a_load_from_the_cache_is_silent(tmp_pat
     second = _run(code, env, ROOT)
     assert second.returncode == 0, second.stderr
     assert "compil" not in second.stderr
+
+
+def test_cache_saves_wait_for_the_lock_other_processes_hold(tmp_path):
+    """Several processes fill one numba cache at once (a campaign's helper, ``warm``'s parts);
+    numba's save (read the index, pick a data file number, write both) is not atomic, so every
+    save holds an exclusive lock on one file of the cache directory (litmus/jitcache.py
+    ``serialize_saves``): while another holder has it, a save waits, then completes."""
+    import fcntl
+    import threading
+
+    from numba.core.caching import IndexDataCacheFile
+
+    from litmus.jitcache import SAVE_LOCK, serialize_saves
+    serialize_saves()
+    f = IndexDataCacheFile(str(tmp_path), "f-1.py311", "stamp")
+    fd = os.open(str(tmp_path / SAVE_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)          # as another process saving would
+    th = threading.Thread(target=f.save, args=(("sig", "magic"), b"code"), daemon=True)
+    th.start()
+    th.join(1.0)
+    try:
+        assert th.is_alive()                # waiting for the lock: nothing written yet
+        assert not (tmp_path / "f-1.py311.nbi").exists()
+    finally:
+        os.close(fd)                        # releases the lock
+    th.join(30)
+    assert not th.is_alive()
+    assert f.load(("sig", "magic")) == b"code"
