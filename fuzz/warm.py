@@ -120,7 +120,7 @@ def compile_ahead(sim: bool, say=None, model: str | None = None):
     that both cores work and the search, the longest compile, starts sooner:
 
     - when the oracle's search is not in the cache, its callees are compiled in two halves at
-      once, ``oracle.warmup.search_share("here")`` in this process (after ``model``'s builder,
+      once, ``oracle.warmup.search_share("here")`` in this process (then ``model``'s builder,
       when named) and ``"helper"`` in the helper; this function returns when both halves are in
       the cache (the helper says ``done search-helper`` on its stdout), so that the caller's
       first check compiles only ``explore`` and the search's entry point, loading the rest;
@@ -150,9 +150,9 @@ def compile_ahead(sim: bool, say=None, model: str | None = None):
     if search:
         try:
             from oracle.warmup import compile_share, part_builder
+            compile_share("here", "the search's callees")
             if model:
                 part_builder(model)
-            compile_share("here", "the search's callees")
         except Exception:           # compiled when first used instead
             pass
         for line in proc.stdout:    # until the helper's share is in the cache (EOF: it ended)

@@ -219,10 +219,11 @@ def _search_types():
 
 def search_share(which: str) -> list:
     """(dispatcher, argument types) pairs of the search's callees: ``"here"`` those the campaign
-    process compiles itself (the ones the search's typing reaches first: ``_prepare``,
-    ``eval_rows``, the memos, the decision order), ``"helper"`` those a helper process compiles
-    meanwhile (the incremental evaluations of the prefix and upper checks, the outcome table's
-    insert), ``"explain"`` what an explanation and the block split call from Python (``W`` an
+    process compiles itself (``eval_rows`` first, ``_prepare``, the memos, the decision order),
+    ``"helper"`` those a helper process compiles meanwhile (the outcome table's insert, then the
+    incremental evaluations of the prefix and upper checks: they call ``eval_rows`` too, which
+    "here" compiles first, so that the helper finds it in the cache when it gets there; one
+    function compiled by both processes is time lost, not an error), ``"explain"`` what an explanation and the block split call from Python (``W`` an
     ``int64`` there), in the order they are compiled."""
     from numba import types as T
     from . import engine, explore, pack
@@ -232,17 +233,17 @@ def search_share(which: str) -> list:
                                              "MEMO"))
     prepare = (I2, U2, U2, ONE, I1, I1, I1, I1, I1, N)
     if which == "here":
-        return [(pack._prepare, prepare),
-                (engine.eval_rows, (U2, OPS, N, ONE, U1)),
+        return [(engine.eval_rows, (U2, OPS, N, ONE, U1)),
+                (pack._prepare, prepare),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(0))),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(1))),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(2))),
                 (explore.decision_order, (B1, I1, I1, B1, I1, I1, U1, N, I1))]
     if which == "helper":
-        return [(explore._eval_prefix, (U2, U2, OPS, N, ONE, U1, MEMO)),
-                (explore._eval_upper, (U2, U2, OPS, N, ONE, U1, MEMO, I1, I1, I2, I1, B1)),
-                (explore._insert, (I2, I1, T.literal(0), I1, N)),
-                (explore._insert, (I2, I1, N, I1, N))]
+        return [(explore._insert, (I2, I1, T.literal(0), I1, N)),
+                (explore._insert, (I2, I1, N, I1, N)),
+                (explore._eval_prefix, (U2, U2, OPS, N, ONE, U1, MEMO)),
+                (explore._eval_upper, (U2, U2, OPS, N, ONE, U1, MEMO, I1, I1, I2, I1, B1))]
     if which == "explain":
         return [(pack._prepare, prepare[:3] + (N,) + prepare[4:]),
                 (engine.full_mask, (N, N)),
@@ -253,11 +254,13 @@ def search_share(which: str) -> list:
 def compile_share(which: str, what: str) -> None:
     """Compile (or load) one share of :func:`search_share` in this process, its compiles shown
     as ``the oracle (WHAT)``."""
-    from litmus.jitprogress import label
+    from litmus.jitprogress import group, label
+    share = search_share(which)
     label("oracle", what)
     try:
-        for disp, sig in search_share(which):
-            disp.compile(sig)
+        with group("oracle", [disp for disp, _ in share]):
+            for disp, sig in share:
+                disp.compile(sig)
     finally:
         label("oracle", None)
 
