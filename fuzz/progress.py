@@ -2,9 +2,9 @@
 
 On a terminal the line is rewritten in place with ``\\r`` a few times a second; elsewhere (CI logs,
 pipes) a plain line is printed every ``interval`` seconds, and at once when the first finding
-arrives (a log shows when it came, not up to ``interval`` seconds later). Both show programs done, executions per
-second, findings, errors (those over the oracle's search budget among them) and undef programs
-skipped, and coverage of kinds and scope pairs.
+arrives (a log shows when it came, not up to ``interval`` seconds later). Both show programs
+done, executions per second, findings, errors (those over the oracle's search budget among
+them) and undef programs skipped, and coverage of kinds and scope pairs.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ their call sites (``inline="always"``) are not compiled on their own and are not
 that turns out short (a function compiled for a second signature) grows as it goes.
 
 :func:`label` names what a compile is for (``model rc11``); :func:`group` reports several
-compiles in a row (a share of the search's callees compiled ahead) as one; :func:`compiled` is the number of
-functions of a package compiled so far in this process (what a test or ``scopefuzz warm`` checks
+compiles in a row (a share of the search's callees compiled ahead) as one; :func:`compiled` is
+the number of functions of a package compiled so far in this process (what a test or ``scopefuzz warm`` checks
 after loading from a cache another process filled: 0).
 """
 

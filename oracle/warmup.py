@@ -219,12 +219,13 @@ def _search_types():
 
 def search_share(which: str) -> list:
     """(dispatcher, argument types) pairs of the search's callees: ``"here"`` those the campaign
-    process compiles itself (``eval_rows`` first, ``_prepare``, the memos, the decision order),
-    ``"helper"`` those a helper process compiles meanwhile (the outcome table's insert, then the
-    incremental evaluations of the prefix and upper checks: they call ``eval_rows`` too, which
-    "here" compiles first, so that the helper finds it in the cache when it gets there; one
-    function compiled by both processes is time lost, not an error), ``"explain"`` what an explanation and the block split call from Python (``W`` an
-    ``int64`` there), in the order they are compiled."""
+    process compiles itself (``_prepare``, the memos, the decision order, the outcome table's
+    insert), ``"helper"`` those a helper process compiles meanwhile (``eval_rows`` and the
+    incremental evaluations of the prefix and upper checks, which call it: the two shares call
+    no function in common, so that neither process compiles one the other is compiling; one
+    compiled by both would be time lost, not an error), ``"explain"`` what an explanation and
+    the block split call from Python (``W`` an ``int64`` there); in the order they are
+    compiled."""
     from numba import types as T
     from . import engine, explore, pack
     t = _search_types()
@@ -233,15 +234,15 @@ def search_share(which: str) -> list:
                                              "MEMO"))
     prepare = (I2, U2, U2, ONE, I1, I1, I1, I1, I1, N)
     if which == "here":
-        return [(engine.eval_rows, (U2, OPS, N, ONE, U1)),
-                (pack._prepare, prepare),
+        return [(pack._prepare, prepare),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(0))),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(1))),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(2))),
-                (explore.decision_order, (B1, I1, I1, B1, I1, I1, U1, N, I1))]
+                (explore.decision_order, (B1, I1, I1, B1, I1, I1, U1, N, I1)),
+                (explore._insert, (I2, I1, T.literal(0), I1, N)),
+                (explore._insert, (I2, I1, N, I1, N))]
     if which == "helper":
-        return [(explore._insert, (I2, I1, T.literal(0), I1, N)),
-                (explore._insert, (I2, I1, N, I1, N)),
+        return [(engine.eval_rows, (U2, OPS, N, ONE, U1)),
                 (explore._eval_prefix, (U2, U2, OPS, N, ONE, U1, MEMO)),
                 (explore._eval_upper, (U2, U2, OPS, N, ONE, U1, MEMO, I1, I1, I2, I1, B1))]
     if which == "explain":
