@@ -219,11 +219,13 @@ def _search_types():
 
 def search_share(which: str) -> list:
     """(dispatcher, argument types) pairs of the search's callees: ``"here"`` those the campaign
-    process compiles itself (``_prepare``, the memos, the decision order, the outcome table's
-    insert), ``"helper"`` those a helper process compiles meanwhile (``eval_rows`` and the
-    incremental evaluations of the prefix and upper checks, which call it: the two shares call
-    no function in common, so that neither process compiles one the other is compiling; one
-    compiled by both would be time lost, not an error), ``"explain"`` what an explanation and
+    process compiles itself (the incremental evaluation's loop first, ``_prepare``, the memos,
+    the decision order, the outcome table's insert), ``"helper"`` those a helper process
+    compiles meanwhile (``eval_rows`` and the incremental evaluations of the prefix and upper
+    checks, which call it and the loop: the helper gets there after ``eval_rows``, by when the
+    loop is in the cache; the shares have no other function in common, so that neither process
+    compiles one the other is compiling; one compiled by both would be time lost, not an
+    error), ``"explain"`` what an explanation and
     the block split call from Python (``W`` an ``int64`` there); in the order they are
     compiled."""
     from numba import types as T
@@ -234,7 +236,8 @@ def search_share(which: str) -> list:
                                              "MEMO"))
     prepare = (I2, U2, U2, ONE, I1, I1, I1, I1, I1, N)
     if which == "here":
-        return [(pack._prepare, prepare),
+        return [(engine._run_loop, (U2, OPS, N, N, N, ONE, U1)),
+                (pack._prepare, prepare),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(0))),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(1))),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(2))),
