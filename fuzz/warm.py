@@ -124,14 +124,15 @@ def compile_ahead(sim: bool, say=None, model: str | None = None):
       when named) and ``"helper"`` in the helper; this function returns when both halves are in
       the cache (the helper says ``done search-helper`` on its stdout), so that the caller's
       first check compiles only ``explore`` and the search's entry point, loading the rest;
-    - the helper then compiles what explanations call (``"explain"``) and, when ``sim``, the
-      simulator's randomized runs, while the caller compiles the search.
+    - the helper then compiles what explanations call (``"explain"``, when not cached: after a
+      ``check`` compiled the search, that alone) and, when ``sim``, the simulator's randomized
+      runs, while the caller compiles the search.
 
     Returns a function that waits for the helper (call it once the caller's own compiling is
     done; it returns at once when nothing was started). Any failure here only means that the
     caller compiles that code itself when it first uses it."""
     search = bool(uncached_parts(["search"]))
-    parts = (["search-helper", "explain"] if search else []) + \
+    parts = (["search-helper"] if search else []) + uncached_parts(["explain"]) + \
         (uncached_parts(["sim-run"]) if sim else [])
     if not parts:
         return lambda: None
