@@ -241,9 +241,11 @@ def test_warm_runs_several_parts_in_order_and_tells_each(search_cache, tmp_path)
     assert _compile_lines(out.stderr) == []     # both loaded from the seeded cache
 
 
-def test_compile_ahead_starts_nothing_when_the_cache_has_it(search_cache, tmp_path):
-    """With the search in the cache and no simulator, a campaign's compile-ahead starts no
-    helper and compiles nothing (its wait returns at once)."""
+def test_compile_ahead_shares_nothing_of_the_search_when_the_cache_has_it(search_cache,
+                                                                          tmp_path):
+    """With the search in the cache and no simulator, a campaign's compile-ahead compiles
+    nothing here and gives a helper (if any: the explanation's code when not cached) no share
+    of the search; once the explanation's part is cached too, it starts nothing at all."""
     cache = _fresh(search_cache, tmp_path)
     out = _python(
         "import json\n"
@@ -251,7 +253,11 @@ def test_compile_ahead_starts_nothing_when_the_cache_has_it(search_cache, tmp_pa
         "said = []\n"
         "wait = compile_ahead(False, said.append)\n"
         "wait()\n"
+        "again = []\n"
+        "compile_ahead(False, again.append)()\n"
         "from litmus.jitprogress import compiled\n"
-        "print(json.dumps([said, compiled('oracle')]))\n", _env(cache))
-    said, here = json.loads(out.stdout.splitlines()[-1])
-    assert said == [] and here == 0
+        "print(json.dumps([said, again, compiled('oracle')]))\n", _env(cache))
+    said, again, here = json.loads(out.stdout.splitlines()[-1])
+    assert here == 0
+    assert all("search" not in line and "explanations" in line for line in said)
+    assert again == []
