@@ -49,7 +49,7 @@ ENTRIES = {
     "sim": ["hw.sim.kernel:run_random", "hw.sim.kernel:run_exhaustive"],
     "sim-run": ["hw.sim.kernel:run_random"],
     "search-helper": ["oracle.explore:_eval_prefix", "oracle.explore:_eval_upper"],
-    "explain": ["oracle.engine:full_mask"],
+    "explain": ["oracle.engine:full_mask"],      # (compile_ahead asks for its signatures)
 }
 
 
@@ -132,7 +132,9 @@ def compile_ahead(sim: bool, say=None, model: str | None = None):
     done; it returns at once when nothing was started). Any failure here only means that the
     caller compiles that code itself when it first uses it."""
     search = bool(uncached_parts(["search"]))
-    parts = (["search-helper"] if search else []) + uncached_parts(["explain"]) + \
+    from oracle.warmup import share_cached
+    parts = (["search-helper"] if search else []) + \
+        ([] if share_cached("explain") else ["explain"]) + \
         (uncached_parts(["sim-run"]) if sim else [])
     if not parts:
         return lambda: None

@@ -255,6 +255,19 @@ def search_share(which: str) -> list:
     raise ValueError(f"no share {which!r}")
 
 
+def share_cached(which: str) -> bool:
+    """Does numba's cache hold every signature of one share of :func:`search_share` (its index
+    names each; the index of a function says nothing about which of its signatures it has)?"""
+    try:
+        for disp, sig in search_share(which):
+            keys = disp._cache._cache_file._load_index()
+            if not any(tuple(k[0]) == tuple(sig) for k in keys):
+                return False
+    except (AttributeError, OSError, TypeError, ValueError):
+        return False
+    return True
+
+
 def compile_share(which: str, what: str) -> None:
     """Compile (or load) one share of :func:`search_share` in this process, its compiles shown
     as ``the oracle (WHAT)``."""

@@ -214,11 +214,13 @@ def test_the_search_shares_are_the_signatures_the_search_compiles(search_cache, 
         "    for d, sig in search_share(which):\n"
         "        keys = [tuple(k[0]) for k in d._cache._cache_file._load_index()]\n"
         "        res.append([which, d.py_func.__name__, tuple(sig) in keys, len(keys)])\n"
-        "from oracle.warmup import compile_share\n"
+        "from oracle.warmup import compile_share, share_cached\n"
+        "cached = [share_cached('here'), share_cached('helper')]\n"
         "compile_share('here', 'x'); compile_share('helper', 'y')\n"
         "from litmus.jitprogress import compiled\n"
-        "print(json.dumps([res, compiled('oracle')]))\n", _env(cache))
-    res, here = json.loads(out.stdout.splitlines()[-1])
+        "print(json.dumps([res, cached, compiled('oracle')]))\n", _env(cache))
+    res, cached, here = json.loads(out.stdout.splitlines()[-1])
+    assert cached == [True, True]
     names = {r[1] for r in res}
     assert {"_prepare", "eval_rows", "inc_memo", "decision_order", "_eval_prefix",
             "_eval_upper", "_insert"} <= names
