@@ -223,9 +223,8 @@ def search_share(which: str) -> list:
     the decision order, the outcome table's insert), ``"helper"`` those a helper process
     compiles meanwhile (``eval_rows`` and the incremental evaluations of the prefix and upper
     checks, which call it and the loop: the helper gets there after ``eval_rows``, by when the
-    loop is in the cache; the shares have no other function in common, so that neither process
-    compiles one the other is compiling; one compiled by both would be time lost, not an
-    error), ``"explain"`` what an explanation and
+    loop is in the cache; besides, both reach the small ``engine._closure_rows``, which each may
+    compile: time lost, under a second, not an error), ``"explain"`` what an explanation and
     the block split call from Python (``W`` an ``int64`` there); in the order they are
     compiled."""
     from numba import types as T
