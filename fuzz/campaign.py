@@ -436,7 +436,7 @@ class Campaign:
         oracle's model (fuzz/warm.py ``compile_ahead``), each showing its progress on stderr.
         Failures here are ignored: the loop records them per program."""
         from .warm import compile_ahead
-        wait = compile_ahead(uses_simulator(self.cfg))
+        wait = compile_ahead(uses_simulator(self.cfg), model=checked_model(self.cfg.model))
         mp = warm_up_program(self.cfg.model)
         try:
             warm_up_oracle(self.checker, mp, self.cfg.model)
@@ -808,6 +808,15 @@ def kernel_source(backend, test: Test) -> str | None:
 def uses_simulator(cfg: Config) -> bool:
     """Does the campaign run the simulator (a ``sim`` or ``isa`` backend or baseline)?"""
     return simulated(cfg.backend, cfg.baseline)
+
+
+def checked_model(model: str | None) -> str | None:
+    """The model the oracle checks a campaign's programs under: ``--model``, or the default
+    model of the programs' dialect (None if the dialect has none)."""
+    if model is not None:
+        return model
+    from litmus.dialects import DEFAULT_MODEL
+    return DEFAULT_MODEL.get(program_kind(model)[0])
 
 
 def warm_up_program(model: str | None) -> Test:

@@ -1,9 +1,10 @@
 """The campaign's progress line (standard library only, TTY-aware).
 
 On a terminal the line is rewritten in place with ``\\r`` a few times a second; elsewhere (CI logs,
-pipes) a plain line is printed every ``interval`` seconds. Both show programs done, executions per
-second, findings, errors (those over the oracle's search budget among them) and undef programs
-skipped, and coverage of kinds and scope pairs.
+pipes) a plain line is printed every ``interval`` seconds, and at once when the first finding
+arrives (a log shows when it came, not up to ``interval`` seconds later). Both show programs
+done, executions per second, findings, errors (those over the oracle's search budget among
+them) and undef programs skipped, and coverage of kinds and scope pairs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class Progress:
         self.first_execs: int | None = None
         self._width = 0
         self._last_text = ""
+        self._first_finding = False     # a line was printed with findings >= 1
 
     def begin(self, stats) -> None:
         """Start timing now; executions already done (a resumed campaign) do not count."""
@@ -43,8 +45,10 @@ class Progress:
         now = time.monotonic()
         if self.first_execs is None:
             self.first_execs = 0
-        if now - self.last < self.interval:
+        first = stats.findings > 0 and not self._first_finding
+        if now - self.last < self.interval and not first:
             return
+        self._first_finding = self._first_finding or stats.findings > 0
         self.last = now
         self._emit(self.line(stats, coverage))
 

@@ -28,8 +28,11 @@ PARTS = {
     "wide": ("the oracle's search over more than 64 events", "oracle.warmup:part_wide"),
     "symmetry": ("the oracle's symmetric-program closure", "oracle.warmup:part_symmetry"),
     "sim": ("the simulator", "hw.sim.warmup:warm"),
-    # a campaign's (compile_ahead): the randomized runs only, not in `warm`'s list (PARTS_ALL)
+    # a campaign's helper process (compile_ahead), not in `warm`'s list (PARTS_ALL): the
+    # simulator's randomized runs only; a share of the search's callees; what explanations call
     "sim-run": ("the simulator's randomized runs", "hw.sim.warmup:warm_run"),
+    "search-helper": ("a share of the oracle's search", "oracle.warmup:part_search_helper"),
+    "explain": ("the oracle's explanations", "oracle.warmup:part_explain"),
 }
 
 #: the parts ``scopefuzz warm`` compiles (``sim`` covers ``sim-run``)
@@ -45,6 +48,8 @@ ENTRIES = {
     "symmetry": ["oracle.symmetry:_close"],
     "sim": ["hw.sim.kernel:run_random", "hw.sim.kernel:run_exhaustive"],
     "sim-run": ["hw.sim.kernel:run_random"],
+    "search-helper": ["oracle.explore:_eval_prefix", "oracle.explore:_eval_upper"],
+    "explain": ["oracle.engine:full_mask"],      # (compile_ahead asks for its signatures)
 }
 
 
@@ -109,31 +114,76 @@ def default_jobs() -> int:
     return max(1, min(cores, len(PARTS_ALL)))
 
 
-def compile_ahead(sim: bool, say=None):
-    """Before a campaign: compile the simulator (when ``sim`` and its kernel is not in numba's
-    cache) in a process of its own, while the caller compiles the oracle's model in its own.
-    Returns a function that waits for that process (call it once the caller's own compiling is
-    done; it returns at once when nothing was started)."""
-    parts = uncached_parts(["sim-run"]) if sim else []
+def compile_ahead(sim: bool, say=None, model: str | None = None):
+    """Before a campaign (or a ``pytest --litmus`` session) on a cold numba cache: start one
+    helper process (``scopefuzz warm --part ... --tell``) and share the compiling with it, so
+    that both cores work and the search, the longest compile, starts sooner:
+
+    - when the oracle's search is not in the cache, its callees are compiled in two halves at
+      once, ``oracle.warmup.search_share("here")`` in this process (then ``model``'s builder,
+      when named) and ``"helper"`` in the helper; this function returns when both halves are in
+      the cache (the helper says ``done search-helper`` on its stdout), so that the caller's
+      first check compiles only ``explore`` and the search's entry point, loading the rest;
+    - the helper then compiles what explanations call (``"explain"``, when not cached: after a
+      ``check`` compiled the search, that alone) and, when ``sim``, the simulator's randomized
+      runs, while the caller compiles the search.
+
+    Returns a function that waits for the helper (call it once the caller's own compiling is
+    done; it returns at once when nothing was started). Any failure here only means that the
+    caller compiles that code itself when it first uses it."""
+    search = bool(uncached_parts(["search"]))
+    from oracle.warmup import share_cached
+    parts = (["search-helper"] if search else []) + \
+        ([] if share_cached("explain") else ["explain"]) + \
+        (uncached_parts(["sim-run"]) if sim else [])
     if not parts:
         return lambda: None
     say = say or (lambda text: print(f"scopefuzz: {text}", file=sys.stderr, flush=True))
-    procs = [(p, subprocess.Popen([sys.executable, "-m", "fuzz.cli", "warm", "--part", p],
-                                  stdin=subprocess.DEVNULL, env=os.environ.copy()))
-             for p in parts]
-    say(f"compiling {' and '.join(PARTS[p][0] for p in parts)} in "
-        f"{'a process' if len(procs) == 1 else 'processes'} of its own, into numba's cache")
+    argv = [sys.executable, "-m", "fuzz.cli", "warm", "--tell"]
+    for p in parts:
+        argv += ["--part", p]
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                env=os.environ.copy(), text=True)
+    except OSError:
+        return lambda: None
+    say(f"compiling {' and '.join(PARTS[p][0] for p in parts)} in a helper process "
+        f"(pid {proc.pid}), into numba's cache" + (", the rest of the search here" if search
+                                                    else ""))
+    if search:
+        try:
+            from oracle.warmup import compile_share, part_builder
+            compile_share("here", "the search's callees")
+            if model:
+                part_builder(model)
+        except Exception:           # compiled when first used instead
+            pass
+        for line in proc.stdout:    # until the helper's share is in the cache (EOF: it ended)
+            if line.strip() == "done search-helper":
+                break
 
     def wait():
-        for _, proc in procs:
-            proc.wait()
+        try:
+            proc.stdout.read()
+        except (OSError, ValueError):
+            pass
+        proc.wait()
     return wait
 
 
 def cmd_warm(args) -> int:
-    if args.part is not None:
-        run_part(args.part)
-        return 0
+    if args.part:
+        failed = 0
+        for name in args.part:          # in order; one failing does not stop the next
+            try:
+                run_part(name)
+            except Exception as e:
+                failed += 1
+                print(f"scopefuzz warm: part {name} failed: {type(e).__name__}: {e}",
+                      file=sys.stderr, flush=True)
+            if args.tell:
+                print(f"done {name}", flush=True)
+        return 1 if failed else 0
     from litmus.jitprogress import compiled
     parts = [p for p in PARTS_ALL if not (args.oracle_only and p == "sim")]
     jobs = args.jobs if args.jobs is not None else default_jobs()
@@ -171,7 +221,9 @@ def register(sub) -> None:
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="compile up to N parts at once, each in a process of its own "
                         "(default: one per core; 1: all in this process)")
-    p.add_argument("--part", choices=sorted(PARTS), default=None, help=argparse_hidden())
+    p.add_argument("--part", choices=sorted(PARTS), action="append", default=None,
+                   help=argparse_hidden())
+    p.add_argument("--tell", action="store_true", help=argparse_hidden())
     p.set_defaults(func=cmd_warm)
 
 

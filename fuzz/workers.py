@@ -164,9 +164,10 @@ class ParallelCampaign:
         """Compile the oracle's model here, and the simulator in a process of its own, before the
         workers start: with an empty numba cache, every worker would otherwise compile the same
         code at the same time (fuzz/warm.py); the workers then load it from the cache."""
-        from .campaign import default_checker, uses_simulator, warm_up_oracle, warm_up_program
+        from .campaign import (checked_model, default_checker, uses_simulator, warm_up_oracle,
+                               warm_up_program)
         from .warm import compile_ahead
-        wait = compile_ahead(uses_simulator(self.cfg))
+        wait = compile_ahead(uses_simulator(self.cfg), model=checked_model(self.cfg.model))
         try:
             checker = default_checker() if self.cfg.model is None else \
                 default_checker(self.cfg.model)       # as Campaign.checker asks for it

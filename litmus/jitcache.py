@@ -30,6 +30,15 @@ calls into (numba's runtime, ``rtsys.initialize``). Numba fills the registries i
 compiles anything (``compiler.compile_extra`` refreshes both contexts), so a cache miss, or a
 later compilation in the same process, sees all of them.
 
+**Saved one at a time.** Several processes fill one cache at once (``scopefuzz warm``'s parts,
+a campaign's compile-ahead processes). Numba saves a function's overload by reading its index,
+picking the first free data-file number, writing the index, then the data file: two processes
+saving *different* signatures of one function at the same moment can pick the same number, and
+the index can end up naming one signature with the other's machine code. :func:`guard` makes
+every save in this process hold an exclusive lock on one file of the cache directory
+(:func:`serialize_saves`: ``fcntl.flock``, milliseconds per save; loads take no lock, since numba
+writes each file whole under a temporary name).
+
 **Told.** :func:`announce_compiles` makes a package's compiles visible on stderr while they
 happen (:mod:`litmus.jitprogress`: what compiles, k of n functions, seconds): a first run compiles
 for seconds to minutes, and should not look like a hang. ``make setup`` (``scopefuzz warm``)
@@ -172,6 +181,7 @@ def guard(package_dir: str, sources: list[str]) -> bool:
     cache = ensure_cache(package_dir)
     if cache is None:
         return False
+    serialize_saves()
     stamp = os.path.join(cache, STAMP)
     try:
         want = digest(package_dir, sources)
@@ -196,6 +206,42 @@ def guard(package_dir: str, sources: list[str]) -> bool:
     except OSError:
         return False
     return True
+
+
+#: the lock file :func:`serialize_saves` takes, in the directory of the index being saved
+SAVE_LOCK = ".scopefuzz-save.lock"
+
+
+def serialize_saves() -> None:
+    """From now on, numba's cache saves in this process (``IndexDataCacheFile.save``: the index
+    and the data file of one overload) hold an exclusive ``flock`` on :data:`SAVE_LOCK` in the
+    cache directory, so that concurrent processes saving signatures of the same function cannot
+    interleave (see the module docstring). Without ``fcntl``, or with a numba whose cache lacks
+    that method, saves stay as numba makes them."""
+    if "saves" in _SETTLED:
+        return
+    _SETTLED["saves"] = True
+    try:
+        import fcntl
+        from numba.core.caching import IndexDataCacheFile
+    except ImportError:
+        return
+    save = getattr(IndexDataCacheFile, "save", None)
+    if save is None:
+        return
+
+    def locked_save(self, key, data):
+        try:
+            fd = os.open(os.path.join(self._cache_path, SAVE_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+        except (OSError, AttributeError):
+            return save(self, key, data)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return save(self, key, data)
+        finally:
+            os.close(fd)            # (closing releases the lock)
+
+    IndexDataCacheFile.save = locked_save
 
 
 def announce_compiles(package: str, what: str) -> None:

@@ -18,13 +18,15 @@ that are not in the cache yet and not compiled before in this process; functions
 their call sites (``inline="always"``) are not compiled on their own and are not counted. A count
 that turns out short (a function compiled for a second signature) grows as it goes.
 
-:func:`label` names what a compile is for (``model rc11``); :func:`compiled` is the number of
-functions of a package compiled so far in this process (what a test or ``scopefuzz warm`` checks
+:func:`label` names what a compile is for (``model rc11``); :func:`group` reports several
+compiles in a row (a share of the search's callees compiled ahead) as one; :func:`compiled` is
+the number of functions of a package compiled so far in this process (what a test or ``scopefuzz warm`` checks
 after loading from a cache another process filled: 0).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -129,6 +131,8 @@ class _Progress:
         self.wake = threading.Event()
         self.thread = None
         self.tty = False
+        self.group = None           # (package, entry dispatchers) of the group() in progress
+        self.grouped = False        # the group's compile has begun (it holds one depth level)
 
     # -- numba's events
     def on_start(self, ev):
@@ -140,7 +144,12 @@ class _Progress:
             if package is None:
                 return
             if self.depth == 0:
-                self._begin(package, disp)
+                entries = [disp]
+                if self.group is not None and self.group[0] == package:
+                    entries += self.group[1]
+                    self.grouped = True
+                    self.depth += 1         # held until the group ends: one compile
+                self._begin(package, disp, entries)
             elif id(disp) not in self.planned and not _inlined(disp):
                 self.planned[id(disp)] = disp
             self.depth += 1
@@ -168,13 +177,14 @@ class _Progress:
         k = sum(1 for i in self.planned if i in self.done)
         return k, max(len(self.planned), k)
 
-    def _begin(self, package, disp):
+    def _begin(self, package, disp, entries):
         self.top = package
         self.t0 = time.monotonic()
         self.planned = {i: d for i, d in self.planned.items() if i not in self.done}
-        for d in reachable(disp):
-            if id(d) not in self.done and not _inlined(d) and (d is disp or not _cached(d)):
-                self.planned[id(d)] = d
+        for e in entries:
+            for d in reachable(e):
+                if id(d) not in self.done and not _inlined(d) and (d is disp or not _cached(d)):
+                    self.planned[id(d)] = d
         self.tty = _isatty()
         if package not in self.said:
             self.said.add(package)
@@ -265,6 +275,30 @@ def announce(package: str, what: str, caching=None) -> None:
 
         event.register("numba:compile", _Listener())
         _STATE = state
+
+
+@contextlib.contextmanager
+def group(package: str, entries):
+    """Compiles of ``entries`` (dispatchers of ``package``, compiled one after the other in the
+    block, e.g. with explicit signatures) are reported as one compile: one first line counting
+    all of them and what they call (those not in the cache), ``k of n`` across the lot, one
+    ``compiled`` line when the block ends. Loads from the cache say nothing, as always."""
+    state = _STATE
+    if state is None:
+        yield
+        return
+    with _LOCK:
+        state.group = (package, list(entries))
+    try:
+        yield
+    finally:
+        with _LOCK:
+            state.group = None
+            if state.grouped:
+                state.grouped = False
+                state.depth -= 1
+                if state.depth == 0:
+                    state._finish()
 
 
 def label(package: str, text: str | None) -> None:

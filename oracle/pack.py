@@ -378,7 +378,9 @@ assert len(Options._fields) == 15 and len(Model._fields) == 6, \
     "oracle/pack.py _search_impl: update the Options/Model fields it rebuilds"
 
 
-@njit(cache=True)
+# inlined (numba IR) into its two callers: compiled on its own, it would be one more level that
+# links and re-optimizes explore()'s machine code (a first run's compile, ~15 s), for nothing
+@njit(cache=True, inline='always')
 def _search_impl(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, special, nslots,
                  model, obs_kind, obs_arg, opt):
     # ``model`` and ``opt`` come as plain tuples (:func:`search_pe`): numba types a plain tuple

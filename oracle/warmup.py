@@ -139,3 +139,115 @@ def part_symmetry() -> None:
     finally:
         label("oracle", None)
 
+
+
+# --- the search's callees, compiled ahead in two processes (a campaign's first run) --------------
+# Numba compiles a function's callees while it types the function, one after the other, in the
+# process that calls it: a campaign's first call of the search (``pack._search_one_word``) compiles
+# about twenty functions in a row before ``explore`` itself (its biggest). The callees below can
+# be compiled on their own, each with the exact argument types ``explore`` calls it with (the
+# cache key: a signature that differs by one type, say ``int64`` for ``Literal[int](1)``, is
+# another compile), half here and half in a helper process at the same time
+# (:func:`fuzz.warm.compile_ahead`); the search's compile then loads them from the cache.
+# tests/test_first_run.py checks that these are the very signatures the search compiles.
+
+def _search_types():
+    """The numba types the search's callees take (every array C-contiguous; ``W`` the literal
+    1 of ``pack._search_one_word``; an incremental memo the tuple ``engine.inc_memo`` returns)."""
+    from numba import types as T
+
+    def arr(dtype, ndim):
+        return T.Array(dtype, ndim, "C")
+    t = dict(U2=arr(T.uint64, 2), U1=arr(T.uint64, 1), OPS=arr(T.int32, 2), I1=arr(T.int64, 1),
+             I2=arr(T.int64, 2), B1=arr(T.boolean, 1), ONE=T.literal(1), N=T.int64)
+    t["MEMO"] = T.Tuple((t["I1"], t["I1"], t["I1"], arr(T.uint8, 1), t["U2"]))
+    return t
+
+
+def search_share(which: str) -> list:
+    """(dispatcher, argument types) pairs of the search's callees: ``"here"`` those the campaign
+    process compiles itself (the incremental evaluation's loop first, ``_prepare``, the memos,
+    the decision order, the outcome table's insert), ``"helper"`` those a helper process
+    compiles meanwhile (``eval_rows`` and the incremental evaluations of the prefix and upper
+    checks, which call it and the loop: the helper gets there after ``eval_rows``, by when the
+    loop is in the cache; besides, both reach the small ``engine._closure_rows``, which each may
+    compile: time lost, under a second, not an error), ``"explain"`` what an explanation and
+    the block split call from Python (``W`` an ``int64`` there); in the order they are
+    compiled."""
+    from numba import types as T
+    from . import engine, explore, pack
+    t = _search_types()
+    U2, U1, OPS, I1, I2, B1, ONE, N, MEMO = (t[k] for k in
+                                            ("U2", "U1", "OPS", "I1", "I2", "B1", "ONE", "N",
+                                             "MEMO"))
+    prepare = (I2, U2, U2, ONE, I1, I1, I1, I1, I1, N)
+    if which == "here":
+        return [(engine._run_loop, (U2, OPS, N, N, N, ONE, U1)),
+                (pack._prepare, prepare),
+                (engine.inc_memo, (OPS, N, N, I1, T.literal(0))),
+                (engine.inc_memo, (OPS, N, N, I1, T.literal(1))),
+                (engine.inc_memo, (OPS, N, N, I1, T.literal(2))),
+                (explore.decision_order, (B1, I1, I1, B1, I1, I1, U1, N, I1)),
+                (explore._insert, (I2, I1, T.literal(0), I1, N)),
+                (explore._insert, (I2, I1, N, I1, N))]
+    if which == "helper":
+        return [(engine.eval_rows, (U2, OPS, N, ONE, U1)),
+                (explore._eval_prefix, (U2, U2, OPS, N, ONE, U1, MEMO)),
+                (explore._eval_upper, (U2, U2, OPS, N, ONE, U1, MEMO, I1, I1, I2, I1, B1))]
+    if which == "explain":
+        return [(pack._prepare, prepare[:3] + (N,) + prepare[4:]),
+                (engine.full_mask, (N, N)),
+                (engine.eval_rows, (U2, OPS, N, N, U1))]
+    raise ValueError(f"no share {which!r}")
+
+
+def share_cached(which: str) -> bool:
+    """Does numba's cache hold every signature of one share of :func:`search_share` (its index
+    names each; the index of a function says nothing about which of its signatures it has)?"""
+    try:
+        for disp, sig in search_share(which):
+            keys = disp._cache._cache_file._load_index()
+            if not any(tuple(k[0]) == tuple(sig) for k in keys):
+                return False
+    except (AttributeError, OSError, TypeError, ValueError):
+        return False
+    return True
+
+
+def compile_share(which: str, what: str) -> None:
+    """Compile (or load) one share of :func:`search_share` in this process, its compiles shown
+    as ``the oracle (WHAT)``."""
+    from litmus.jitprogress import group, label
+    share = search_share(which)
+    label("oracle", what)
+    try:
+        with group("oracle", [disp for disp, _ in share]):
+            for disp, sig in share:
+                disp.compile(sig)
+    finally:
+        label("oracle", None)
+
+
+def part_search_helper() -> None:
+    """A campaign's helper process: its share of the search's callees."""
+    compile_share("helper", "the search's callees, helper process")
+
+
+def part_explain() -> None:
+    """What an explanation (and the split of a larger program into blocks) calls from Python."""
+    compile_share("explain", "explanations, helper process")
+
+
+def part_builder(model: str) -> None:
+    """The builder of ``model`` on its sample (compiled code only where the unit has some, the
+    AMDGPU unit's pass), without the search."""
+    unit = get_unit(model)
+    test = sample(unit)
+    if test is None:
+        return
+    from litmus.jitprogress import label
+    label("oracle", f"model {model}")
+    try:
+        unit.build(test)
+    finally:
+        label("oracle", None)

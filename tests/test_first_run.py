@@ -198,3 +198,68 @@ def test_pytest_litmus_compiles_at_session_start_and_shows_it(search_cache, tmp_
     # before the first test's result
     assert text.index(lines[-1]) < text.index("2 passed")
     assert not glob.glob(str(cache / "**" / "kernel.*"), recursive=True)   # backend none
+
+
+def test_the_search_shares_are_the_signatures_the_search_compiles(search_cache, tmp_path):
+    """A campaign's first run compiles the search's callees in two processes ahead of the search
+    (fuzz/warm.py ``compile_ahead``, oracle/warmup.py ``search_share``): each (function,
+    argument types) of both shares must be a signature the search itself compiled, or the
+    search would compile it again. The cache seeded with the search holds exactly those."""
+    cache = _fresh(search_cache, tmp_path)
+    out = _python(
+        "import json\n"
+        "from oracle.warmup import search_share\n"
+        "res = []\n"
+        "for which in ('here', 'helper'):\n"
+        "    for d, sig in search_share(which):\n"
+        "        keys = [tuple(k[0]) for k in d._cache._cache_file._load_index()]\n"
+        "        res.append([which, d.py_func.__name__, tuple(sig) in keys, len(keys)])\n"
+        "from oracle.warmup import compile_share, share_cached\n"
+        "cached = [share_cached('here'), share_cached('helper')]\n"
+        "compile_share('here', 'x'); compile_share('helper', 'y')\n"
+        "from litmus.jitprogress import compiled\n"
+        "print(json.dumps([res, cached, compiled('oracle')]))\n", _env(cache))
+    res, cached, here = json.loads(out.stdout.splitlines()[-1])
+    assert cached == [True, True]
+    names = {r[1] for r in res}
+    assert {"_prepare", "eval_rows", "inc_memo", "decision_order", "_eval_prefix",
+            "_eval_upper", "_insert"} <= names
+    missing = [r for r in res if not r[2]]
+    assert missing == []
+    assert here == 0                    # every one loaded from the cache, none compiled
+    assert _compile_lines(out.stderr) == []
+
+
+def test_warm_runs_several_parts_in_order_and_tells_each(search_cache, tmp_path):
+    """``scopefuzz warm --part A --part B --tell`` (compile_ahead's helper process): the parts in
+    order, ``done NAME`` on stdout after each (the caller waits for one of them), a failing part
+    does not stop the next and makes the exit status 1."""
+    cache = _fresh(search_cache, tmp_path)
+    out = subprocess.run([sys.executable, "-m", "fuzz.cli", "warm", "--tell", "--part", "search",
+                          "--part", "search-helper"], cwd=ROOT, env=_env(cache),
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["done", "search", "done", "search-helper"]
+    assert _compile_lines(out.stderr) == []     # both loaded from the seeded cache
+
+
+def test_compile_ahead_shares_nothing_of_the_search_when_the_cache_has_it(search_cache,
+                                                                          tmp_path):
+    """With the search in the cache and no simulator, a campaign's compile-ahead compiles
+    nothing here and gives a helper (if any: the explanation's code when not cached) no share
+    of the search; once the explanation's part is cached too, it starts nothing at all."""
+    cache = _fresh(search_cache, tmp_path)
+    out = _python(
+        "import json\n"
+        "from fuzz.warm import compile_ahead\n"
+        "said = []\n"
+        "wait = compile_ahead(False, said.append)\n"
+        "wait()\n"
+        "again = []\n"
+        "compile_ahead(False, again.append)()\n"
+        "from litmus.jitprogress import compiled\n"
+        "print(json.dumps([said, again, compiled('oracle')]))\n", _env(cache))
+    said, again, here = json.loads(out.stdout.splitlines()[-1])
+    assert here == 0
+    assert all("search" not in line and "explanations" in line for line in said)
+    assert again == []

@@ -104,3 +104,59 @@ def test_a_compile_is_announced_once_and_a_load_from_the_cache_is_silent(tmp_pat
     second = _run(code, env, ROOT)
     assert second.returncode == 0, second.stderr
     assert "compil" not in second.stderr
+
+
+def test_cache_saves_wait_for_the_lock_other_processes_hold(tmp_path):
+    """Several processes fill one numba cache at once (a campaign's helper, ``warm``'s parts);
+    numba's save (read the index, pick a data file number, write both) is not atomic, so every
+    save holds an exclusive lock on one file of the cache directory (litmus/jitcache.py
+    ``serialize_saves``): while another holder has it, a save waits, then completes."""
+    import fcntl
+    import threading
+
+    from numba.core.caching import IndexDataCacheFile
+
+    from litmus.jitcache import SAVE_LOCK, serialize_saves
+    serialize_saves()
+    f = IndexDataCacheFile(str(tmp_path), "f-1.py311", "stamp")
+    fd = os.open(str(tmp_path / SAVE_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)          # as another process saving would
+    th = threading.Thread(target=f.save, args=(("sig", "magic"), b"code"), daemon=True)
+    th.start()
+    th.join(1.0)
+    try:
+        assert th.is_alive()                # waiting for the lock: nothing written yet
+        assert not (tmp_path / "f-1.py311.nbi").exists()
+    finally:
+        os.close(fd)                        # releases the lock
+    th.join(30)
+    assert not th.is_alive()
+    assert f.load(("sig", "magic")) == b"code"
+
+
+def test_a_group_of_explicit_compiles_is_announced_as_one(tmp_path):
+    """``litmus.jitprogress.group``: a share of functions compiled one after the other with
+    explicit signatures (oracle/warmup.py ``compile_share``) says one first line counting all
+    of them and one last line, not a pair of lines per compile; the functions compiled are
+    counted (``compiled``) once each, whatever their number of signatures."""
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    code = PRELUDE.format(pkg=ROOT) + (
+        "from numba import types\n"
+        "import oracle.models.amdgpu.static as s\n"
+        "from litmus.jitprogress import compiled, group, label\n"
+        "label('oracle', 'a share')\n"
+        "with group('oracle', [s.avail_rank]):\n"
+        "    s.avail_rank.compile((types.int64, types.boolean))\n"
+        "    s.avail_rank.compile((types.int32, types.boolean))\n"
+        "print(compiled('oracle'), len(s.avail_rank.signatures))\n")
+    first = _run(code, env, ROOT)
+    assert first.returncode == 0, first.stderr
+    lines = [ln for ln in first.stderr.splitlines() if "compil" in ln]
+    assert lines[0] == ("scopefuzz: compiling the oracle (a share) into numba's cache (1 function, "
+                        "first run only; `scopefuzz warm` compiles everything ahead)")
+    assert len(lines) == 2 and lines[1].startswith("scopefuzz: compiled the oracle (a share): "
+                                                   "1 function in ")
+    assert first.stdout.split() == ["1", "2"]
+    second = _run(code, env, ROOT)
+    assert second.returncode == 0, second.stderr
+    assert "compil" not in second.stderr and second.stdout.split() == ["0", "2"]
