@@ -129,3 +129,31 @@ def test_wbl2_candidate_not_on_gfx90a_or_gfx12():
     writeback), GFX12 waits storecnt after global_wb: neither shows it."""
     for spec in ("isa:gfx90a,mtype=NC", "isa:gfx1200,mtype=NC", "isa:gfx1250,mtype=NC"):
         assert not _forbidden_shown(WBL2, spec), spec
+
+
+GFX90A_CAMPAIGN_FORM = """AMDGPU cumul-narrow-wide-agent-lds-R-min
+{ x = 0; z = 0; lds y = 0; }
+ P0@wave 0, wg 0          | P1@wave 1, wg 0       | P2@agent 1            ;
+ st x, 1                  | cas.acq r0, y, -1, -1 | cas.acq r0, z, -1, -1 ;
+ rmw.xchg.rel.wg r0, y, 1 | rmw.xchg.rel r1, z, 1 | ld.atom r1, x         ;
+exists (P1:r0 == 1 /\\ P2:r0 == 1 /\\ P2:r1 == 0)
+"""
+
+
+def test_gfx90a_campaign_form_is_finding2():
+    """The gfx90a campaign's form (seed 12, program 574; docs/isa.md "gfx90a triage"): P2's
+    system-scope cas and load carry ``glc`` as AMDGPUUsage's GFX90A table asks, so their level
+    difference from the hand lowering names no bucket; the cause is P0's workgroup release
+    (ds_wrxchg) with no vmcnt wait after its store of x: finding 2's bucket."""
+    t = litmus.parse(GFX90A_CAMPAIGN_FORM)
+    allows = check(t).allows
+    assert check(t).verdict == "No"
+    h = hw.get_backend("isa:gfx90a,noscalar").run(t, 50_000, seed=1)
+    assert any(not allows(o) for o, _ in h.outcomes())
+    out = {"P0:r0": 0, "P1:r0": 1, "P1:r1": 0, "P2:r0": 1, "P2:r1": 0, "x": 1, "z": 1}
+    b = bucket_of(_record(GFX90A_CAMPAIGN_FORM, out), hw.get_backend("isa:gfx90a,noscalar"))
+    assert b["signature"] == "GFX9: uncumulative-release:no-vmcnt (workgroup release)", b
+    assert b["instruction"] == "before ds_wrxchg_rtn_b32"
+    # on gfx942 the system-scope accesses carry sc0 sc1 (the table's system level): same bucket
+    b = bucket_of(_record(GFX90A_CAMPAIGN_FORM, out), hw.get_backend("isa:gfx942,noscalar"))
+    assert b["signature"] == "GFX9: uncumulative-release:no-vmcnt (workgroup release)", b

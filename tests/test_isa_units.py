@@ -296,3 +296,28 @@ exists (P0:r0 == 1 /\\ P1:r1 == 1)
     with pytest.raises(BackendRefused, match="reads the AMDGPU dialect, not Vulkan") as e:
         IsaBackend(targets.TARGETS["gfx942"]).run(t, 10)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name,top", [("gfx90a", 1), ("gfx1100", 1), ("gfx942", 2),
+                                      ("gfx950", 2), ("gfx1200", 2), ("gfx1250", 2)])
+def test_top_level_is_the_highest_level_the_bits_name(name, top):
+    """AMDGPUUsage (notes §4.1): GFX90A's system-scope load atomic is ``glc=1`` (the agent bit;
+    stores and atomics carry none), GFX11 likewise; GFX942 has ``sc0 sc1`` and GFX12
+    ``scope:SCOPE_SYS`` for system scope."""
+    assert translate.top_level(targets.TARGETS[name]) == top
+
+
+def test_level_at_the_tables_level_is_not_a_weakening():
+    """A system-scope access compiled with ``glc`` on gfx90a is what the table asks (the hand
+    lowering's system level is stronger than the ISA can name): not a bucket cause. The same
+    difference on gfx942 (which has ``sc0 sc1``), or a system load left in the L1 on gfx90a, is."""
+    from hw.isa.culprit import _weaker
+    t = targets.TARGETS
+    for kind in ("level:gld:sys->L2", "level:gcas:sys->L2", "level:grmw:sys->L2",
+                 "level:gst:sys->L2"):
+        assert not _weaker(kind, t["gfx90a"]) and not _weaker(kind, t["gfx1100"])
+        assert _weaker(kind, t["gfx942"]) and _weaker(kind, t["gfx1200"])
+    assert _weaker("level:gld:sys->L1", t["gfx90a"])
+    assert _weaker("level:gld:L2->L1", t["gfx90a"])
+    assert _weaker("missing-wait:vmcnt", t["gfx90a"])
+    assert not _weaker("extra-wait:vmcnt", t["gfx90a"])

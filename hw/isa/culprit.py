@@ -6,7 +6,9 @@ cross-check (:mod:`hw.isa.crosscheck`) cuts each thread's compiled code at its m
 and names every way it is weaker than the simulator's hand lowering (which is sound for the
 model). The weakenings in the reading thread's window — from its nearest earlier acquire to the
 culprit read — are the cause: a read compiled to ``s_load`` (scalar cache), a wait or cache
-invalidate that is missing, an access at a level closer to the wave than the lowering asks.
+invalidate that is missing, an access at a level closer to the wave than the lowering asks
+(unless the compiled level is already the highest the target's cache bits can name: then it is
+the target's table, and the hand lowering is the stronger side).
 The signature is the weakening kind, the compiled instruction's opcode and its cache bits, and
 the target family (GFX9 / GFX10-11 / GFX12), so every form of one compiler bug is one bucket.
 
@@ -43,8 +45,31 @@ def opcode(text: str) -> str:
     return " ".join([toks[0], *bits])
 
 
-def _weaker(kind: str) -> bool:
-    return any(kind == w or kind.startswith(w) for w in WEAKER)
+def _weaker(kind: str, target=None) -> bool:
+    """Whether a cross-check difference makes the compiled code weaker than the model needs: a
+    ``level:`` difference whose compiled level is the highest the target's bits can ask for
+    (:func:`hw.isa.translate.top_level`) is the target's table, not a weakening — on gfx90a and
+    gfx1100 a system-scope access is compiled as the table says (``glc``), and the hand
+    lowering's system level is stronger than anything the ISA can name (docs/isa.md, gfx90a
+    triage)."""
+    if not any(kind == w or kind.startswith(w) for w in WEAKER):
+        return False
+    if kind.startswith("level:") and target is not None and _table_level(kind, target):
+        return False
+    return True
+
+
+_LEVEL_OF = {name: lv for lv, name in crosscheck.LEVELS.items()}
+
+
+def _table_level(kind: str, target) -> bool:
+    """``level:OP:HAND->COMPILED`` where COMPILED is the target's top level and HAND above it."""
+    from .translate import top_level
+    try:
+        hand, comp = (_LEVEL_OF[x] for x in kind.split(":")[2].split("->"))
+    except (IndexError, KeyError, ValueError):
+        return False
+    return comp == top_level(target) and hand > comp
 
 
 def _is_acquire(ins) -> bool:
@@ -69,13 +94,13 @@ def culprit(b: Build, reads: list[tuple[int, int]]) -> dict | None:
         lo = next((j for j in range(k - 1, -1, -1) if _is_acquire(code[j])), 0)
         window = {format_instr(code[j]) for j in range(lo, k + 1)}
         for kind, _ in tc.problems:
-            if _weaker(kind):
+            if _weaker(kind, b.target):
                 found.append((kind, ""))
         for seg in tc.segments:
             if seg.label not in window:
                 continue
             for kind, _ in seg.differences:
-                if not _weaker(kind):
+                if not _weaker(kind, b.target):
                     continue
                 if kind == "scalar-load" or kind.startswith(("level:", "op:")):
                     found.append((kind, opcode(seg.compiled_anchor)))
@@ -95,7 +120,7 @@ def culprit(b: Build, reads: list[tuple[int, int]]) -> dict | None:
         for tc in checks:
             for seg in tc.segments:
                 for kind, _ in seg.differences:
-                    if _weaker(kind):
+                    if _weaker(kind, b.target):
                         found.append((kind, opcode(seg.compiled_anchor) or "(end)"))
     if not found:
         return None

@@ -91,6 +91,18 @@ def level(target: Target, ev: Event) -> int:
     return 1
 
 
+def top_level(target: Target) -> int:
+    """The highest access level the target's cache bits can ask for: 2 (system) where an
+    instruction can name system scope (gfx942/gfx950 ``sc0 sc1``, GFX12 ``scope:SCOPE_SYS``), 1
+    on gfx90a and gfx1100, whose system-scope accesses carry the agent-scope bits (AMDGPUUsage
+    GFX90A: "load atomic monotonic ... system: ``glc=1``"; stores and atomics have no bit) and get
+    system coherence from the memory type and ``buffer_wbl2``/``buffer_invl2``. A compiled access
+    at this level is what the target's table asks, even where the hand lowering goes further."""
+    if target.family == "gfx12" or target.name in ("gfx942", "gfx950"):
+        return 2
+    return 1
+
+
 def cache_uops(target: Target, ev: Event) -> list[tuple]:
     """Micro-ops of a cache-maintenance instruction (see the module table)."""
     op, mods = ev.op, set(ev.mods)
