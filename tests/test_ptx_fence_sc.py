@@ -61,17 +61,28 @@ def _subsequence(small, big) -> bool:
     return all(any(x == y for y in it) for x in small)
 
 
-def _full(test):
+def _full(test, counts: bool = False):
     clear_cache()
     r = check(test, "ptx", full=True)
-    return r.verdict, sorted(tuple(sorted(s.items())) for s in r.states), sorted(r.flags)
+    out = (r.verdict, sorted(tuple(sorted(s.items())) for s in r.states), sorted(r.flags))
+    return out + ((r.candidates, r.consistent) if counts else ())
 
 
-def _full_unreduced(test, monkeypatch):
-    """The full check with every Fence-SC order of the model given to the search."""
+def _full_all_orders(test, monkeypatch):
+    """The full check (with counts) with every Fence-SC order, the builder's combinations."""
     with monkeypatch.context() as m:
         m.setattr(builder._Static, "_fence_sc_orders", builder._Static.all_fence_sc_orders)
-        return _full(test)
+        return _full(test, True)
+
+
+def _full_unreduced(test, monkeypatch, counts: bool = False):
+    """The full check with every Fence-SC order of the model and every combination of paths
+    given to the search (``counts``: with the candidate and consistent counts)."""
+    with monkeypatch.context() as m:
+        m.setattr(builder._Static, "_fence_sc_orders", builder._Static.all_fence_sc_orders)
+        m.setattr(builder, "justifiable_combinations", lambda test, paths:
+                  itertools.product(*paths))
+        return _full(test, counts)
 
 
 # -- random programs: the reduced orders against every order ----------------------------------
@@ -85,7 +96,8 @@ def programs(draw):
     locs = ("x", "y")
     threads = []
     for t in range(nthreads):
-        ops = draw(st.lists(st.sampled_from(("st", "ld", "fence", "fence", "ldacq", "strel")),
+        ops = draw(st.lists(st.sampled_from(("st", "ld", "fence", "fence", "ldacq", "strel",
+                                             "cas")),
                             min_size=1, max_size=4))
         threads.append([(o, draw(st.sampled_from(locs)), draw(st.sampled_from(_SCOPES)))
                         for o in ops])
@@ -101,6 +113,9 @@ def programs(draw):
                 col.append(f"st.release.{s} {x}, {10 * (t + 1) + k}")
             elif o == "ld":
                 col.append(f"ld.relaxed.{s} r{r}, {x}")
+                r += 1
+            elif o == "cas":
+                col.append(f"atom.relaxed.{s}.cas r{r}, {x}, {k}, {10 * (t + 1) + k}")
                 r += 1
             elif o == "ldacq":
                 col.append(f"ld.acquire.{s} r{r}, {x}")
@@ -133,6 +148,8 @@ def test_orders_are_the_models_and_reduction_keeps_states_and_races(test):
     mp = pytest.MonkeyPatch()
     try:
         assert _full(test) == _full_unreduced(test, mp)
+        # the combinations of paths the builder drops have no candidate execution at all
+        assert _full_all_orders(test, mp) == _full_unreduced(test, mp, counts=True)
     finally:
         mp.undo()
         clear_cache()
