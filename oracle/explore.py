@@ -101,10 +101,12 @@ Observables = namedtuple("Observables", ["kind", "arg"])
 #: whether it asks for any value *but* that one (``tne``, the shape of ``targets``: a condition's
 #: ``!=`` atom); whether the search stops at the first asked outcome found (``first``: a verdict
 #: needs one witness) rather than once each is found; the flags at whose first raising the search
-#: stops (``stop_flags``: a witness of a flag that means undefined behaviour)
+#: stops (``stop_flags``: a witness of a flag that means undefined behaviour); per asked ``!=``
+#: value the further values the observable must not hold either (``tex``, shape (targets, nobs,
+#: K), ``WILD`` padding: ``k != 1 /\\ k != 2`` asks 1 with ``tne`` and 2 in ``tex``)
 Options = namedtuple("Options", ["want_state", "max_steps", "emask", "omask", "bound",
                                  "raisable", "forward", "hints", "targets", "found", "upper",
-                                 "canon", "tne", "first", "stop_flags"])
+                                 "canon", "tne", "first", "stop_flags", "tex"])
 #: ``canon[e]`` of a ranked write: its class times CANON_CLASS plus its rank in the class
 CANON_CLASS = 1 << 20
 
@@ -469,13 +471,13 @@ def _possible(o, pv, val, src, obs_kind, obs_arg, is_read, ridx, rkind, rloc, ca
 
 
 @njit(cache=True, inline='always')
-def _bounded(pv, pcnt, oidx, nob, states, table, targets, tne, hit, full_mode, row, pick):
+def _bounded(pv, pcnt, oidx, nob, states, table, targets, tne, tex, hit, full_mode, row, pick):
     """Bounding over the block's observables ``oidx[:nob]`` with possible values ``pv``/``pcnt``:
     True when the subtree cannot matter — in full mode, every tuple of the product (at most
     BOUND_LIMIT) is among the found states; for an outcome query, no asked outcome not found yet
     is compatible with the possible values (:func:`_value_matches`: undef matches any value
     but ``DEFINED``, which a possible value other than undef matches; a ``!=`` value any
-    value but that one)."""
+    value but that one and those of ``tex``)."""
     if full_mode:
         total = 1
         for x in range(nob):
@@ -515,7 +517,8 @@ def _bounded(pv, pcnt, oidx, nob, states, table, targets, tne, hit, full_mode, r
             ne = tne[t, oidx[x]]
             found = False
             for i in range(pcnt[x]):
-                if _value_matches(pv[x, i], want, ne):
+                if _value_matches(pv[x, i], want, ne) and \
+                        not (ne and _excluded(pv[x, i], tex, t, oidx[x])):
                     found = True
                     break
             if not found:
@@ -806,7 +809,7 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                         if total > BOUND_LIMIT or total > nfound:
                             break
                 if (not full_mode or (total <= BOUND_LIMIT and total <= nfound)) and \
-                        _bounded(pv, pcnt, oidx, nob, states, table, targets, opt.tne, hit,
+                        _bounded(pv, pcnt, oidx, nob, states, table, targets, opt.tne, opt.tex, hit,
                                  full_mode, prow, pick):
                     fail_counts[nchecks + 1] += 1
                     continue
@@ -855,7 +858,7 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                         prow[o] = (val[obs.arg[o]] if obs.kind[o] == 1 else obs.arg[o]) \
                             if omask[o] else 0
                     states, table, nfound, _ = _insert(states, table, nfound, prow, nobs)
-                    if not full_mode and _mark_hits(prow, targets, opt.tne, hit, oidx, nob,
+                    if not full_mode and _mark_hits(prow, targets, opt.tne, opt.tex, hit, oidx, nob,
                                                       opt.first):
                         return states[nbase:nfound], nfound - nbase, candidates, consistent, \
                             flags_all, fail_counts, hit
@@ -909,7 +912,7 @@ def explore(slots, model, n, W, rd, lc, ev, obs, opt):
                             prow[o] = (val[obs.arg[o]] if obs.kind[o] == 1 else obs.arg[o]) \
                                 if omask[o] else 0
                         states, table, nfound, _ = _insert(states, table, nfound, prow, nobs)
-                        if not full_mode and _mark_hits(prow, targets, opt.tne, hit, oidx,
+                        if not full_mode and _mark_hits(prow, targets, opt.tne, opt.tex, hit, oidx,
                                                           nob, opt.first):
                             for f in range(ni):
                                 val[reads[ind[f]]] = PENDING
@@ -986,7 +989,19 @@ def _value_matches(v, want, ne):
 
 
 @njit(cache=True, inline='always')
-def _mark_hits(row, targets, tne, hit, oidx, nob, first):
+def _excluded(v, tex, t, o):
+    """Whether ``v`` (not undef: undef stands for any value, one outside the set too) is one of
+    the further excluded values ``tex[t, o]`` of a ``!=`` asked value."""
+    if v == UNDEF_VAL:
+        return False
+    for j in range(tex.shape[2]):
+        if tex[t, o, j] == v:
+            return True
+    return False
+
+
+@njit(cache=True, inline='always')
+def _mark_hits(row, targets, tne, tex, hit, oidx, nob, first):
     """Mark the asked outcomes that state ``row`` matches (:func:`_value_matches`); True when
     every asked outcome is found, or with ``first`` when one is."""
     every = True
@@ -996,7 +1011,8 @@ def _mark_hits(row, targets, tne, hit, oidx, nob, first):
             ok = True
             for x in range(nob):
                 o = oidx[x]
-                if not _value_matches(row[o], targets[t, o], tne[t, o]):
+                if not _value_matches(row[o], targets[t, o], tne[t, o]) or \
+                        tne[t, o] and _excluded(row[o], tex, t, o):
                     ok = False
                     break
             if ok:

@@ -34,8 +34,8 @@ from .errors import OracleError
 from .events import (C_INSTR, C_LOC, C_REQ_MODE, C_REQ_VAL, C_THREAD, C_VALUE, C_WOP, C_WOPND,
                      C_WSRC, UNDEF_VAL, PreExecution, table_of)
 from .engine import PENDING, ZERO64, _wbit, full_word, inc_tables, rmw_value
-from .explore import (COLAST, DECIDE, INDEP, Events, Locations, Model, Observables, Options, Reads,
-                      explore)
+from .explore import (COLAST, DECIDE, INDEP, WILD, Events, Locations, Model, Observables, Options,
+                      Reads, explore)
 from .lang import DYNAMIC, Program
 
 #: sets and relations the search itself reads (index into ``special``): R, W and rmw always,
@@ -374,7 +374,7 @@ def _prepare(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, specia
 
 # _search_impl rebuilds these named tuples field by field: a field added to either must be added
 # there too (numba would refuse the call; this says where)
-assert len(Options._fields) == 15 and len(Model._fields) == 6, \
+assert len(Options._fields) == 16 and len(Model._fields) == 6, \
     "oracle/pack.py _search_impl: update the Options/Model fields it rebuilds"
 
 
@@ -391,7 +391,8 @@ def _search_impl(attrs, masks, rels, W, set_slot, set_src, rel_slot, rel_src, sp
     return explore(slots, Model(model[0], model[1], model[2], model[3], model[4], model[5]),
                    attrs.shape[0], W, rd, lc, ev, Observables(obs_kind, obs_arg),
                    Options(opt[0], opt[1], opt[2], opt[3], opt[4], opt[5], opt[6], opt[7],
-                           opt[8], opt[9], opt[10], opt[11], opt[12], opt[13], opt[14]))
+                           opt[8], opt[9], opt[10], opt[11], opt[12], opt[13], opt[14],
+                           opt[15]))
 
 
 @njit(cache=True)
@@ -446,12 +447,14 @@ def every_event(n: int) -> np.ndarray:
 def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
             bound: bool = True, raisable: int = -1, forward: bool = True, hints: bool = True,
             targets=None, found=None, want_state: bool = True, upper: bool = True,
-            canon=None, tne=None, first: bool = False, stop_flags: int = 0) -> Options:
+            canon=None, tne=None, first: bool = False, stop_flags: int = 0,
+            tex=None) -> Options:
     """The search's :class:`~oracle.explore.Options`; by default the whole program (every event,
     every observable), every outcome, bounding on with every flag assumed raisable, no canonical
     co constraint (``canon``: :mod:`oracle.symmetry`); ``tne`` marks the asked values that are
     ``!=`` values (the shape of ``targets``; none by default), ``first`` stops at the first asked
-    outcome found, ``stop_flags`` at the first raising of one of those flags."""
+    outcome found, ``stop_flags`` at the first raising of one of those flags; ``tex`` (shape
+    (targets, nobs, K), ``WILD`` padding) the further values a ``!=`` asked value excludes."""
     if emask is None or omask is None or targets is None or found is None:
         every, all_obs, none = _defaults(n, nobs)
         emask = every if emask is None else emask
@@ -460,9 +463,11 @@ def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
         found = none if found is None else found
     if tne is None:
         tne = np.zeros(targets.shape, np.bool_)
+    if tex is None:
+        tex = np.full(targets.shape + (1,), WILD, np.int64)
     return Options(want_state, max_steps, emask, omask, bound, np.int64(raisable), forward,
                    hints, targets, found, upper, _NO_CANON if canon is None else canon, tne,
-                   first, np.int64(stop_flags))
+                   first, np.int64(stop_flags), tex)
 
 
 _NO_CANON = np.zeros(0, np.int64)

@@ -98,12 +98,13 @@ def estimate(pe: PreExecution) -> float:
 
 def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int | None = None,
                flags: int = 0, known=None, targets: list[tuple] | None = None,
-               tne=None) -> Found:
+               tne=None, tex=None) -> Found:
     """Explore ``pe``: every outcome (``targets`` None; ``known`` outcomes already found — tuples
     or rows of an array, in the pre-execution's observables order — and ``flags`` already
     raised, let bounding skip what cannot add to them) or, for an outcome query, until each tuple
     of ``targets`` (values in the pre-execution's observables order) is found; ``tne`` (a bool
-    array of the targets' shape) marks the asked values that mean "any value but this one"."""
+    array of the targets' shape) marks the asked values that mean "any value but this one", and
+    ``tex`` (shape (targets, nobs, K), ``WILD`` padding) the further values such a one excludes."""
     nobs = len(pe.observables)
     if known is not None and len(known) == 0:
         known = None
@@ -134,13 +135,15 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
     else:
         st, ns, cands, cons, fl, _, hit = search_pe(
             pe, prog, unit.hints, options(pe.n, nobs, max_steps=cap, raisable=nflags & ~flags,
-                                          hints=hints, targets=tgt, found=found, tne=tne), attrs)
+                                          hints=hints, targets=tgt, found=found, tne=tne,
+                                          tex=tex), attrs)
     if ns < 0 and estimate(pe) <= SPLIT_ABOVE:          # small: whole, within the budget
         if 0 <= steps <= cap:
             return Found(candidates=int(cands), exhausted=True)
         st, ns, cands, cons, fl, _, hit = search_pe(
             pe, prog, unit.hints, options(pe.n, nobs, max_steps=steps, raisable=nflags & ~flags,
-                                          hints=hints, targets=tgt, found=found, tne=tne), attrs)
+                                          hints=hints, targets=tgt, found=found, tne=tne,
+                                          tex=tex), attrs)
         if ns < 0:
             return Found(candidates=int(cands), exhausted=True)
     if ns >= 0:
@@ -169,7 +172,7 @@ def explore_pe(pe: PreExecution, prog: Program, unit: ModelUnit, *, budget: int 
             pe, prog, unit.hints,
             options(pe.n, nobs, max_steps=steps, emask=emask, omask=omask,
                     raisable=raisable & ~flags, hints=hints, targets=tgt, found=found,
-                    canon=None if act is None else act.canon, tne=tne), attrs)
+                    canon=None if act is None else act.canon, tne=tne, tex=tex), attrs)
         out.candidates += int(cands)
         if ns < 0:
             out.exhausted = True
@@ -203,12 +206,14 @@ def _search_whole(pe: PreExecution, prog: Program, unit_hints: frozenset, hints:
     every, all_obs, none = _defaults(pe.n, nobs)
     # (the fields of oracle.explore.Options, in order)
     opt = (True, cap, every, all_obs, True, np.int64(raisable), True, hints, none,
-           none if found is None else found, True, _NO_CANON, _NO_TNE, False, _NO_FLAGS)
+           none if found is None else found, True, _NO_CANON, _NO_TNE, False, _NO_FLAGS,
+           _NO_TEX)
     st, ns, cands, cons, fl, _, hit = search_pe(pe, prog, unit_hints, opt)
     return st, ns, cands, cons, fl, hit
 
 
 _NO_TNE = np.zeros((0, 0), np.bool_)
+_NO_TEX = np.zeros((0, 0, 1), np.int64)
 _NO_FLAGS = np.int64(0)
 
 

@@ -14,10 +14,12 @@ outcome* of the search (:mod:`oracle.explore`): per observable an asked value, w
 chosen independently, a state satisfies a disjunct exactly when each observable's atoms hold of
 its value or the observable is undef and its atoms can hold together (``k == 1 /\\ k == 2`` and
 ``k == 1 /\\ k != 1`` cannot: such a disjunct is dropped): the engine's match of an asked
-value (undef matches any asked value) is that. A disjunct with two ``!=`` atoms on one
-observable (``k != 1 /\\ k != 2``, what ``forall (k == 1 \\/ k == 2)`` asks) is no single
-asked value: such conditions (two Tile IR corpus tests) and DNFs over :data:`MAX_DISJUNCTS` are
-left to the full check.
+value (undef matches any asked value) is that. A disjunct with several ``!=`` atoms on one
+observable (``k != 1 /\\ k != 2``, what ``forall (k == 1 \\/ k == 2)`` asks) asks a set of
+excluded values: the least goes in the asked value with the ``!=`` flag, the others in
+``Options.tex`` (a value other than undef matches when it is none of them; undef matches, as it
+stands for a value outside the set). DNFs over :data:`MAX_DISJUNCTS` are left to the full
+check.
 
 The search (:func:`search`) is the engine's outcome query: the partial execution's observables
 (each one's value, or its candidates' values while undecided: a three-valued evaluation of each
@@ -106,10 +108,11 @@ def question(condition) -> tuple[bool, object]:
     raise ValueError(q)
 
 
-def disjuncts(prop, keys: list[str]) -> list[tuple[list[int], list[bool]]]:
+def disjuncts(prop, keys: list[str]) -> list[tuple[list[int], list[bool], list[tuple]]]:
     """``prop``'s disjunctive normal form as asked outcomes over ``keys``: per disjunct, the
-    asked value of each observable (``WILD`` where it says nothing) and whether it is a ``!=``
-    value. Raises :class:`Unsupported` where no such form exists (module docstring)."""
+    asked value of each observable (``WILD`` where it says nothing), whether it is a ``!=``
+    value, and the further values a ``!=`` value excludes (sorted; empty for one ``!=``).
+    Raises :class:`Unsupported` where no such form exists (module docstring)."""
     index = {k: i for i, k in enumerate(keys)}
     out = []
     seen = set()
@@ -132,6 +135,7 @@ def disjuncts(prop, keys: list[str]) -> list[tuple[list[int], list[bool]]]:
             continue
         want = [WILD] * len(keys)
         tne = [False] * len(keys)
+        tex: list[tuple] = [()] * len(keys)
         for i, v in eq.items():
             if v in ne.get(i, ()):
                 dead = True                     # k == 1 /\ k != 1
@@ -142,14 +146,14 @@ def disjuncts(prop, keys: list[str]) -> list[tuple[list[int], list[bool]]]:
         for i, vs in ne.items():
             if i in eq:
                 continue                        # implied by the == atom
-            if len(vs) > 1:
-                raise Unsupported("two != atoms on one observable")
-            want[i] = next(iter(vs))
+            vs = sorted(vs)
+            want[i] = vs[0]
             tne[i] = True
-        row = (tuple(want), tuple(tne))
+            tex[i] = tuple(vs[1:])
+        row = (tuple(want), tuple(tne), tuple(tex))
         if row not in seen:
             seen.add(row)
-            out.append((want, tne))
+            out.append((want, tne, tex))
     return out
 
 
@@ -165,26 +169,42 @@ def search(pes: list, prog, unit, keys: list[str], asked: list, budget: int | No
         order = [k for k, _ in pe.observables]
         idx = [keys.index(k) for k in order]
         nobs = len(order)
-        tgt = np.array([[w[j] for j in idx] for w, _ in asked], np.int64).reshape(len(asked), nobs)
-        tne = np.array([[n[j] for j in idx] for _, n in asked], np.bool_).reshape(len(asked), nobs)
+        tgt = np.array([[w[j] for j in idx] for w, _, _ in asked],
+                       np.int64).reshape(len(asked), nobs)
+        tne = np.array([[n[j] for j in idx] for _, n, _ in asked],
+                       np.bool_).reshape(len(asked), nobs)
+        tex = _excluded(asked, idx)
         if len(asked) > 1:
             # every disjunct at once, stopping at the first found: whole, within a few steps
             cap = QUERY_WHOLE_STEPS if budget is None else min(budget, QUERY_WHOLE_STEPS)
             _, ns, _, _, _, _, hit = search_pe(
                 pe, prog, unit.hints, options(pe.n, nobs, max_steps=cap, raisable=nflags,
-                                              hints=hints, targets=tgt, tne=tne, first=True))
+                                              hints=hints, targets=tgt, tne=tne, first=True,
+                                              tex=tex))
             if ns >= 0:
                 if hit.any():
                     return True
                 continue
         for t in range(len(asked)):             # each alone: required values, blocks
             found = explore_pe(pe, prog, unit, budget=budget, targets=[tuple(tgt[t])],
-                               tne=tne[t:t + 1])
+                               tne=tne[t:t + 1], tex=tex[t:t + 1])
             if found.exhausted:
                 return None
             if found.hits and found.hits[0]:
                 return True
     return False
+
+
+def _excluded(asked, idx) -> np.ndarray:
+    """The further excluded values of ``asked`` (:func:`disjuncts`) as ``Options.tex`` in the
+    observables order ``idx``: shape (asked, observables, K), ``WILD`` padding."""
+    k = max([1] + [len(x) for _, _, ex in asked for x in ex])
+    out = np.full((len(asked), len(idx), k), WILD, np.int64)
+    for t, (_, _, ex) in enumerate(asked):
+        for o, j in enumerate(idx):
+            for m, v in enumerate(ex[j]):
+                out[t, o, m] = v
+    return out
 
 
 def ub_flags_raised(pes: list, prog, unit, budget: int | None = None) -> int | None:

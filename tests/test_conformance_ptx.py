@@ -166,11 +166,23 @@ def test_fence_sc_orders_are_the_acyclic_orientations_of_morally_strong_pairs():
  fence.sc.cta   | fence.sc.cta   | st.weak x, 1   ;
 exists (x == 1)
 """)
-    pes = registry.get("ptx").build(t)
-    assert len(pes) == 6
-    orders = {frozenset(pe.pairs("fsc")) for pe in pes}
+    from litmus.cfg import paths_per_thread
+    from oracle.models.path_executions import _build
+    from oracle.models.ptx import builder
+    combo = [ps[0] for ps in paths_per_thread(t, seed=False, deps=True)]
+    st = builder._Static(t, _build(t, combo), builder._path_deps(combo))
+    orders = {frozenset((a, b) for a, row in enumerate(o) for b in builder._bits(row))
+              for o in st.all_fence_sc_orders()}
     assert len(orders) == 6
     assert all(len(o) == 6 for o in orders)        # every pair of the 4 fences, once
+    # every fence here is leading (nothing but fence.sc before it in its thread): the builder
+    # gives the search one order, fences in event order (builder doc)
+    pes = registry.get("ptx").build(t)
+    assert len(pes) == 1
+    fences = [e for e in range(pes[0].n) if e in pes[0].sets["SC"]
+              and pes[0].events[e].thread in (0, 1)]       # P2's .cta fence: related to none
+    assert set(pes[0].pairs("fsc")) == {(a, b) for i, a in enumerate(fences)
+                                        for b in fences[i + 1:]}
 
 
 def test_a_barrier_that_never_completes_has_no_outcome():

@@ -147,8 +147,9 @@ def symmetric_programs(draw):
     same = draw(st.booleans())
     groups = draw(st.lists(st.integers(0, 1), min_size=k + 1, max_size=k + 1))
     threads = [body] * k + ([other] if other else [])
-    if dialect == "PTX":        # the PTX builder orients at most 12 pairs of fence.sc of different
-        # threads (oracle/models/ptx/builder.py MAX_VARIANTS): more is an OracleError on any branch
+    if dialect == "PTX":        # few pairs of fence.sc of different threads: the PTX builder
+        # refuses more than MAX_VARIANTS Fence-SC orders (oracle/models/ptx/builder.py), an
+        # OracleError on any branch, and many orders make the test slow
         sc = [sum(1 for o in ops if o[0] == "fence" and o[2][0] == "rlx") for ops in threads]
         assume(sum(a * b for i, a in enumerate(sc) for b in sc[i + 1:]) <= 12)
     for x in locs:                      # the builders order at most 8 writes per location
