@@ -92,6 +92,46 @@ exists (P1:r0 == 1 /\\ P2:r0 == 1 /\\ x == 1)
     assert b["signature"] == "GFX9: uncumulative-release:no-vmcnt (workgroup release)", b
 
 
+ATOMICITY_FORM = """AMDGPU cycle3-WRWRWR-min
+{ x = 0; z = 0; lds y = 0; }
+ P0@wave 0, wg 0       | P1@wave 1, wg 0           | P2@cluster 1            ;
+ st.atom.sc.agent x, 1 | cas.sc.agent r0, y, 0, 1  | cas.agent r0, z, 0, 1   ;
+ st.atom.sc.wg y, -1   | rmw.add.sc.agent r1, z, 0 | fence.sc.agent          ;
+                       |                           | cas.agent r1, x, -1, -1 ;
+exists (P1:r0 == -1 /\\ P1:r1 == 0 /\\ P2:r1 == 0)
+"""
+
+
+def test_finding2_atomicity_form_shares_the_bucket():
+    """gfx942/gfx950 campaign seed 12's "atomicity: atomic.agent via atomicity" finding is
+    finding 2: the oracle blames the outcome on P2's cas of z (both updates of z read 0), not
+    on the stale read of x, yet P0's workgroup release of y waits for no vmcnt after its store
+    of x. The same test with a fence between P0's stores is never forbidden (docs/isa.md)."""
+    t = litmus.parse(ATOMICITY_FORM)
+    assert check(t).verdict == "No"
+    out = {"P1:r0": -1, "P1:r1": 0, "P2:r0": 0, "P2:r1": 0, "x": 1, "z": 1}
+    assert not check(t).allows(out)
+    be = hw.get_backend("isa:gfx942,noscalar")
+    b = bucket_of(_record(ATOMICITY_FORM, out), be)
+    assert b["model_signature"] == "atomicity: atomic.agent via atomicity", b
+    assert b["signature"] == "GFX9: uncumulative-release:no-vmcnt (workgroup release)", b
+    assert b["instruction"] == "before ds_write_b32"
+    known = load_known(default_known_path())
+    assert mark_known([dict(b)], known)[0]["known"]["name"].startswith("finding 2")
+    # the outcome shows on the compiled code; with P0's stores ordered by a fence it does not
+    assert out in [dict(o) for o in _shown(be, t)]
+    fenced = litmus.parse(ATOMICITY_FORM.replace(
+        " st.atom.sc.wg y, -1   | rmw.add.sc.agent r1, z, 0 | fence.sc.agent          ;",
+        " fence.sc.agent        | rmw.add.sc.agent r1, z, 0 | fence.sc.agent          ;\n"
+        " st.atom.sc.wg y, -1   |                           |                         ;"))
+    allows = check(fenced).allows
+    assert not [o for o in _shown(be, fenced) if not allows(o)]
+
+
+def _shown(be, test):
+    return [o for o, _ in be.run(test, 100_000, seed=1).outcomes()]
+
+
 def test_wbl2_candidate_code_has_no_wait_after_the_writeback():
     """P0's release store: ``buffer_wbl2 sc0 sc1`` then the store of y with no vmcnt wait in
     between (the fence's vmcnt(0) came before the writeback)."""

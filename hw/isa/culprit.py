@@ -152,10 +152,7 @@ def _uncumulative_release(b: Build, checks, reads) -> list[tuple[str, str]]:
     waits only for its own counters (finding 2). ``[]`` when there is none."""
     from litmus import format_instr
     test = b.test
-    stale = {test.threads[t].code[k].loc for t, k in reads
-             if 0 <= k < len(test.threads[t].code) and test.threads[t].code[k] is not None}
-    if not stale - {None}:        # no read named (a final-value check): every global location
-        stale = {loc.name for loc in test.globals}
+    stale = _stale_locations(test, reads)
     counter = STORE_WAIT.get(b.target.family, "vmcnt")
     out = []
     for tc in checks:
@@ -192,3 +189,18 @@ def _uncumulative_release(b: Build, checks, reads) -> list[tuple[str, str]]:
                 wrote = True
             fence_rel = False
     return out
+
+
+def _stale_locations(test, reads) -> set:
+    """The locations whose stale value the oracle's culprit ``reads`` point at: their locations;
+    every global location when no read is named (a final-value check) or when every named read is
+    a read-modify-write (an ``atomicity`` check: two updates that read the same write). An
+    atomicity culprit is not the stale read of the causal chain: the forbidden outcome's other
+    candidate executions, those where the second update reads the first, fail on a stale read of
+    another location (docs/isa.md, "atomicity: atomic.agent via atomicity" triage)."""
+    named = [test.threads[t].code[k] for t, k in reads
+             if 0 <= k < len(test.threads[t].code) and test.threads[t].code[k] is not None]
+    stale = {ins.loc for ins in named} - {None}
+    if not stale or all(ins.base in ("rmw", "cas") for ins in named):
+        stale = {loc.name for loc in test.globals}
+    return stale
