@@ -816,7 +816,7 @@ def checked_model(model: str | None) -> str | None:
     if model is not None:
         return model
     from litmus.dialects import DEFAULT_MODEL
-    return DEFAULT_MODEL.get(program_kind(model)[0])
+    return DEFAULT_MODEL.get(program_family(model).dialect)
 
 
 def warm_up_program(model: str | None) -> Test:

@@ -65,6 +65,16 @@ def errors_dominate(stats) -> bool:
     return stats.programs > 0 and 2 * stats.errors > stats.programs
 
 
+def weakening_pair(source_dialects, target_dialects) -> bool:
+    """Whether a model reading ``source_dialects`` and one reading ``target_dialects`` can be
+    compared by the strict-weakening campaign: some source dialect's record maps its programs
+    (``Dialect.mapped_to``, e.g. Tile IR -> PTX) to a dialect the target model reads."""
+    from litmus.dialect import get as dialect
+
+    return any(dialect(d).mapped_to and dialect(d).mapped_to in target_dialects
+               for d in source_dialects)
+
+
 def cmd_weakening(args) -> int:
     """``fuzz --model M --against N``: the strict-weakening campaign (fuzz/weakening.py)."""
     from oracle import OracleError
@@ -78,7 +88,7 @@ def cmd_weakening(args) -> int:
     except OracleError as e:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
         return EXIT_USAGE
-    if "TILEIR" not in get(model).dialects or "PTX" not in get(args.against).dialects:
+    if not weakening_pair(get(model).dialects, get(args.against).dialects):
         print(f"scopefuzz fuzz: --against compares a TILEIR model with a PTX model through the "
               f"Tile IR -> PTX mapping (got --model {model} --against {args.against})",
               file=sys.stderr)

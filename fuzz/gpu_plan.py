@@ -36,6 +36,7 @@ SAMPLE_PROGRAMS = 40
 def corpus(paths, sample: int = SAMPLE_PROGRAMS, seed: int = SAMPLE_SEED) -> list[tuple[str, str]]:
     """(label, litmus text) of every C/OPENCL/CUDA test under ``paths`` and of ``sample``
     campaign programs of ``seed`` (deterministic)."""
+    from fuzz.compilers import SOURCE_MODEL
     from fuzz.cuda_strategies import draw, render
     from litmus.dialects import litmus_files
 
@@ -44,7 +45,7 @@ def corpus(paths, sample: int = SAMPLE_PROGRAMS, seed: int = SAMPLE_SEED) -> lis
         with open(path, encoding="utf-8") as f:
             text = f.read()
         head = text.lstrip().split(None, 1)[0] if text.strip() else ""
-        if head in ("C", "OPENCL", "CUDA"):
+        if head in SOURCE_MODEL:                  # a dialect the compilers take as a source
             out.append((path, text))
     for i in range(sample):
         out.append((f"campaign:seed={seed}:{i}", render(draw(seed, i))))
