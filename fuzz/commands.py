@@ -79,8 +79,8 @@ def cmd_weakening(args) -> int:
     """``fuzz --model M --against N``: the strict-weakening campaign (fuzz/weakening.py)."""
     from oracle import OracleError
     from oracle.registry import get
-    from .weakening_campaign import (CampaignError, WeakeningCampaign, WeakeningProgress,
-                                     weakening_config)
+    from .weakening_campaign import (CampaignError, ParallelWeakeningCampaign, WeakeningCampaign,
+                                     WeakeningProgress, weakening_config)
     model = args.model or "tileir"
     try:
         for name in (model, args.against):
@@ -98,14 +98,17 @@ def cmd_weakening(args) -> int:
               file=sys.stderr)
         return EXIT_USAGE
 
-    camp = WeakeningCampaign(
-        weakening_config(args.out, model, args.against, args.seed,
-                         seconds=args.time if (args.time is not None or args.programs is not None)
-                         else 60.0, programs=args.programs,
-                         minimize_seconds=args.minimize_seconds, resume=args.resume),
-        progress=None if args.quiet else WeakeningProgress())
+    cfg = weakening_config(args.out, model, args.against, args.seed,
+                           seconds=args.time if (args.time is not None or args.programs is not None)
+                           else 60.0, programs=args.programs,
+                           minimize_seconds=args.minimize_seconds, resume=args.resume)
+    progress = None if args.quiet else WeakeningProgress()
     try:
-        st = camp.run()
+        jobs = _compile_jobs(args)          # default 1; a resumed campaign keeps its count
+        if jobs == 1:
+            st = WeakeningCampaign(cfg, progress=progress).run()
+        else:
+            st = ParallelWeakeningCampaign(cfg, jobs, progress=progress).run()
     except CampaignError as e:
         print(f"scopefuzz fuzz: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -117,6 +120,11 @@ def cmd_weakening(args) -> int:
     print(f"{args.out}: {st.programs} programs, {st.race_free} race-free, {st.racy} racy, "
           f"{st.over_budget} over budget, {st.counterexamples} counterexample(s), "
           f"{st.programs / max(st.seconds, 1e-9):.2f} programs/s", file=sys.stderr)
+    if args.report:
+        rc, paths = write_report(args.out, "scopefuzz fuzz: report")
+        if paths is None:
+            return rc
+        print(f"report: {paths[0]}", file=sys.stderr)
     return EXIT_FINDINGS if st.counterexamples else EXIT_OK
 
 
@@ -391,7 +399,8 @@ def register(sub) -> None:
                    help="test the strict-weakening property instead of a backend: every outcome "
                         "MODEL (a PTX model) allows for the lowered program of a race-free Tile IR "
                         "program is allowed by --model (docs/tileir.md); writes OUT/weakening.json, "
-                        "OUT/counterexamples/ and the journal (--resume)")
+                        "OUT/counterexamples/, OUT/findings/ and the journal (--resume, --jobs "
+                        "N: default 1, report)")
     p.add_argument("--compile", default=None, metavar="COMPILER[:sm_XX,Oo]",
                    help="compilers in the loop: compile drawn programs with a real compiler "
                         "(clang-cuda, clang-ocl, nvcc-libcu, nvcc-builtins), read the PTX back, "
@@ -435,8 +444,8 @@ def register(sub) -> None:
                    help="run only programs i with i %% N == K-1 (disjoint seeds)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="worker processes, each running shard j/N of the campaign into "
-                        "DIR/shard-KofN/ (default: one per core; one per device for opencl; "
-                        "a resumed campaign keeps its count)")
+                        "DIR/shard-KofN/ (default: one per core; one per device for opencl; one "
+                        "for --compile and --against; a resumed campaign keeps its count)")
     p.add_argument("--devices", default=None, metavar="B1,B2,...",
                    help="one backend per worker: worker j takes entry j mod the list's length "
                         "(e.g. opencl:0:0,opencl:0:1); overrides --backend")

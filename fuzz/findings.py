@@ -76,6 +76,8 @@ def publish(campaign_dir: str, record: dict) -> bool:
     }
     if record.get("kernel"):
         files[KERNEL_FILE] = record["kernel"]
+    if record.get("kind") == "weakening":       # fuzz --against: the lowered program, both sides
+        files.update({"ptx.litmus": record["ptx"], "explanation.txt": record["explanation"]})
     if atomic_dir(d, files):
         return True
     add_sources(campaign_dir, record["id"], record["sources"], record)
@@ -186,6 +188,9 @@ def finding_markdown(record: dict, explanation: str | None = None) -> str:
     if record.get("kind") == "compiler":          # fuzz --compile: checked, not run
         from .compile_findings import compiler_markdown
         return compiler_markdown(record, explanation)
+    if record.get("kind") == "weakening":         # fuzz --against: two models, no backend
+        from .weakening_findings import weakening_markdown
+        return weakening_markdown(record, explanation)
     m = record.get("minimize", {})
     lines = [
         f"# Finding {record['id']}: forbidden outcome on `{record['backend']}`",

@@ -29,6 +29,8 @@ from .journal import atomic_write, read_json
 from .known import mark_known
 from .layout import part_metas, program_entries
 from .strategies import ALL_KINDS, ALL_SCOPE_PAIRS
+from .weakening_findings import figures_html, figures_markdown, is_weakening, \
+    no_counterexample_line, summary_line as weakening_summary
 from .workitems import fleet_html, fleet_markdown, incomplete_line, read_fleet
 
 
@@ -358,6 +360,8 @@ def counts(camp: dict) -> dict[str, int]:
 
 def summary_text(camp: dict) -> str:
     """The report's first line: findings, programs drawn, executed and errored."""
+    if is_weakening(camp["meta"]):
+        return weakening_summary(camp)
     n = counts(camp)
     bs = camp.get("buckets", [])
     known = sum(1 for g in bs if g.get("known"))
@@ -372,6 +376,8 @@ def summary_text(camp: dict) -> str:
 
 def no_finding_text(camp: dict) -> str:
     """What an empty findings list means: nothing forbidden seen, or nothing run at all."""
+    if is_weakening(camp["meta"]):
+        return no_counterexample_line(camp)
     n = counts(camp)
     if n["executed"] == 0:
         return ("No program was executed on the backend"
@@ -435,7 +441,10 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
         lines += ["#" + line if line.startswith("#") else line for line in body.splitlines()]
         lines.append("")
     lines += ["## Throughput", ""] + _throughput_rows(camp) + [""]
-    lines += ["## Coverage", ""] + _coverage_lines(camp) + [""]
+    if is_weakening(camp["meta"]):      # judged Tile IR programs: figures, no kinds drawn
+        lines += ["## Strict-weakening figures", ""] + figures_markdown(camp) + [""]
+    else:
+        lines += ["## Coverage", ""] + _coverage_lines(camp) + [""]
     if camp["unconfirmed"]:
         lines += ["## Unconfirmed observations", "",
                   "Forbidden outcomes seen once and not again on a re-run (kept here, not lost):", ""]
@@ -486,6 +495,9 @@ def _finding_html(r: dict, text: str, svg: str) -> str:
     if r.get("kind") == "compiler":               # fuzz --compile: checked, not run
         from .compile_findings import compiler_html
         return compiler_html(r)
+    if r.get("kind") == "weakening":              # fuzz --against: two models, no backend
+        from .weakening_findings import weakening_html
+        return weakening_html(r)
     e = html.escape
     rows = []
     for hrow in r["histogram"]:
@@ -577,6 +589,9 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
         ["part", "backend", "programs", "findings", "undef", "errors", "seconds", "programs/s",
          "executions/s"], rows) + "</section>")
     out.append('<section id="timeline"><h2>Timeline</h2>' + timeline_svg(camp) + "</section>")
+    if is_weakening(camp["meta"]):
+        out.append('<section id="figures"><h2>Strict-weakening figures</h2>'
+                   + figures_html(camp) + "</section>")
     k, p = camp["kinds"], camp["pairs"]
     krows = [[f"<code>{e(x)}</code>", f'<td class="num cov{int(bool(k.get(x)))}">{k.get(x, 0)}</td>']
              for x in ALL_KINDS]
@@ -588,7 +603,7 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
             n = p.get(f"{lo}/{hi}", 0)
             row.append(f'<td class="num cov{int(bool(n))}">{n}</td>')
         grid.append(row)
-    out.append('<section id="coverage"><h2>Coverage</h2>'
+    out.append("" if is_weakening(camp["meta"]) else '<section id="coverage"><h2>Coverage</h2>'
                + f"<p>{e(budget_text(camp))}</p>"
                + _table(["kind", "programs"], krows, "kinds")
                + "<p>Scope pairs (scoped operations of two threads):</p>"
