@@ -373,6 +373,7 @@ class ParallelWeakeningCampaign(ParallelCampaign):
         super().__init__(config, jobs, None, progress=progress, log=log)
         self.against = config.backend.partition(":")[2]
         self.stats = WeakeningStats()
+        self._began: float | None = None      # when every worker had reported its start
 
     def check_backends(self) -> None:
         return None                           # both models are checked by the command
@@ -387,12 +388,12 @@ class ParallelWeakeningCampaign(ParallelCampaign):
         warm_up(programs.family("TILEIR"), self.cfg.model, self.against)
 
     def run(self) -> WeakeningStats:
-        t0 = time.monotonic()
         try:
             return super().run()
         finally:
             if hasattr(self, "_lock_file"):   # opened: the figures of what was done
-                self.stats.seconds = time.monotonic() - t0
+                self.stats = self._sum()
+                self.stats.found = self._found()
                 write_figures(self.dir, self.stats, figures_config(self.cfg, self.against))
 
     def _sum(self) -> WeakeningStats:
@@ -403,13 +404,27 @@ class ParallelWeakeningCampaign(ParallelCampaign):
             for f in ("programs", "race_free", "racy", "over_budget", "executions", "budget"):
                 setattr(total, f, getattr(total, f) + w.stats.get(f, 0))
             total.active = max(total.active, w.stats.get("active", 0.0))
+        d = os.path.join(self.dir, COUNTEREXAMPLES)     # every tick: a directory listing
+        total.counterexamples = total.findings = sum(
+            1 for n in (os.listdir(d) if os.path.isdir(d) else []) if n.isdigit())
+        total.seconds = self._session_seconds()
+        return total
+
+    def _found(self) -> list[dict]:
+        """``weakening.json``'s ``found``: each counterexample directory and the program that
+        published it, in number order (from the shared findings)."""
         recs = sorted((r for r in load_findings(self.dir, on_bad=lambda m: None)
                        if r.get("kind") == "weakening"), key=lambda r: r.get("counterexample", ""))
-        total.counterexamples = total.findings = len(recs)
-        total.found = [{"dir": os.path.join(self.dir, COUNTEREXAMPLES, r["counterexample"]),
-                        "from": (r.get("first") or {}).get("name")} for r in recs]
-        total.seconds = self.stats.seconds
-        return total
+        return [{"dir": os.path.join(self.dir, COUNTEREXAMPLES, r["counterexample"]),
+                 "from": (r.get("first") or {}).get("name")} for r in recs]
+
+    def _session_seconds(self) -> float:
+        """This session's seconds since every worker reported its start (after its warm-up, as
+        one process counts from the end of its warm-up: the workers' start-up is not in it)."""
+        if self._began is None and self.workers and all("active" in w.stats
+                                                         for w in self.workers):
+            self._began = time.monotonic()
+        return time.monotonic() - self._began if self._began is not None else 0.0
 
 
 class WeakeningProgress:
