@@ -106,6 +106,9 @@ class WeakeningCampaign(Campaign):
         self.family = programs.family("TILEIR")
         self.stats = WeakeningStats()
         self._t0 = time.monotonic()
+        #: keys of counterexamples a campaign of an earlier scopefuzz recorded in its journal
+        #: (``counterexamples/NNN/`` only, no finding): a repeat of one is not recorded again
+        self._unpublished: set = set()
 
     # -- what Campaign asks of a backend ---------------------------------------------------------
     @property
@@ -136,6 +139,8 @@ class WeakeningCampaign(Campaign):
                 self.stats.counterexamples += 1
                 self.stats.found.append({"dir": os.path.join(self.cx_dir, e["counterexample"]),
                                          "from": e.get("name")})
+                if "finding" not in e:        # written before counterexamples were findings
+                    self._unpublished.add(e.get("key"))
 
     @property
     def cx_dir(self) -> str:
@@ -182,7 +187,10 @@ class WeakeningCampaign(Campaign):
         small = minimize(test, self.cfg.model, self.against, self.cfg.minimize_seconds)
         secs = time.monotonic() - t0
         key = counterexample_key(small)
-        entry["key"] = entry["finding"] = key
+        entry["key"] = key
+        if key in self._unpublished:
+            return
+        entry["finding"] = key
         src = {"campaign": self.uid, "index": i, "seed": program_seed(self.cfg.seed, i)}
         record = None
         if load_record(self.root, key) is None:      # new so far: written up outside the lock

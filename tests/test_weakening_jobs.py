@@ -232,3 +232,24 @@ def test_cli_jobs_2_on_the_real_model(tmp_path):
     assert main(args + ["--out", str(two), "--jobs", "1", "--resume"]) == 2
     assert main(args + ["--out", str(two), "--resume", "--programs", "14"]) == 0
     assert sorted(_programs(two)) == list(range(14))
+
+
+def test_resume_of_a_campaign_written_before_findings(planted, tmp_path):
+    """A campaign an earlier scopefuzz wrote (``counterexamples/NNN/``, journal lines without
+    ``finding``, no findings/): resumed, a repeat of its counterexample is not recorded again."""
+    import shutil
+    out = tmp_path / "old"
+    _one(out, planted, n=3)                          # program 1 is SB
+    shutil.rmtree(out / "findings")
+    path = out / "journal.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for e in lines:
+        e.pop("finding", None)
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    _one(out, planted, n=5, resume=True)             # program 4 is SB again
+    p = _programs(out)
+    assert p[4]["status"] == "counterexample" and p[4]["key"] == p[1]["key"]
+    assert "finding" not in p[4] and "counterexample" not in p[4]
+    assert os.listdir(out / "counterexamples") == ["001"]
+    assert _findings(out) == {}
+    assert json.loads((out / "weakening.json").read_text())["counterexamples"] == 1
