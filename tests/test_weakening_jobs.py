@@ -218,16 +218,20 @@ def test_parallel_resume_continues_every_shard(planted, tmp_path):
 
 def test_cli_jobs_2_on_the_real_model(tmp_path):
     """``fuzz --against ptx --jobs 2`` on the default model: the programs and their statuses of
-    ``--jobs 1``; ``--resume`` keeps the worker count."""
+    ``--jobs 1``; ``--report`` writes the report; ``--resume`` keeps the worker count."""
     from fuzz.cli import main
     one, two = tmp_path / "one", tmp_path / "two"
     args = ["fuzz", "--against", "ptx", "--programs", "12", "--seed", "5", "--quiet"]
     assert main(args + ["--out", str(one)]) == 0
-    assert main(args + ["--out", str(two), "--jobs", "2"]) == 0
+    assert main(args + ["--out", str(two), "--jobs", "2", "--report"]) == 0
     assert _programs(one) == _programs(two)
+    judged = sum(e["status"] == "holds" for e in _programs(two).values())
+    md = (two / "report.md").read_text()
+    assert f"0 counterexample(s) in 0 bucket(s); 12 programs drawn, {judged} race-free" in md
+    assert f"No counterexample: on {judged} race-free programs" in md
     assert sorted(n for n in os.listdir(two) if not n.startswith(".")) == [
-        "campaign.json", "counterexamples", "findings", "shard-1of2", "shard-2of2",
-        "weakening.json"]
+        "campaign.json", "counterexamples", "findings", "report.html", "report.md",
+        "shard-1of2", "shard-2of2", "weakening.json"]
     assert _figures(one) == _figures(two)
     assert main(args + ["--out", str(two), "--jobs", "1", "--resume"]) == 2
     assert main(args + ["--out", str(two), "--resume", "--programs", "14"]) == 0
