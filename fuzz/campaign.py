@@ -30,12 +30,12 @@ from typing import Callable
 
 from litmus import Test, canonical_hash, format_test
 
-from hw import Backend
+import hw
+from hw import Backend, BackendSpec
 from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
 from . import programs
-from .backend_names import mutant_of, simulated
 from .compare import compare
 from .findings import TEST_FILE, findings_dir, load_findings, publish
 from .journal import (CAMPAIGN_SYNC_SECONDS, DoneSet, Journal, atomic_write, clean_temporaries,
@@ -193,6 +193,8 @@ class Campaign:
         self._stop = stop            # asked between programs: True ends the session early
         self._backend = backend
         self._baseline = baseline
+        self._spec: BackendSpec | None = None
+        self._injected = backend is not None
         self._draw_features: frozenset | None = None
         self._drawn: dict = {}           # programs drawn ahead for a batch (`_batched`)
         self.new_findings = 0
@@ -276,9 +278,24 @@ class Campaign:
             s.executed += n
 
     @property
+    def backend_spec(self) -> BackendSpec:
+        """The backend name read by hw (:func:`hw.parse_backend_spec`), once per campaign: its
+        family, its mutant (None for a profile or target alone, e.g. ``sim:gfx90a``)."""
+        if self._spec is None:
+            self._spec = spec_of(self.cfg.backend, self._injected)
+        return self._spec
+
+    @property
+    def simulated(self) -> bool:
+        """Does the campaign run the simulator (a ``sim`` or ``isa`` backend or baseline, as hw
+        reads their names)?"""
+        base = self.cfg.baseline
+        return self.backend_spec.simulator or bool(
+            base and spec_of(base, self._baseline is not None).simulator)
+
+    @property
     def backend(self):
         if self._backend is None:
-            import hw
             try:
                 self._backend = hw.get_backend(self.cfg.backend)
             except hw.BackendError as e:
@@ -298,7 +315,6 @@ class Campaign:
     @property
     def baseline(self):
         if self._baseline is None and self.cfg.baseline:
-            import hw
             try:
                 self._baseline = hw.get_backend(self.cfg.baseline)
             except hw.BackendError as e:
@@ -436,7 +452,7 @@ class Campaign:
         oracle's model (fuzz/warm.py ``compile_ahead``), each showing its progress on stderr.
         Failures here are ignored: the loop records them per program."""
         from .warm import compile_ahead
-        wait = compile_ahead(uses_simulator(self.cfg), model=checked_model(self.cfg.model))
+        wait = compile_ahead(self.simulated, model=checked_model(self.cfg.model))
         mp = warm_up_program(self.cfg.model)
         try:
             warm_up_oracle(self.checker, mp, self.cfg.model)
@@ -715,7 +731,7 @@ class Campaign:
             except Exception as e:
                 base = {"backend": self.cfg.baseline, "error": _one_line(e)}
         record = {
-            "id": fid, "backend": self.cfg.backend, "mutant": mutant_of(self.cfg.backend),
+            "id": fid, "backend": self.cfg.backend, "mutant": self.backend_spec.mutant,
             "model": r.model, "campaign_seed": self.cfg.seed,
             "test": format_test(small), "original": format_test(test),
             "condition": format_test(small).rstrip("\n").splitlines()[-1],
@@ -805,9 +821,30 @@ def kernel_source(backend, test: Test) -> str | None:
         return None
 
 
+def read_spec(name: str) -> BackendSpec:
+    """Backend name ``name`` read by hw (:func:`hw.parse_backend_spec`: the one grammar of backend
+    names); hw's one-line error as a :class:`CampaignError`."""
+    try:
+        return hw.parse_backend_spec(name)
+    except hw.BackendError as e:
+        raise CampaignError(str(e)) from None
+
+
+def spec_of(name: str, injected: bool) -> BackendSpec:
+    """:func:`read_spec` of ``name``; for a backend object handed to the campaign (``injected``:
+    tests, embedders) a name hw does not read is the caller's label: one opaque family, no
+    mutant."""
+    try:
+        return read_spec(name)
+    except CampaignError:
+        if not injected:
+            raise
+        return BackendSpec(name, name, None)
+
+
 def uses_simulator(cfg: Config) -> bool:
     """Does the campaign run the simulator (a ``sim`` or ``isa`` backend or baseline)?"""
-    return simulated(cfg.backend, cfg.baseline)
+    return any(read_spec(name).simulator for name in (cfg.backend, cfg.baseline) if name)
 
 
 def checked_model(model: str | None) -> str | None:

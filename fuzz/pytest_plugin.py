@@ -94,6 +94,16 @@ def backend_spec(config) -> str:
     return config.getoption("--litmus-backend")
 
 
+def _simulated(name: str) -> bool:
+    """Does backend ``name`` run the simulator (hw's reading, :func:`hw.parse_backend_spec`)?
+    ``none`` and a bad name do not (the items report a bad name, one line each)."""
+    import hw
+    try:
+        return hw.parse_backend_spec(name).simulator
+    except hw.BackendError:
+        return False
+
+
 class _Session:
     """Per-process state: the backend instance (opened lazily) and expected.csv files read."""
 
@@ -202,10 +212,8 @@ def pytest_sessionstart(session):
     quiet = capman.global_and_fixture_disabled() if capman is not None \
         else contextlib.nullcontext()
     with quiet:
-        from .backend_names import simulated
         from .warm import compile_ahead
-        spec = backend_spec(config)
-        wait = compile_ahead(simulated(spec))
+        wait = compile_ahead(_simulated(backend_spec(config)))
         try:
             from oracle.registry import get
             from oracle.warmup import ready

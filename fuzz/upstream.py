@@ -130,19 +130,24 @@ def write_upstream(finding_dir: str) -> str:
         rec = read_finding(path).to_dict()
     except FindingFileError as e:
         raise UpstreamError(str(e)) from None
-    backend = rec.get("backend", "")
-    if not backend.startswith("isa:"):
+    import hw
+    backend = rec.get("backend") if isinstance(rec.get("backend"), str) else ""
+    try:
+        spec = hw.parse_backend_spec(backend) if backend else None
+    except hw.BackendError as e:
+        raise UpstreamError(f"{path}: {e}") from None
+    if spec is None or spec.family != "isa":
         raise UpstreamError(f"{path}: an upstream report is for isa findings (compiled code), "
                             f"not {backend or '?'}")
-    from hw.isa.backend import make_backend
+    from hw.isa.backend import IsaBackend, tools_available
     from hw.isa.crosscheck import check, side_by_side
     from hw.isa.evidence import listing
     from hw.isa import toolchain
-    spec = backend[len("isa:"):]
-    parts = spec.split(":")
-    target_spec = parts[0]
+    why = tools_available()
+    if why:
+        raise UpstreamError(f"{path}: isa backend: {why}")
     try:
-        be = make_backend(target_spec)        # the compiler's own code: no mutant edits
+        be = IsaBackend(spec.detail, None)    # the compiler's own code: no mutant edits
     except Exception as e:
         raise UpstreamError(f"{path}: {e}") from None
     test = parse(rec["test"])
