@@ -37,7 +37,8 @@ from hw.backend import BackendRefused, EvidenceBackend
 from . import coverage as cov
 from . import programs
 from .compare import compare
-from .findings import TEST_FILE, findings_dir, load_findings, publish
+from .finding import Finding, as_finding
+from .findings import TEST_FILE, findings_dir, load_finding_records, publish
 from .journal import (CAMPAIGN_SYNC_SECONDS, DoneSet, Journal, atomic_write, clean_temporaries,
                       read_json)
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
@@ -203,7 +204,7 @@ class Campaign:
         self.stats = Stats()
         self.coverage = cov.Coverage()
         self.done = DoneSet(config.shard[0] - 1, config.shard[1])   # bounded memory on resume
-        self.known: dict[str, dict] = {}
+        self.known: dict[str, Finding] = {}     # this campaign's findings, by id
         from .known import load_known_files
         self.known_bugs = load_known_files(config.known)    # a bad file fails before DIR is touched
         self.counted = 0             # findings counted in a bucket, not minimized (this session)
@@ -242,8 +243,8 @@ class Campaign:
         self.stats.active = r.active
         for st, n in r.statuses.items():
             self._count_status(st, n)
-        for rec in load_findings(self.root):
-            self.known[rec["id"]] = rec
+        for rec in load_finding_records(self.root):
+            self.known[rec.id] = rec
         self.stats.findings = len(self.known)
         self.journal = Journal(jpath, sync_every=CAMPAIGN_SYNC_SECONDS)
         self.journal.append({"type": "session", "ts": time.time(), "resume": self.cfg.resume,
@@ -586,12 +587,11 @@ class Campaign:
         another worker's claim: several minimizations may give one form)."""
         out, minimized = [], 0
         for fid, rec in self.known.items():
-            b = rec.get("bucket")
-            if isinstance(b, dict) and bid in (b.get("id"), b.get("found_as")):
+            b = rec.bucket
+            if bid in (b.get("id"), b.get("found_as")):
                 out.append(fid)
-                minimized += sum(1 for s in rec.get("sources") or [{}]
-                                 if isinstance(s, dict) and not s.get("counted")
-                                 and "claimed_by_other" not in s) or 1
+                minimized += sum(1 for s in rec.sources or [{}]
+                                 if not s.get("counted") and "claimed_by_other" not in s) or 1
         return out, minimized
 
     def _count_into(self, found: dict):
@@ -612,14 +612,14 @@ class Campaign:
         for pass_ in (0, 1):
             fids, minimized = self._bucket_findings(found["id"])
             if known is None and self.known_bugs:     # found elsewhere, minimized into a known bug
-                known = next((k for k in (known_for((self.known[f].get("bucket") or {})
-                                                   .get("signature", ""), self.known_bugs)
+                known = next((k for k in (known_for(str(self.known[f].bucket.get("signature", "")),
+                                                    self.known_bugs)
                                           for f in fids) if k is not None), None)
             if fids and (known is not None or (limit is not None and minimized >= limit)):
                 return fids[0], known
             if pass_ == 0 and self.root != self.dir:     # another shard may have published one
-                for rec in load_findings(self.root, on_bad=lambda m: None):
-                    self.known.setdefault(rec["id"], rec)
+                for rec in load_finding_records(self.root, on_bad=lambda m: None):
+                    self.known.setdefault(rec.id, rec)
         return (None, known) if known is not None else None
 
     def _counted(self, test, i, pseed, seen, entry, fid: str, known) -> str:
@@ -762,7 +762,7 @@ class Campaign:
         if known is not None:
             record["known"] = {k: known[k] for k in ("name", "links") if k in known}
         if publish(self.root, record):
-            self.known[fid] = record
+            self.known[fid] = as_finding(record)
             self.stats.findings = len(self.known)
             if (base is None or base.get("forbidden", 1) == 0) and known is None:
                 self.new_findings += 1          # --stop-after: a known bug's is not new
@@ -775,7 +775,7 @@ class Campaign:
         added to its record here too (``_count_into`` counts a bucket's minimized programs)."""
         rec = self.known.get(fid)
         if rec is not None:
-            rec["sources"] = list(rec.get("sources") or []) + list(sources)
+            rec.sources = list(rec.sources) + list(sources)
 
 
 def reproduction(backend: str, seed: int, iterations: int, params: dict,

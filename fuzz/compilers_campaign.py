@@ -54,6 +54,7 @@ from .c_strategies import NATURAL, SOURCES
 from .campaign import BATCH, Campaign, CampaignError, Config, budget_hit
 from .compile_buckets import compiler_bucket, marked_rows
 from .compilers import explain_counterexample, judge
+from .finding import as_finding
 from .findings import add_sources, publish
 from .workers import ParallelCampaign
 
@@ -351,7 +352,7 @@ class CompilerCampaign(Campaign):
                                           "found_as": b0["id"]},
         }
         if publish(self.root, record):
-            self.known[fid] = record
+            self.known[fid] = as_finding(record)
             self.stats.findings = len(self.known)
             if clean_baseline:
                 self.new_findings += 1

@@ -232,6 +232,33 @@ def test_the_circle_and_private_checks_see_lazy_relative_imports(tmp_path, monke
     assert private_imports("hw") == ["hw/sub/d.py:1: hw.c._hidden"]
 
 
+def test_the_layer_test_fails_on_a_new_circle_or_private_import(tmp_path, monkeypatch):
+    """The gate itself (not only the checker): on a tree with a circle, and on one with a
+    private name imported from another package, the layer tests above fail; on the clean tree
+    they pass."""
+    pkg = tmp_path / "hw"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    return 1\n")
+    (pkg / "b.py").write_text("from .a import f\n")
+    (tmp_path / "litmus").mkdir()
+    (tmp_path / "litmus" / "__init__.py").write_text("")
+    (tmp_path / "litmus" / "ir.py").write_text("_private = 1\npublic = 2\n")
+    me = sys.modules[__name__]
+    monkeypatch.setattr(me, "ROOT", tmp_path)
+    monkeypatch.setattr(me, "CIRCLES_ALLOWED", set())
+    monkeypatch.setattr(me, "PRIVATE_ALLOWED", set())
+    test_no_new_import_circle_inside_a_package("hw")             # clean: both pass
+    test_no_private_name_imported_from_another_package("hw")
+    (pkg / "a.py").write_text("def f():\n    from . import b\n    return b\n")   # a lazy circle
+    with pytest.raises(AssertionError, match="an import circle"):
+        test_no_new_import_circle_inside_a_package("hw")
+    (pkg / "a.py").write_text("def f():\n    return 1\n")
+    (pkg / "b.py").write_text("from litmus.ir import public, _private\n")
+    with pytest.raises(AssertionError, match="a private name of another package"):
+        test_no_private_name_imported_from_another_package("hw")
+
+
 # --- no test of a dialect's NAME outside the dialect units (issue 34) ----------------------------
 
 def _dialect_words() -> set[str]:
