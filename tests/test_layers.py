@@ -181,8 +181,6 @@ def private_imports(package: str) -> list[str]:
 #: shrink: fix one, then delete its entry (the tests below fail on an entry that is gone).
 CIRCLES_ALLOWED = {
     ("oracle.check", "oracle.explanation", "oracle.ubflags", "oracle.warmup"),   # issue 34
-    ("hw.opencl.codegen", "hw.opencl.emit_ptx"),                                  # issue 34
-    ("fuzz.gather", "fuzz.pytest_plugin"),                                        # issue 34
 }
 PRIVATE_ALLOWED = {
     "oracle/models/amdgpu/static.py: oracle.engine._bit",                        # issue 34
