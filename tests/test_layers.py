@@ -177,15 +177,11 @@ def private_imports(package: str) -> list[str]:
     return bad
 
 
-#: Circles and private imports that were there when the check came (issue 34); the list may only
-#: shrink: fix one, then delete its entry (the tests below fail on an entry that is gone).
-CIRCLES_ALLOWED = {
-    ("oracle.check", "oracle.explanation", "oracle.ubflags", "oracle.warmup"),   # issue 34
-}
-PRIVATE_ALLOWED = {
-    "oracle/models/amdgpu/static.py: oracle.engine._bit",                        # issue 34
-    "oracle/models/ptx/builder.py: oracle.models.path_executions._build",        # issue 34
-}
+#: Circles and private imports allowed: none (issue 34 removed the last ones: the oracle's
+#: check / explanation / ubflags / warmup, hw.opencl's codegen / emit_ptx, fuzz's gather /
+#: pytest_plugin, oracle.engine._bit and path_executions._build); they must stay empty.
+CIRCLES_ALLOWED: set[tuple[str, ...]] = set()
+PRIVATE_ALLOWED: set[str] = set()
 
 
 def _without_line(entry: str) -> str:
