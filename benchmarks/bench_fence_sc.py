@@ -34,12 +34,12 @@ def _orders(test) -> tuple[int, int]:
     """(pre-executions, most Fence-SC orders of one combination of paths) of a PTX test."""
     import itertools
     from litmus.cfg import paths_per_thread
-    from oracle.models.path_executions import _build
+    from oracle.models.path_executions import build_combination
     from oracle.models.ptx import builder
     most = 0
     memo = builder._Memo(test)
     for combo in itertools.product(*paths_per_thread(test, seed=False, deps=True)):
-        st = builder._Static(test, _build(test, combo), builder._path_deps(combo), memo)
+        st = builder._Static(test, build_combination(test, combo), builder._path_deps(combo), memo)
         most = max(most, len(st.fence_sc_orders()))
     return len(builder.build(test)), most
 

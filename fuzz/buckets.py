@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 
 from litmus import Test, parse
+
+from .finding import Finding
 from litmus.scopes import SCOPES, instance
 
 #: orders that make an instruction acquire / release
@@ -198,20 +200,21 @@ def bucket_of(record: dict, backend=None, explainer=None) -> dict:
     return b
 
 
-def group(records: list[dict]) -> list[dict]:
+def group(records: list[Finding]) -> list[dict]:
     """Findings grouped by bucket, oldest first: ``{"id", "signature", "kind", "findings":
-    [record...], "count", "counted"}`` where ``count`` is the number of programs that led to
+    [Finding...], "count", "counted"}`` where ``count`` is the number of programs that led to
     them and ``counted`` how many of those were counted without being minimized (``fuzz
     --known`` / ``--forms-per-bucket``: sources marked ``counted``). A record without a bucket
-    (written before buckets) is its own group."""
+    (written before buckets, or whose bucket is damaged) is its own group."""
     out: dict[str, dict] = {}
     for r in records:
-        b = r.get("bucket") or {"id": r["id"], "signature": f"finding {r['id']}", "kind": "none"}
+        b = r.bucket
+        if not isinstance(b.get("id"), str) or not isinstance(b.get("signature"), str):
+            b = {"id": r.id, "signature": f"finding {r.id}", "kind": "none"}
         g = out.setdefault(b["id"], {"id": b["id"], "signature": b["signature"],
                                      "kind": b.get("kind"), "findings": [], "count": 0,
                                      "counted": 0})
         g["findings"].append(r)
-        src = r.get("sources", [])
-        g["count"] += len(src) or 1
-        g["counted"] += sum(1 for s in src if isinstance(s, dict) and s.get("counted"))
+        g["count"] += len(r.sources) or 1
+        g["counted"] += sum(1 for s in r.sources if s.get("counted"))
     return list(out.values())

@@ -30,14 +30,15 @@ from typing import Callable
 
 from litmus import Test, canonical_hash, format_test
 
-from hw import Backend
+import hw
+from hw import Backend, BackendSpec
 from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
 from . import programs
-from .backend_names import mutant_of, simulated
 from .compare import compare
-from .findings import TEST_FILE, findings_dir, load_findings, publish
+from .finding import Finding, as_finding
+from .findings import TEST_FILE, findings_dir, load_finding_records, publish
 from .journal import (CAMPAIGN_SYNC_SECONDS, DoneSet, Journal, atomic_write, clean_temporaries,
                       read_json)
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
@@ -193,6 +194,8 @@ class Campaign:
         self._stop = stop            # asked between programs: True ends the session early
         self._backend = backend
         self._baseline = baseline
+        self._spec: BackendSpec | None = None
+        self._injected = backend is not None
         self._draw_features: frozenset | None = None
         self._drawn: dict = {}           # programs drawn ahead for a batch (`_batched`)
         self.new_findings = 0
@@ -201,7 +204,7 @@ class Campaign:
         self.stats = Stats()
         self.coverage = cov.Coverage()
         self.done = DoneSet(config.shard[0] - 1, config.shard[1])   # bounded memory on resume
-        self.known: dict[str, dict] = {}
+        self.known: dict[str, Finding] = {}     # this campaign's findings, by id
         from .known import load_known_files
         self.known_bugs = load_known_files(config.known)    # a bad file fails before DIR is touched
         self.counted = 0             # findings counted in a bucket, not minimized (this session)
@@ -240,8 +243,8 @@ class Campaign:
         self.stats.active = r.active
         for st, n in r.statuses.items():
             self._count_status(st, n)
-        for rec in load_findings(self.root):
-            self.known[rec["id"]] = rec
+        for rec in load_finding_records(self.root):
+            self.known[rec.id] = rec
         self.stats.findings = len(self.known)
         self.journal = Journal(jpath, sync_every=CAMPAIGN_SYNC_SECONDS)
         self.journal.append({"type": "session", "ts": time.time(), "resume": self.cfg.resume,
@@ -276,9 +279,24 @@ class Campaign:
             s.executed += n
 
     @property
+    def backend_spec(self) -> BackendSpec:
+        """The backend name read by hw (:func:`hw.parse_backend_spec`), once per campaign: its
+        family, its mutant (None for a profile or target alone, e.g. ``sim:gfx90a``)."""
+        if self._spec is None:
+            self._spec = spec_of(self.cfg.backend, self._injected)
+        return self._spec
+
+    @property
+    def simulated(self) -> bool:
+        """Does the campaign run the simulator (a ``sim`` or ``isa`` backend or baseline, as hw
+        reads their names)?"""
+        base = self.cfg.baseline
+        return self.backend_spec.simulator or bool(
+            base and spec_of(base, self._baseline is not None).simulator)
+
+    @property
     def backend(self):
         if self._backend is None:
-            import hw
             try:
                 self._backend = hw.get_backend(self.cfg.backend)
             except hw.BackendError as e:
@@ -298,7 +316,6 @@ class Campaign:
     @property
     def baseline(self):
         if self._baseline is None and self.cfg.baseline:
-            import hw
             try:
                 self._baseline = hw.get_backend(self.cfg.baseline)
             except hw.BackendError as e:
@@ -436,7 +453,7 @@ class Campaign:
         oracle's model (fuzz/warm.py ``compile_ahead``), each showing its progress on stderr.
         Failures here are ignored: the loop records them per program."""
         from .warm import compile_ahead
-        wait = compile_ahead(uses_simulator(self.cfg), model=checked_model(self.cfg.model))
+        wait = compile_ahead(self.simulated, model=checked_model(self.cfg.model))
         mp = warm_up_program(self.cfg.model)
         try:
             warm_up_oracle(self.checker, mp, self.cfg.model)
@@ -570,12 +587,11 @@ class Campaign:
         another worker's claim: several minimizations may give one form)."""
         out, minimized = [], 0
         for fid, rec in self.known.items():
-            b = rec.get("bucket")
-            if isinstance(b, dict) and bid in (b.get("id"), b.get("found_as")):
+            b = rec.bucket
+            if bid in (b.get("id"), b.get("found_as")):
                 out.append(fid)
-                minimized += sum(1 for s in rec.get("sources") or [{}]
-                                 if isinstance(s, dict) and not s.get("counted")
-                                 and "claimed_by_other" not in s) or 1
+                minimized += sum(1 for s in rec.sources or [{}]
+                                 if not s.get("counted") and "claimed_by_other" not in s) or 1
         return out, minimized
 
     def _count_into(self, found: dict):
@@ -596,14 +612,14 @@ class Campaign:
         for pass_ in (0, 1):
             fids, minimized = self._bucket_findings(found["id"])
             if known is None and self.known_bugs:     # found elsewhere, minimized into a known bug
-                known = next((k for k in (known_for((self.known[f].get("bucket") or {})
-                                                   .get("signature", ""), self.known_bugs)
+                known = next((k for k in (known_for(str(self.known[f].bucket.get("signature", "")),
+                                                    self.known_bugs)
                                           for f in fids) if k is not None), None)
             if fids and (known is not None or (limit is not None and minimized >= limit)):
                 return fids[0], known
             if pass_ == 0 and self.root != self.dir:     # another shard may have published one
-                for rec in load_findings(self.root, on_bad=lambda m: None):
-                    self.known.setdefault(rec["id"], rec)
+                for rec in load_finding_records(self.root, on_bad=lambda m: None):
+                    self.known.setdefault(rec.id, rec)
         return (None, known) if known is not None else None
 
     def _counted(self, test, i, pseed, seen, entry, fid: str, known) -> str:
@@ -715,7 +731,7 @@ class Campaign:
             except Exception as e:
                 base = {"backend": self.cfg.baseline, "error": _one_line(e)}
         record = {
-            "id": fid, "backend": self.cfg.backend, "mutant": mutant_of(self.cfg.backend),
+            "id": fid, "backend": self.cfg.backend, "mutant": self.backend_spec.mutant,
             "model": r.model, "campaign_seed": self.cfg.seed,
             "test": format_test(small), "original": format_test(test),
             "condition": format_test(small).rstrip("\n").splitlines()[-1],
@@ -746,7 +762,7 @@ class Campaign:
         if known is not None:
             record["known"] = {k: known[k] for k in ("name", "links") if k in known}
         if publish(self.root, record):
-            self.known[fid] = record
+            self.known[fid] = as_finding(record)
             self.stats.findings = len(self.known)
             if (base is None or base.get("forbidden", 1) == 0) and known is None:
                 self.new_findings += 1          # --stop-after: a known bug's is not new
@@ -759,7 +775,7 @@ class Campaign:
         added to its record here too (``_count_into`` counts a bucket's minimized programs)."""
         rec = self.known.get(fid)
         if rec is not None:
-            rec["sources"] = list(rec.get("sources") or []) + list(sources)
+            rec.sources = list(rec.sources) + list(sources)
 
 
 def reproduction(backend: str, seed: int, iterations: int, params: dict,
@@ -805,9 +821,30 @@ def kernel_source(backend, test: Test) -> str | None:
         return None
 
 
+def read_spec(name: str) -> BackendSpec:
+    """Backend name ``name`` read by hw (:func:`hw.parse_backend_spec`: the one grammar of backend
+    names); hw's one-line error as a :class:`CampaignError`."""
+    try:
+        return hw.parse_backend_spec(name)
+    except hw.BackendError as e:
+        raise CampaignError(str(e)) from None
+
+
+def spec_of(name: str, injected: bool) -> BackendSpec:
+    """:func:`read_spec` of ``name``; for a backend object handed to the campaign (``injected``:
+    tests, embedders) a name hw does not read is the caller's label: one opaque family, no
+    mutant."""
+    try:
+        return read_spec(name)
+    except CampaignError:
+        if not injected:
+            raise
+        return BackendSpec(name, name, None)
+
+
 def uses_simulator(cfg: Config) -> bool:
     """Does the campaign run the simulator (a ``sim`` or ``isa`` backend or baseline)?"""
-    return simulated(cfg.backend, cfg.baseline)
+    return any(read_spec(name).simulator for name in (cfg.backend, cfg.baseline) if name)
 
 
 def checked_model(model: str | None) -> str | None:

@@ -181,9 +181,9 @@ def compile_summary(directory: str, stats, known=(), seconds: float | None = Non
     """The summary line of a compiler campaign: programs, judged, findings in buckets (known
     ones counted), racy, errors, refused, programs/s of campaign time."""
     from .buckets import group
-    from .findings import load_findings
+    from .findings import load_finding_records
     from .known import load_known, mark_known
-    fs = load_findings(directory, on_bad=lambda m: None)
+    fs = load_finding_records(directory, on_bad=lambda m: None)
     groups = mark_known(group(fs), load_known(list(known)) if known else None)
     nk = sum(1 for g in groups if g.get("known"))
     # over the campaign's active time (every session; the slowest shard's), as the report: a
@@ -289,14 +289,14 @@ def bucket_count_text(directory: str, known=()) -> str:
     with ``known`` (known-bugs files) `` (K known)`` when some are, and the programs counted in
     a bucket without being minimized (``--known``, ``--forms-per-bucket``)."""
     from .buckets import group
-    from .findings import load_findings
+    from .findings import load_finding_records
     from .known import load_known_files, mark_known
-    fs = load_findings(directory, on_bad=lambda m: None)
+    fs = load_finding_records(directory, on_bad=lambda m: None)
     if not fs:
         return ""
     groups = mark_known(group(fs), load_known_files(known) if known else None)
     nk = sum(1 for g in groups if g.get("known"))
-    counted = sum(1 for r in fs for s in r.get("sources", []) if s.get("counted"))
+    counted = sum(1 for r in fs for s in r.sources if s.get("counted"))
     return (f" in {len(groups)} bucket(s)" + (f" ({nk} known)" if nk else "")
             + (f", {counted} more counted in their bucket without minimizing" if counted else ""))
 

@@ -54,6 +54,7 @@ from .c_strategies import NATURAL, SOURCES
 from .campaign import BATCH, Campaign, CampaignError, Config, budget_hit
 from .compile_buckets import compiler_bucket, marked_rows
 from .compilers import explain_counterexample, judge
+from .finding import as_finding
 from .findings import add_sources, publish
 from .workers import ParallelCampaign
 
@@ -87,15 +88,15 @@ def backend_name(spec: str, mutant: str | None = None) -> str:
 
 
 def parse_backend(name: str):
-    """(Compiler, mutant or None) of ``ptxc:NAME[:OPTS][:MUTANT]``."""
-    if not name.startswith(PREFIX):
-        raise CampaignError(f"not a compiler campaign backend: {name!r}")
-    parts = name[len(PREFIX):].split(":")
+    """(Compiler, mutant or None) of ``ptxc:NAME[:OPTS][:MUTANT]``, as hw reads it
+    (:func:`hw.parse_backend_spec`)."""
     try:
-        comp = ptxc.parse_spec(":".join(parts[:2]))
+        spec = hw.parse_backend_spec(name)
     except hw.BackendError as e:
         raise CampaignError(str(e)) from None
-    return comp, (parts[2] if len(parts) > 2 and parts[2] else None)
+    if not spec.compiler:
+        raise CampaignError(f"not a compiler campaign backend: {name!r}")
+    return spec.detail, spec.mutant
 
 
 def source_of(features) -> str:
@@ -351,7 +352,7 @@ class CompilerCampaign(Campaign):
                                           "found_as": b0["id"]},
         }
         if publish(self.root, record):
-            self.known[fid] = record
+            self.known[fid] = as_finding(record)
             self.stats.findings = len(self.known)
             if clean_baseline:
                 self.new_findings += 1

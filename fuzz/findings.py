@@ -15,7 +15,8 @@ from typing import Callable
 
 from litmus.ir import UNDEF
 
-from .finding import FindingFileError, finding_json, read_finding  # noqa: F401 (re-exported)
+from .finding import (Finding, FindingFileError, as_finding, finding_json,  # noqa: F401
+                      read_finding)
 from .journal import atomic_dir, atomic_write
 
 TEST_FILE = "minimized.litmus"
@@ -31,9 +32,9 @@ def warn_bad_finding(message: str) -> None:
     print(f"scopefuzz: skipping {message}", file=sys.stderr)
 
 
-def load_findings(campaign_dir: str,
-                  on_bad: Callable[[str], None] | None = warn_bad_finding) -> list[dict]:
-    """Every finding of a campaign directory, oldest first.
+def load_finding_records(campaign_dir: str,
+                         on_bad: Callable[[str], None] | None = warn_bad_finding) -> list[Finding]:
+    """Every finding of a campaign directory, typed (:class:`fuzz.finding.Finding`), oldest first.
 
     A corrupt ``finding.json`` is skipped and named through ``on_bad`` (default: a line on stderr);
     ``on_bad=None`` raises :class:`FindingFileError` instead.
@@ -55,32 +56,41 @@ def load_findings(campaign_dir: str,
             continue
         out.append(rec)
     out.sort(key=lambda r: (r.first_seen, r.id))
-    return [r.to_dict() for r in out]
+    return out
+
+
+def load_findings(campaign_dir: str,
+                  on_bad: Callable[[str], None] | None = warn_bad_finding) -> list[dict]:
+    """:func:`load_finding_records` as dictionaries (``finding.json``'s keys), for the callers
+    that keep or send the records as they are written (the campaign's known findings, a work
+    item's result handed to the xdist controller)."""
+    return [r.to_dict() for r in load_finding_records(campaign_dir, on_bad)]
 
 
 def _source_key(s: dict) -> tuple:
     return (s.get("campaign"), s.get("index"))
 
 
-def publish(campaign_dir: str, record: dict) -> bool:
+def publish(campaign_dir: str, record: Finding | dict) -> bool:
     """Write a new finding, or add ``record``'s sources to the existing one with the same id.
 
     Returns True when the finding is new.
     """
-    d = os.path.join(findings_dir(campaign_dir), record["id"])
+    f = as_finding(record)
+    d = os.path.join(findings_dir(campaign_dir), f.id)
     files = {
-        TEST_FILE: record["test"],
-        ORIGINAL_FILE: record["original"],
-        "finding.json": finding_json(record),
-        "report.md": finding_markdown(record),
+        TEST_FILE: f.test,
+        ORIGINAL_FILE: f.original,
+        "finding.json": f.to_json(),
+        "report.md": finding_markdown(f),
     }
-    if record.get("kernel"):
-        files[KERNEL_FILE] = record["kernel"]
-    if record.get("kind") == "weakening":       # fuzz --against: the lowered program, both sides
-        files.update({"ptx.litmus": record["ptx"], "explanation.txt": record["explanation"]})
+    if f.kernel:
+        files[KERNEL_FILE] = f.kernel
+    if f.kind == "weakening":                   # fuzz --against: the lowered program, both sides
+        files.update({"ptx.litmus": f.ptx, "explanation.txt": f.explanation})
     if atomic_dir(d, files):
         return True
-    add_sources(campaign_dir, record["id"], record["sources"], record)
+    add_sources(campaign_dir, f.id, f.sources, f.to_dict())
     return False
 
 
@@ -127,17 +137,17 @@ def outcome_text(outcome: dict) -> str:
     return " ".join(f"{k}={v};" for k, v in outcome.items())
 
 
-def histogram_table(record: dict) -> list[str]:
+def histogram_table(record: Finding | dict) -> list[str]:
     """Markdown rows: outcome, count, allowed/FORBIDDEN."""
     rows = ["| outcome | count | model |", "|---|---:|---|"]
-    for h in record["histogram"]:
-        rows.append(f"| `{outcome_text(h['outcome'])}` | {h['count']} | "
-                    f"{'allowed' if h['allowed'] else '**FORBIDDEN**'} |")
+    for h in as_finding(record).histogram:
+        rows.append(f"| `{outcome_text(h.get('outcome') or {})}` | {h.get('count')} | "
+                    f"{'allowed' if h.get('allowed') else '**FORBIDDEN**'} |")
     return rows
 
 
-def allowed_lines(record: dict, limit: int = 32) -> list[str]:
-    states = record.get("allowed", [])
+def allowed_lines(record: Finding | dict, limit: int = 32) -> list[str]:
+    states = as_finding(record).allowed
     lines = [f"    {outcome_text(s)}" for s in states[:limit]]
     if len(states) > limit:
         lines.append(f"    ... {len(states) - limit} more")
@@ -146,87 +156,93 @@ def allowed_lines(record: dict, limit: int = 32) -> list[str]:
     return lines
 
 
-def reproduced_text(record: dict) -> str:
-    r = record.get("reproduced", {})
+def reproduced_text(record: Finding | dict) -> str:
+    f = as_finding(record)
+    r = f.reproduced
+    iters = f.iterations if f.iterations is not None else "?"
     return (f"forbidden outcome in {r.get('hits', 0)}/{r.get('runs', 0)} re-runs of "
-            f"{record.get('iterations', '?')} iterations ({r.get('forbidden_iterations', 0)} of "
-            f"{r.get('iterations', 0)} iterations); found by {len(record.get('sources', []))} "
+            f"{iters} iterations ({r.get('forbidden_iterations', 0)} of "
+            f"{r.get('iterations', 0)} iterations); found by {len(f.sources)} "
             f"program(s)")
 
 
-def baseline_text(record: dict) -> str | None:
-    b = record.get("baseline")
+def baseline_text(record: Finding | dict) -> str | None:
+    b = as_finding(record).baseline
     if not b:
         return None
     if "error" in b:
-        return f"- baseline `{b['backend']}`: could not run ({b['error']})"
-    if b["forbidden"]:
-        return (f"- baseline `{b['backend']}` shows it too ({b['forbidden']} of {b['iterations']} "
-                "iterations): the reference backend and the model disagree")
-    return (f"- baseline `{b['backend']}`: never forbidden in {b['iterations']} iterations "
+        return f"- baseline `{b.get('backend')}`: could not run ({b['error']})"
+    if b.get("forbidden"):
+        return (f"- baseline `{b.get('backend')}` shows it too ({b['forbidden']} of "
+                f"{b.get('iterations')} iterations): the reference backend and the model disagree")
+    return (f"- baseline `{b.get('backend')}`: never forbidden in {b.get('iterations')} iterations "
             "(the bug is specific to this backend)")
 
 
-def reproduce_lines(record: dict) -> list[str]:
+def reproduce_lines(record: Finding | dict) -> list[str]:
     """The "Reproduce" section: command, tool version, backend parameters, kernel file."""
-    rep = record.get("reproduce")
+    f = as_finding(record)
+    rep = f.reproduce
     if not rep:
         return []
-    tool = record.get("tool") or {}
-    lines = ["## Reproduce", "", "In the finding's directory:", "", "```", rep["command"], "```", "",
+    tool = f.tool
+    lines = ["## Reproduce", "", "In the finding's directory:", "", "```", str(rep.get("command")),
+             "```", "",
              f"- scopefuzz {tool.get('version', '?')}"
              + (f", git revision `{tool['git']}`" if tool.get("git") else "")]
-    for k, v in sorted((record.get("params") or {}).items()):
+    for k, v in sorted(f.params.items()):
         lines.append(f"- {k}: `{v}`")
-    if record.get("kernel"):
+    if f.kernel:
         lines.append(f"- generated kernel: `{KERNEL_FILE}` (beside this report)")
     return lines + [""]
 
 
-def finding_markdown(record: dict, explanation: str | None = None) -> str:
+def finding_markdown(record: Finding | dict, explanation: str | None = None) -> str:
     """A finding written up for a bug report (Markdown, paste-ready)."""
-    if record.get("kind") == "compiler":          # fuzz --compile: checked, not run
+    f = as_finding(record)
+    if f.kind == "compiler":          # fuzz --compile: checked, not run
         from .compile_findings import compiler_markdown
-        return compiler_markdown(record, explanation)
-    if record.get("kind") == "weakening":         # fuzz --against: two models, no backend
+        return compiler_markdown(f, explanation)
+    if f.kind == "weakening":                   # fuzz --against: two models, no backend
         from .weakening_findings import weakening_markdown
-        return weakening_markdown(record, explanation)
-    m = record.get("minimize", {})
+        return weakening_markdown(f, explanation)
+    m = f.minimize
+    first = f.first
     lines = [
-        f"# Finding {record['id']}: forbidden outcome on `{record['backend']}`",
+        f"# Finding {f.id}: forbidden outcome on `{f.backend}`",
         "",
-        f"- backend: `{record['backend']}`" + (f" (mutant `{record['mutant']}`)"
-                                                if record.get("mutant") else ""),
-        f"- model: `{record.get('model', '?')}`; forbidden outcome: "
-        f"`{outcome_text(record['forbidden'][0]['outcome'])}`" if record.get("forbidden") else "",
-        f"- reproduced: {reproduced_text(record)}",
-        baseline_text(record),
+        f"- backend: `{f.backend}`" + (f" (mutant `{f.mutant}`)" if f.mutant else ""),
+        f"- model: `{f.model if 'model' in f.extra else '?'}`; forbidden outcome: "
+        f"`{outcome_text(f.outcome)}`" if f.forbidden else "",
+        f"- reproduced: {reproduced_text(f)}",
+        baseline_text(f),
         f"- minimized from {m.get('size_before', '?')} to {m.get('size_after', '?')} instructions "
         f"({m.get('accepted', 0)} reductions of {m.get('tried', 0)} tried)",
-        f"- first found: campaign seed {record.get('campaign_seed')}, program "
-        f"{record.get('first', {}).get('index')} (program seed {record.get('first', {}).get('seed')})",
+        f"- first found: campaign seed {f.campaign_seed}, program "
+        f"{first.get('index')} (program seed {first.get('seed')})",
         "",
         "## Test",
         "",
         "```",
-        record["test"].rstrip("\n"),
+        f.test.rstrip("\n"),
         "```",
         "",
-        f"## Observed on `{record['backend']}` ({record.get('iterations', '?')} iterations)",
+        f"## Observed on `{f.backend}` ({f.iterations if f.iterations is not None else '?'} "
+        "iterations)",
         "",
-        *histogram_table(record),
+        *histogram_table(f),
         "",
         "## Allowed by the model",
         "",
-        *allowed_lines(record),
+        *allowed_lines(f),
         "",
     ]
-    lines += reproduce_lines(record)
+    lines += reproduce_lines(f)
     if explanation:
         lines += ["## Why the model forbids it", "", "```", explanation.rstrip("\n"), "```", ""]
-    if record.get("evidence"):            # backend-provided, e.g. the isa backend's machine code
-        lines += [record["evidence"].rstrip("\n"), ""]
-    if m.get("steps"):
-        lines += ["## Minimization", "", "; ".join(m["steps"]), ""]
-    lines += ["## Original program", "", "```", record["original"].rstrip("\n"), "```", ""]
+    if f.evidence:                    # backend-provided, e.g. the isa backend's machine code
+        lines += [f.evidence.rstrip("\n"), ""]
+    if f.steps:
+        lines += ["## Minimization", "", "; ".join(f.steps), ""]
+    lines += ["## Original program", "", "```", f.original.rstrip("\n"), "```", ""]
     return "\n".join(line for line in lines if line is not None) + "\n"

@@ -146,7 +146,7 @@ class Gatherer:
     """The controller's side: the plan, the items as they arrive, the lost ones, the merge."""
 
     def __init__(self, config):
-        from .pytest_plugin import backend_spec
+        from .placement import backend_spec
         self.config = config
         self.specs = gateway_specs(config)
         try:

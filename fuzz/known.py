@@ -113,7 +113,6 @@ def mark_known(groups: list[dict], known: list[dict] | None) -> list[dict]:
     for g in groups:
         g["known"] = known_for(g["signature"], known)
         if g["known"] is None:
-            g["known"] = next((dict(r["known"]) for r in g.get("findings", [])
-                               if isinstance(r.get("known"), dict) and "name" in r["known"]),
+            g["known"] = next((dict(r.known) for r in g.get("findings", []) if "name" in r.known),
                               None)
     return groups

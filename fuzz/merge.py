@@ -17,7 +17,7 @@ import os
 import shutil
 
 from .campaign import JOURNAL, META
-from .findings import FindingFileError, load_findings, publish
+from .findings import FindingFileError, load_finding_records, publish
 from .journal import DoneSet, Journal, atomic_write
 from .layout import part_metas, program_entries, read_meta
 
@@ -57,7 +57,7 @@ def merge(out: str, parts: list[str]) -> dict:
         new = 0
         for d in parts:
             try:
-                recs = load_findings(d, on_bad=None)
+                recs = load_finding_records(d, on_bad=None)
             except FindingFileError as e:
                 raise MergeError(f"{e} (repair or remove it, then merge again)") from None
             for rec in recs:

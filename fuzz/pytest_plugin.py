@@ -30,68 +30,21 @@ from litmus.expected import read_expected
 
 from .compare import compare
 from . import workitems
+from .placement import backend_spec, host_place
 
 # The options, the ini value ``litmus_paths`` and the fixtures are declared by the light entry-point
 # module ``scopefuzz_pytest`` (pytest and the standard library only), which registers this module
 # when litmus collection is asked for (``--litmus``, ``litmus_paths``, ``--litmus-fuzz``).
 
 
-def worker_index() -> int:
-    """0 for the controller / a run without xdist, K for xdist worker gwK (xdist sets
-    ``PYTEST_XDIST_WORKER`` in each worker before its configuration is read)."""
-    wid = os.environ.get("PYTEST_XDIST_WORKER", "")
-    if wid.startswith("gw") and wid[2:].isdigit():
-        return int(wid[2:])
-    return 0
-
-
-def host_place(config) -> tuple[str, int, int]:
-    """(this worker's host as the controller names it, its index among that host's workers, their
-    count), from ``workerinput``; (this machine's name, 0, 1) outside xdist."""
-    wi = getattr(config, "workerinput", None) or {}
-    return (wi.get("scopefuzz_host", os.uname().nodename), int(wi.get("scopefuzz_local", 0)),
-            max(1, int(wi.get("scopefuzz_local_count", 1))))
-
-
-def _device_list(text: str, where: str) -> list[str]:
-    items = [d.strip() for d in text.split(",") if d.strip()]
-    if not items:
-        raise pytest.UsageError(f"{where} is empty")
-    return items
-
-
-def host_devices(config, host: str) -> list[str] | None:
-    """This host's devices: ``SCOPEFUZZ_DEVICES`` in its environment, else its line of the ini
-    map ``litmus_devices`` (``HOST = B1,B2``; ``* = ...`` for any other host), else None."""
-    env = os.environ.get("SCOPEFUZZ_DEVICES")
-    if env is not None:
-        return _device_list(env, "SCOPEFUZZ_DEVICES")
-    names = {host, os.uname().nodename}
-    default = None
-    for n, line in enumerate(config.getini("litmus_devices"), 1):
-        key, sep, value = line.partition("=")
-        if not sep:
-            raise pytest.UsageError(f"ini litmus_devices line {n}: {line!r}: expected HOST = B1,B2")
-        key = key.strip()
-        if key in names:
-            return _device_list(value, f"ini litmus_devices entry for {key}")
-        if key == "*":
-            default = _device_list(value, "ini litmus_devices entry for *")
-    return default
-
-
-def backend_spec(config) -> str:
-    """The backend this process uses: its own entry of --litmus-devices (by global worker number),
-    else of its host's devices (by its number on the host), else --litmus-backend."""
-    devices = config.getoption("--litmus-devices")
-    if devices:
-        items = _device_list(devices, "--litmus-devices")
-        return items[worker_index() % len(items)]
-    host, local, _ = host_place(config)
-    items = host_devices(config, host)
-    if items:
-        return items[local % len(items)]
-    return config.getoption("--litmus-backend")
+def _simulated(name: str) -> bool:
+    """Does backend ``name`` run the simulator (hw's reading, :func:`hw.parse_backend_spec`)?
+    ``none`` and a bad name do not (the items report a bad name, one line each)."""
+    import hw
+    try:
+        return hw.parse_backend_spec(name).simulator
+    except hw.BackendError:
+        return False
 
 
 class _Session:
@@ -202,10 +155,8 @@ def pytest_sessionstart(session):
     quiet = capman.global_and_fixture_disabled() if capman is not None \
         else contextlib.nullcontext()
     with quiet:
-        from .backend_names import simulated
         from .warm import compile_ahead
-        spec = backend_spec(config)
-        wait = compile_ahead(simulated(spec))
+        wait = compile_ahead(_simulated(backend_spec(config)))
         try:
             from oracle.registry import get
             from oracle.warmup import ready

@@ -23,8 +23,9 @@ from litmus.scopes import SCOPES
 from .campaign import ERRORED, EXECUTED, META
 from .buckets import group
 from .coverage import ComboTally
-from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table, load_findings,
-                       outcome_text, reproduced_text)
+from .finding import Finding
+from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table,
+                       load_finding_records, outcome_text, reproduced_text)
 from .journal import atomic_write, read_json
 from .known import mark_known
 from .layout import part_metas, program_entries
@@ -152,9 +153,8 @@ def load_campaign(directory: str, known: list[dict] | None = None) -> dict:
     combos.flush()
     for p in parts.values():
         p.finish()
-    findings = sorted(load_findings(directory),      # smallest (most actionable) first
-                      key=lambda r: (r.get("minimize", {}).get("size_after", 0),
-                                     r.get("first", {}).get("t", 0.0), r["id"]))
+    findings = sorted(load_finding_records(directory),     # smallest (most actionable) first
+                      key=lambda r: (r.size_after, r.first_seen, r.id))
     return {"dir": directory, "meta": meta, "parts": parts, "kinds": kinds, "pairs": pairs,
             "errors": errors, "refused": refused, "unconfirmed": unconfirmed,
             "findings": findings, "buckets": mark_known(group(findings), known)}
@@ -166,15 +166,17 @@ def oracle_explainer(test, outcome):
     return oracle.explain(test, outcome)
 
 
-def explain_finding(record: dict, explainer: Callable | None) -> tuple[str, str]:
+def explain_finding(record: Finding, explainer: Callable | None) -> tuple[str, str]:
     """(text, svg) of ``explainer``'s explanation of the finding's forbidden outcome (an object
     with ``text()`` and ``svg()``, as :func:`oracle.explain` returns); None: no explanation."""
     if explainer is None:
         return "explanation unavailable: no explainer given", ""
     try:
         from litmus import parse
-        test = parse(record["test"])
-        outcome = {k: v for k, v in record["forbidden"][0]["outcome"].items()}
+        test = parse(record.test)
+        outcome = dict(record.outcome)
+        if not outcome:
+            raise ValueError("the record names no forbidden outcome")
         ex = explainer(test, outcome)
         text = ex.text()
         try:
@@ -239,15 +241,14 @@ def timeline_svg(camp: dict, width: int = 640, height: int = 230) -> str:
             nmax = max(nmax, p.points[-1][1])
     marks = []
     for r in camp["findings"]:
-        first = r.get("first") or {}
-        t = first.get("t", 0.0)
-        if type(t) is not float and type(t) is not int:
-            t = 0.0
-        part = camp["parts"].get(first.get("campaign")) or (parts[0] if len(parts) == 1 else None)
+        t = r.first_seen
+        campaign = r.first.get("campaign")
+        part = (camp["parts"].get(campaign) if isinstance(campaign, str) else None) or \
+            (parts[0] if len(parts) == 1 else None)
         if part is None:        # a merged record naming no part of this directory
             continue
         tmax = max(tmax, t)
-        marks.append((t, _programs_at(part.points, t), r["id"], part.uid))
+        marks.append((t, _programs_at(part.points, t), r.id, part.uid))
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
 
     def xy(t, n):
@@ -307,7 +308,7 @@ def part_findings(camp: dict, part: dict) -> int:
     """Distinct findings first found by ``part`` (so the column sums to the report's total)."""
     if len(camp["parts"]) == 1:
         return len(camp["findings"])
-    return sum(1 for r in camp["findings"] if (r.get("first") or {}).get("campaign") == part["uid"])
+    return sum(1 for r in camp["findings"] if r.first.get("campaign") == part["uid"])
 
 
 def _throughput_rows(camp: dict) -> list[str]:
@@ -389,11 +390,11 @@ def no_finding_text(camp: dict) -> str:
     return text
 
 
-def _finding_line(r: dict) -> str:
-    return (f"[{r['id']}](findings/{r['id']}/report.md): `{r['backend']}`, "
-            f"forbidden `{outcome_text(r['forbidden'][0]['outcome'])}`, "
-            f"{r['minimize']['size_after']} instructions"
-            + (" (also on the baseline)" if (r.get("baseline") or {}).get("forbidden") else ""))
+def _finding_line(r: Finding) -> str:
+    return (f"[{r.id}](findings/{r.id}/report.md): `{r.backend}`, "
+            f"forbidden `{outcome_text(r.outcome)}`, "
+            f"{r.minimize.get('size_after', '?')} instructions"
+            + (" (also on the baseline)" if r.baseline.get("forbidden") else ""))
 
 
 def bucket_markdown(camp: dict) -> list[str]:
@@ -410,10 +411,9 @@ def bucket_markdown(camp: dict) -> list[str]:
                   "|---|---|---:|---:|---|" + ("---|" if title == "Known" else "")]
         for g in gs:
             first = g["findings"][0]
-            fst = first.get("first") or {}
             row = (f"| {g['id']} | {md_cell(g['signature'])} | {g['count']} | "
-                   f"{len(g['findings'])} | [{first['id']}](findings/{first['id']}/report.md) "
-                   f"(program {fst.get('index')}) |")
+                   f"{len(g['findings'])} | [{first.id}](findings/{first.id}/report.md) "
+                   f"(program {first.first.get('index')}) |")
             if title == "Known":
                 k = g["known"]
                 row += f" {md_cell(k['name'])}: " + ", ".join(k.get("links", [])) + " |"
@@ -437,7 +437,7 @@ def campaign_markdown(camp: dict, explanations: dict[str, tuple[str, str]]) -> s
         lines += [no_finding_text(camp), ""]
     lines += bucket_markdown(camp)
     for r in fs:
-        body = finding_markdown(r, explanations.get(r["id"], ("", ""))[0])
+        body = finding_markdown(r, explanations.get(r.id, ("", ""))[0])
         lines += ["#" + line if line.startswith("#") else line for line in body.splitlines()]
         lines.append("")
     lines += ["## Throughput", ""] + _throughput_rows(camp) + [""]
@@ -491,50 +491,51 @@ def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><tr>{h}</tr>{body}</table>'
 
 
-def _finding_html(r: dict, text: str, svg: str) -> str:
-    if r.get("kind") == "compiler":               # fuzz --compile: checked, not run
+def _finding_html(r: Finding, text: str, svg: str) -> str:
+    if r.kind == "compiler":                      # fuzz --compile: checked, not run
         from .compile_findings import compiler_html
         return compiler_html(r)
-    if r.get("kind") == "weakening":              # fuzz --against: two models, no backend
+    if r.kind == "weakening":                     # fuzz --against: two models, no backend
         from .weakening_findings import weakening_html
         return weakening_html(r)
     e = html.escape
     rows = []
-    for hrow in r["histogram"]:
-        mark = ("allowed" if hrow["allowed"] else '<span class="forbidden">FORBIDDEN</span>')
-        rows.append([f"<code>{e(outcome_text(hrow['outcome']))}</code>",
-                     f'<td class="num">{hrow["count"]}</td>', mark])
+    for hrow in r.histogram:
+        mark = ("allowed" if hrow.get("allowed") else '<span class="forbidden">FORBIDDEN</span>')
+        rows.append([f"<code>{e(outcome_text(hrow.get('outcome') or {}))}</code>",
+                     f'<td class="num">{hrow.get("count")}</td>', mark])
     allowed = "\n".join(line.strip() for line in allowed_lines(r))
-    m = r.get("minimize", {})
+    m = r.minimize
+    tool = r.tool
     parts = [
-        f'<section class="finding" id="f-{e(r["id"])}"><h2>Finding {e(r["id"])}</h2>',
+        f'<section class="finding" id="f-{e(r.id)}"><h2>Finding {e(r.id)}</h2>',
         "<ul>",
-        f"<li>backend: <code>{e(r['backend'])}</code>"
-        + (f" (mutant <code>{e(r['mutant'])}</code>)" if r.get("mutant") else "") + "</li>",
+        f"<li>backend: <code>{e(r.backend)}</code>"
+        + (f" (mutant <code>{e(r.mutant)}</code>)" if r.mutant else "") + "</li>",
         f"<li>forbidden outcome: <code class=\"forbidden\">"
-        f"{e(outcome_text(r['forbidden'][0]['outcome']))}</code></li>",
+        f"{e(outcome_text(r.outcome))}</code></li>",
         f"<li>reproduced: {e(reproduced_text(r))}</li>",
-        (f"<li>reproduce (in findings/{e(r['id'])}/): <code>{e(r['reproduce']['command'])}</code>"
-         f" with scopefuzz {e(str((r.get('tool') or {}).get('version', '?')))}"
-         + (f" (git {e(r['tool']['git'])})" if (r.get("tool") or {}).get("git") else "")
-         + "</li>") if r.get("reproduce") else "",
+        (f"<li>reproduce (in findings/{e(r.id)}/): <code>{e(str(r.reproduce.get('command')))}</code>"
+         f" with scopefuzz {e(str(tool.get('version', '?')))}"
+         + (f" (git {e(str(tool['git']))})" if tool.get("git") else "")
+         + "</li>") if r.reproduce else "",
         f"<li>{inline_code(baseline_text(r)[2:])}</li>" if baseline_text(r) else "",
         f"<li>minimized from {m.get('size_before')} to {m.get('size_after')} instructions</li>",
         "</ul>",
-        "<h3>Minimized test</h3>", f'<pre class="litmus">{e(r["test"])}</pre>',
-        f"<h3>Observed ({r.get('iterations')} iterations)</h3>",
+        "<h3>Minimized test</h3>", f'<pre class="litmus">{e(r.test)}</pre>',
+        f"<h3>Observed ({r.iterations} iterations)</h3>",
         _table(["outcome", "count", "model"], rows, "histogram"),
         "<h3>Allowed by the model</h3>", f"<pre>{e(allowed)}</pre>",
         "<h3>Why the model forbids it</h3>", f'<pre class="explanation">{e(text)}</pre>',
     ]
     if svg:
         parts.append(f'<div class="graph">{svg}</div>')
-    if m.get("steps"):
-        parts.append(f"<h3>Minimization</h3><p>{e('; '.join(m['steps']))}</p>")
-    if r.get("evidence"):
+    if r.steps:
+        parts.append(f"<h3>Minimization</h3><p>{e('; '.join(r.steps))}</p>")
+    if r.evidence:
         parts.append(f"<details open><summary>Backend evidence (compiled code)</summary>"
-                     f"<pre>{e(r['evidence'])}</pre></details>")
-    parts += [f"<details><summary>Original program</summary><pre>{e(r['original'])}</pre>"
+                     f"<pre>{e(r.evidence)}</pre></details>")
+    parts += [f"<details><summary>Original program</summary><pre>{e(r.original)}</pre>"
               "</details>", "</section>"]
     return "\n".join(parts)
 
@@ -555,8 +556,8 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
             rows = []
             for g in gs:
                 forms = "".join(
-                    f'<li><a href="#f-{e(r["id"])}">{e(r["id"])}</a>: <code>{e(r["backend"])}'
-                    f'</code>, forbidden <code>{e(outcome_text(r["forbidden"][0]["outcome"]))}'
+                    f'<li><a href="#f-{e(r.id)}">{e(r.id)}</a>: <code>{e(r.backend)}'
+                    f'</code>, forbidden <code>{e(outcome_text(r.outcome))}'
                     f'</code></li>' for r in g["findings"])
                 k = g.get("known")
                 rows.append([e(g["id"]), f"<code>{e(g['signature'])}</code>"
@@ -572,8 +573,8 @@ def campaign_html(camp: dict, explanations: dict[str, tuple[str, str]]) -> str:
         out.append(f"<p>{e(no_finding_text(camp))}</p>")
     out.append("</section>")
     for r in fs:
-        text, svg = explanations.get(r["id"], ("", ""))
-        out.append(_finding_html(r, text, scope_svg_ids(svg, f"f-{r['id']}-")))
+        text, svg = explanations.get(r.id, ("", ""))
+        out.append(_finding_html(r, text, scope_svg_ids(svg, f"f-{r.id}-")))
     # throughput
     rows = []
     for p in camp["parts"].values():
@@ -631,7 +632,7 @@ def build_report(directory: str,
     """Write ``report.html`` and ``report.md`` into ``directory``; returns their paths
     (``known``: known bugs, :func:`fuzz.known.load_known`)."""
     camp = load_campaign(directory, known)
-    explanations = {r["id"]: explain_finding(r, explainer) for r in camp["findings"]}
+    explanations = {r.id: explain_finding(r, explainer) for r in camp["findings"]}
     md = os.path.join(directory, "report.md")
     page = os.path.join(directory, "report.html")
     atomic_write(md, campaign_markdown(camp, explanations))

@@ -127,32 +127,37 @@ def write_upstream(finding_dir: str) -> str:
     if not os.path.exists(path):
         raise UpstreamError(f"{finding_dir}: not a finding directory (no finding.json)")
     try:
-        rec = read_finding(path).to_dict()
+        rec = read_finding(path)
     except FindingFileError as e:
         raise UpstreamError(str(e)) from None
-    backend = rec.get("backend", "")
-    if not backend.startswith("isa:"):
+    import hw
+    backend = rec.backend if rec.backend != "?" else ""
+    try:
+        spec = hw.parse_backend_spec(backend) if backend else None
+    except hw.BackendError as e:
+        raise UpstreamError(f"{path}: {e}") from None
+    if spec is None or spec.family != "isa":
         raise UpstreamError(f"{path}: an upstream report is for isa findings (compiled code), "
                             f"not {backend or '?'}")
-    from hw.isa.backend import make_backend
+    from hw.isa.backend import IsaBackend, tools_available
     from hw.isa.crosscheck import check, side_by_side
     from hw.isa.evidence import listing
     from hw.isa import toolchain
-    spec = backend[len("isa:"):]
-    parts = spec.split(":")
-    target_spec = parts[0]
+    why = tools_available()
+    if why:
+        raise UpstreamError(f"{path}: isa backend: {why}")
     try:
-        be = make_backend(target_spec)        # the compiler's own code: no mutant edits
+        be = IsaBackend(spec.detail, None)    # the compiler's own code: no mutant edits
     except Exception as e:
         raise UpstreamError(f"{path}: {e}") from None
-    test = parse(rec["test"])
+    test = parse(rec.test)
     b = be.build(test)
     from hw.isa import machine as glue
     glue.machine(b)
-    bucket = rec.get("bucket") or {}
+    bucket = rec.bucket
     if not bucket:
         from .buckets import bucket_of
-        bucket = bucket_of(rec, be)
+        bucket = bucket_of(rec.to_dict(), be)
     t = be.target
     up = os.path.join(finding_dir, "upstream")
     os.makedirs(up, exist_ok=True)
@@ -202,7 +207,7 @@ def write_upstream(finding_dir: str) -> str:
     culprit = bucket.get("signature", "?")
     title = _title(bucket, t.name)
     lines = [f"# {title}", "",
-             f"Found by scopefuzz (finding `{rec['id']}`, bucket `{bucket.get('id', '?')}`: "
+             f"Found by scopefuzz (finding `{rec.id}`, bucket `{bucket.get('id', '?')}`: "
              f"`{culprit}`) on `{backend}` with {toolchain.version()}.", "",
              "## Reduced reproducer (LLVM IR)", ""]
     if note:
@@ -235,10 +240,10 @@ def write_upstream(finding_dir: str) -> str:
               "the same memory accesses. `^` lines name the differences:", "", "```",
               side_by_side(b, checks).rstrip("\n"), "```", "",
               "## Litmus test and the simulator's histogram", "", "```",
-              rec["test"].rstrip("\n"), "```", "",
-              f"The memory model (`{rec.get('model', 'amdgpu')}`, AMDGPUUsage's) forbids "
-              f"`{outcome_text(rec['forbidden'][0]['outcome'])}`; the compiled code run on "
-              f"scopefuzz's simulator of {t.name} ({rec.get('iterations', '?')} iterations):", "",
+              rec.test.rstrip("\n"), "```", "",
+              f"The memory model (`{rec.model if rec.model is not None else 'amdgpu'}`, AMDGPUUsage's) forbids "
+              f"`{outcome_text(rec.outcome)}`; the compiled code run on "
+              f"scopefuzz's simulator of {t.name} ({rec.iterations if rec.iterations is not None else '?'} iterations):", "",
               *histogram_table(rec), "",
               "## What would confirm it on hardware", "",
               f"Run `upstream/test.cl` on a {t.name} GPU with one workgroup per kernel as the "

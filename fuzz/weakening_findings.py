@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import html
 
+from .finding import Finding, as_finding
+
 #: the ``backend`` of a weakening campaign in ``campaign.json``: ``against:MODEL``
 PREFIX = "against:"
 #: journal statuses of the programs the Tile IR model finds race-free (judged)
@@ -35,68 +37,67 @@ def _block(title: str, text: str) -> list[str]:
     return [f"## {title}", "", "```", (text or "").rstrip("\n"), "```", ""]
 
 
-def weakening_markdown(record: dict, explanation: str | None = None) -> str:
+def _head(f: Finding) -> tuple[dict, dict, dict, str, str]:
+    return f.bucket, f.minimize, f.first, f.model or "tileir", f.against
+
+
+def weakening_markdown(record: Finding | dict, explanation: str | None = None) -> str:
     """The counterexample as Markdown (``explanation``, the report's own, is not used: the
     record holds both sides' explanation under its models)."""
-    b = record.get("bucket") or {}
-    m = record.get("minimize") or {}
-    fst = record.get("first") or {}
-    model, against = record.get("model", "tileir"), record.get("against", "ptx")
+    f = as_finding(record)
+    b, m, fst, model, against = _head(f)
     lines = [
-        f"# Finding {record['id']}: `{against}` allows an outcome `{model}` forbids "
+        f"# Finding {f.id}: `{against}` allows an outcome `{model}` forbids "
         f"(strict weakening broken)",
         "",
         f"- models: Tile IR `{model}`, PTX `{against}` (the program lowered by "
         "litmus/mappings/tileir_ptx.py)",
         f"- bucket {b.get('id', '?')}: {b.get('signature', '?')}",
-        f"- {len(record.get('forbidden', []))} PTX outcome(s) the Tile IR model forbids: "
-        + "; ".join(f"`{_outcome(f['outcome'])}`" for f in record.get("forbidden", [])),
-        f"- found by {len(record.get('sources', []))} program(s); first: campaign seed "
-        f"{record.get('campaign_seed')}, program {fst.get('index')} ({fst.get('name', '?')})",
+        f"- {len(f.forbidden)} PTX outcome(s) the Tile IR model forbids: "
+        + "; ".join(f"`{_outcome(o.get('outcome') or {})}`" for o in f.forbidden),
+        f"- found by {len(f.sources)} program(s); first: campaign seed "
+        f"{f.campaign_seed}, program {fst.get('index')} ({fst.get('name', '?')})",
         f"- minimized from {m.get('size_before', '?')} to {m.get('size_after', '?')} ops "
-        f"in {m.get('seconds', '?')} s; also in counterexamples/{record.get('counterexample')}/",
+        f"in {m.get('seconds', '?')} s; also in counterexamples/{f.counterexample}/",
         "",
     ]
-    lines += _block(f"Tile IR program ({model})", record["test"])
-    lines += _block(f"Lowered PTX program ({against})", record.get("ptx", ""))
-    if record.get("reproduce"):
+    lines += _block(f"Tile IR program ({model})", f.test)
+    lines += _block(f"Lowered PTX program ({against})", f.ptx)
+    if f.reproduce:
         lines += ["## Reproduce", "", "In the finding's directory:", "", "```",
-                  record["reproduce"]["command"], "```", ""]
-    lines += _block("Explanation: both sides", record.get("explanation", ""))
-    lines += _block("Original program", record.get("original", ""))
+                  str(f.reproduce.get("command")), "```", ""]
+    lines += _block("Explanation: both sides", f.explanation)
+    lines += _block("Original program", f.original)
     return "\n".join(lines) + "\n"
 
 
-def weakening_html(record: dict) -> str:
+def weakening_html(record: Finding | dict) -> str:
     """The counterexample as an HTML section of the campaign report."""
     e = html.escape
-    b = record.get("bucket") or {}
-    m = record.get("minimize") or {}
-    fst = record.get("first") or {}
-    model, against = record.get("model", "tileir"), record.get("against", "ptx")
+    f = as_finding(record)
+    b, m, fst, model, against = _head(f)
     return "\n".join([
-        f'<section class="finding" id="f-{e(record["id"])}"><h2>Finding {e(record["id"])}: '
+        f'<section class="finding" id="f-{e(f.id)}"><h2>Finding {e(f.id)}: '
         f"<code>{e(against)}</code> allows an outcome <code>{e(model)}</code> forbids</h2>",
         "<ul>",
         f"<li>models: Tile IR <code>{e(model)}</code>, PTX <code>{e(against)}</code></li>",
-        f"<li>bucket {e(b.get('id', '?'))}: <code>{e(b.get('signature', '?'))}</code></li>",
+        f"<li>bucket {e(str(b.get('id', '?')))}: <code>{e(str(b.get('signature', '?')))}</code></li>",
         "<li>PTX outcomes the Tile IR model forbids: "
-        + "; ".join(f'<code class="forbidden">{e(_outcome(f["outcome"]))}</code>'
-                    for f in record.get("forbidden", [])) + "</li>",
-        f"<li>found by {len(record.get('sources', []))} program(s); first: program "
+        + "; ".join(f'<code class="forbidden">{e(_outcome(o.get("outcome") or {}))}</code>'
+                    for o in f.forbidden) + "</li>",
+        f"<li>found by {len(f.sources)} program(s); first: program "
         f"{e(str(fst.get('index')))} ({e(str(fst.get('name', '?')))})</li>",
         f"<li>minimized from {m.get('size_before')} to {m.get('size_after')} ops; "
-        f"counterexamples/{e(str(record.get('counterexample')))}/</li>",
-        (f"<li>reproduce (in findings/{e(record['id'])}/): "
-         f"<code>{e(record['reproduce']['command'])}</code></li>") if record.get("reproduce")
-        else "",
+        f"counterexamples/{e(str(f.counterexample))}/</li>",
+        (f"<li>reproduce (in findings/{e(f.id)}/): "
+         f"<code>{e(str(f.reproduce.get('command')))}</code></li>") if f.reproduce else "",
         "</ul>",
-        f"<h3>Tile IR program ({e(model)})</h3>", f'<pre class="litmus">{e(record["test"])}</pre>',
+        f"<h3>Tile IR program ({e(model)})</h3>", f'<pre class="litmus">{e(f.test)}</pre>',
         f"<h3>Lowered PTX program ({e(against)})</h3>",
-        f'<pre class="litmus">{e(record.get("ptx", ""))}</pre>',
+        f'<pre class="litmus">{e(f.ptx)}</pre>',
         "<h3>Explanation: both sides</h3>",
-        f'<pre class="explanation">{e(record.get("explanation", ""))}</pre>',
-        f"<details><summary>Original program</summary><pre>{e(record.get('original', ''))}</pre>"
+        f'<pre class="explanation">{e(f.explanation)}</pre>',
+        f"<details><summary>Original program</summary><pre>{e(f.original)}</pre>"
         "</details>", "</section>",
     ])
 

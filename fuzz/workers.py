@@ -30,7 +30,8 @@ import signal
 import sys
 import time
 
-from .backend_names import backend_family, owns_device
+import hw
+
 from .campaign import Campaign, CampaignError, Config, Stats, lock_campaign
 from .coverage import Coverage
 from .findings import findings_dir
@@ -57,7 +58,11 @@ def default_jobs(backend: str, devices: list[str] | None) -> int:
     unless ``--devices`` lists more), else one per core."""
     if devices:
         return len(devices)
-    return 1 if owns_device(backend) else cores()
+    try:
+        device = hw.parse_backend_spec(backend).device
+    except hw.BackendError:           # named by the campaign when it opens the backend
+        device = False
+    return 1 if device else cores()
 
 
 def numba_threads(jobs: int) -> int:
@@ -178,19 +183,16 @@ class ParallelCampaign:
     def check_backends(self) -> None:
         """Bad backend names fail here, before DIR is touched (device backends are opened by the
         workers only: a device belongs to one process)."""
-        import hw
         for spec in sorted(set(self.devices or [self.cfg.backend]) | {self.cfg.baseline} - {None}):
             try:
-                if owns_device(spec):
-                    if backend_family(spec) not in hw.FAMILIES:
-                        raise hw.BackendError(f"unknown backend {spec!r}")
-                else:
-                    b = hw.get_backend(spec)
-                    try:       # it must run the programs' dialect (--model ptx: not the simulator)
-                        Campaign(dataclasses.replace(self.cfg, backend=spec, baseline=None),
-                                 backend=b).check_backend()
-                    finally:
-                        b.close()
+                if hw.parse_backend_spec(spec).device:    # read for its shape, opened by workers
+                    continue
+                b = hw.get_backend(spec)
+                try:       # it must run the programs' dialect (--model ptx: not the simulator)
+                    Campaign(dataclasses.replace(self.cfg, backend=spec, baseline=None),
+                             backend=b).check_backend()
+                finally:
+                    b.close()
             except hw.BackendError as e:
                 raise CampaignError(str(e)) from None
 

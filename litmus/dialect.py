@@ -47,6 +47,9 @@ class Dialect:
     - ``control_flow``: whether its programs have branches, labels and computed values
       (litmus/cfg.py), i.e. are not straight-line code.
     - ``package``: the unit's folder, for messages (``litmus/dialects/<name>/``).
+    - ``c_comments``: its text is C's (``//`` and ``/* */`` comments): ``(*p)`` is a dereference,
+      not an OCaml-style comment, so :func:`litmus.parse` reads its header word before
+      stripping those (C and the C family).
     - ``mapped_to`` and ``mapping``: a dialect whose programs a compiler turns into another
       dialect's names that dialect (Tile IR: ``PTX``) and the mapping, ``"module:function"``
       (``Test -> str``, the other dialect's text; a ``ValueError`` for what it cannot map),
@@ -66,6 +69,7 @@ class Dialect:
     aliases: tuple[str, ...] = ()
     suffix: str = ".litmus"
     package: str = ""
+    c_comments: bool = False
     mapped_to: str = ""
     mapping: str = ""
 
@@ -111,6 +115,16 @@ def register(dialect: Dialect) -> Dialect:
     for word in dialect.words + dialect.aliases:
         _BY_WORD[word] = dialect
     return dialect
+
+
+def unregister(name: str) -> None:
+    """Remove the dialect ``name`` and its words (a unit registered for a while: a test, a
+    plug-in that unloads); nothing when it is not registered."""
+    d = _BY_NAME.pop(name, None)
+    if d is not None:
+        for word in d.words + d.aliases:
+            if _BY_WORD.get(word) is d:
+                del _BY_WORD[word]
 
 
 def get(word: str) -> Dialect:

@@ -36,7 +36,7 @@ from .search import explore_pe, product_rows
 from .states import SMALL_SET, States
 from .registry import ModelUnit, get as get_unit
 from .ubflags import witness
-from .warmup import ready
+from .ready import ready
 
 
 @dataclass

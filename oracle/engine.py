@@ -44,6 +44,10 @@ def _bit(j):
     return np.uint64(1) << np.uint64(j)
 
 
+#: bit ``j`` of a row as a uint64 (public: the model units' static derivations use it)
+bit = _bit
+
+
 @njit(cache=True, inline='always')
 def _wbit(j):
     """Bit ``j & 63`` as a uint64 (the word is ``j >> 6``)."""

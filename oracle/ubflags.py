@@ -3,7 +3,7 @@
 A model unit may declare flags of its model file as undefined behaviour (``ModelUnit.ub_flags``;
 Tile IR's ``racy``: "Programs with data races have undefined behaviour", 7.10). The engine says
 only that some consistent execution raised the flag; :func:`witness` finds one such execution
-with the compiled model itself (:func:`oracle.explanation.candidates`, which evaluates every
+with the compiled model itself (:func:`oracle.candidates.candidates`, which evaluates every
 candidate and keeps the slots) and names the first pair in the flag's relation, so that the
 ``ub`` reason of the result says which two accesses race.
 """
@@ -11,6 +11,7 @@ candidate and keeps the slots) and names the first pair in the flag's relation, 
 from __future__ import annotations
 
 from .events import PreExecution
+from .candidates import candidates
 from .lang import Program
 
 #: candidates looked at per flag before giving up naming the pair
@@ -25,7 +26,6 @@ def _who(pe: PreExecution, e: int) -> str:
 def witness(pes: list[PreExecution], prog: Program, hints: frozenset, flag: str) -> str:
     """``"FLAG: A / B"`` for the first pair (A, B) of a consistent execution raising ``flag``
     (a ``flag nonempty`` statement); ``"FLAG"`` alone when none is found within the budget."""
-    from .explanation import candidates          # explanation imports check, which imports us
     st = next(s for s in prog.stmts if s.kind == "flag" and s.name == flag)
     slot = prog.node_slots[id(st.expr)]
     seen = 0

@@ -16,10 +16,10 @@ stderr (:func:`oracle.jitcache.announce_compiles`).
 from __future__ import annotations
 
 from litmus import parse
-from litmus.dialect import find as find_dialect
 from litmus.ir import prop_atoms
 
-from .registry import ModelUnit, get as get_unit, names
+from .ready import ready, sample  # noqa: F401 (re-exported: one home, oracle/ready.py)
+from .registry import get as get_unit, names
 
 #: A C program over 64 events (22 threads each storing to a location of its own: an initial
 #: write, the store and a final read each), so that :func:`warm` also loads the search's
@@ -29,47 +29,6 @@ WIDE_SAMPLE = ("C warmup-wide\n{ " + " ".join(f"[z{i}] = 0;" for i in range(22))
                + "\n".join(f"P{i} (atomic_int* z{i}) {{ atomic_store_explicit(z{i}, 1, "
                            f"memory_order_relaxed); }}" for i in range(22))
                + "\nexists (z0 == 1)\n")
-
-_READY: set[str] = set()
-
-
-def sample(unit: ModelUnit):
-    """The warm-up program of the unit's first dialect that has one: the dialect record's
-    ``sample`` (:class:`litmus.dialect.Dialect`, one home for every warm-up program: message
-    passing with a release/acquire pair, every builder's common path and the search with more
-    than one candidate); None when no dialect of the unit is registered with one."""
-    for dialect in unit.dialects:
-        record = find_dialect(dialect)
-        if record is not None and record.sample:
-            return parse(record.sample, f"<warm-up {dialect}>")
-    return None
-
-
-def ready(unit: ModelUnit) -> None:
-    """Load (or compile) the compiled code :func:`oracle.check` runs for ``unit``: once per
-    process, before the check's clock starts. A unit whose dialects have no sample warms the
-    engine's search with another unit's sample (its own compiled code, if any, then loads inside
-    its first check)."""
-    if unit.name in _READY:
-        return
-    _READY.add(unit.name)
-    test = sample(unit)
-    if test is None:
-        if _READY - {unit.name}:
-            return                  # the engine is loaded already
-        for other in names():
-            if sample(get_unit(other)) is not None:
-                ready(get_unit(other))
-                return
-        return
-    from litmus.jitprogress import label
-    from .lang import load_model
-    from .search import explore_pe
-    label("oracle", f"model {unit.name}")
-    prog = load_model(unit.name)
-    for pe in unit.build(test):
-        explore_pe(pe, prog, unit)
-
 
 def warm(models: list[str] | None = None) -> list[str]:
     """Compile or load everything the oracle runs for ``models`` (default: every registered

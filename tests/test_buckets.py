@@ -17,6 +17,7 @@ import pytest
 
 import litmus
 from fuzz.buckets import bucket_of, flavour, group, signature
+from fuzz.finding import Finding
 from fuzz.known import KnownFileError, default_known_path, load_known, mark_known
 
 MP_LD = """AMDGPU a
@@ -93,13 +94,15 @@ def test_flavours_fold_spelling():
 
 
 def test_group_counts_programs_and_keeps_unbucketed_findings_apart():
-    recs = [{"id": "f1", "bucket": {"id": "B", "signature": "s", "kind": "model"},
-             "sources": [{}, {}]},
-            {"id": "f2", "bucket": {"id": "B", "signature": "s", "kind": "model"},
-             "sources": [{}]},
-            {"id": "f3", "sources": [{}]}]
+    recs = [Finding("f1", "", [], [{}, {}], {"bucket": {"id": "B", "signature": "s",
+                                                        "kind": "model"}}),
+            Finding("f2", "", [], [{}], {"bucket": {"id": "B", "signature": "s", "kind": "model"}}),
+            Finding("f3", "", [], [{}]),
+            Finding("f4", "", [], [{"counted": True}], {"bucket": "damaged"})]
     gs = group(recs)
-    assert [(g["id"], g["count"], len(g["findings"])) for g in gs] == [("B", 3, 2), ("f3", 1, 1)]
+    assert [(g["id"], g["count"], len(g["findings"])) for g in gs] == \
+        [("B", 3, 2), ("f3", 1, 1), ("f4", 1, 1)]
+    assert gs[2]["signature"] == "finding f4" and gs[2]["counted"] == 1
 
 
 def test_known_file_marks_buckets(tmp_path):

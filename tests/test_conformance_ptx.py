@@ -167,10 +167,10 @@ def test_fence_sc_orders_are_the_acyclic_orientations_of_morally_strong_pairs():
 exists (x == 1)
 """)
     from litmus.cfg import paths_per_thread
-    from oracle.models.path_executions import _build
+    from oracle.models.path_executions import build_combination
     from oracle.models.ptx import builder
     combo = [ps[0] for ps in paths_per_thread(t, seed=False, deps=True)]
-    st = builder._Static(t, _build(t, combo), builder._path_deps(combo))
+    st = builder._Static(t, build_combination(t, combo), builder._path_deps(combo))
     orders = {frozenset((a, b) for a, row in enumerate(o) for b in builder._bits(row))
               for o in st.all_fence_sc_orders()}
     assert len(orders) == 6

@@ -95,3 +95,42 @@ def test_out_naming_a_file_says_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert status == 3
     assert "is a file, not a campaign directory" in err and "--resume" not in err
+
+
+#: wrong types in the fields the renderers read (the typed record gives a neutral value)
+DAMAGE = {"backend": 3, "mutant": ["m"], "minimize": "x", "first": [1], "histogram": 5,
+          "allowed": {"a": 1}, "bucket": "b", "baseline": 7, "reproduce": "cmd", "tool": [],
+          "params": "p", "iterations": "many", "evidence": {"e": 1}, "original": None,
+          "known": "k", "reproduced": [2]}
+
+
+def test_wrong_typed_fields_render_and_merge_and_resume(tmp_path, capsys):
+    """A finding.json whose optional fields have the wrong types (issue 33, issue 34's typed
+    record): ``report`` writes both pages, ``merge`` copies it, ``--resume`` goes on; the
+    finding's id, test and outcome still show."""
+    from fuzz.findings import finding_markdown, load_finding_records
+    from fuzz.merge import merge
+    out = str(tmp_path / "c")
+    cfg = _campaign(out, programs=16, stale=0.3)
+    recs = load_findings(out)
+    assert recs
+    rec = recs[0]
+    path = os.path.join(out, "findings", rec["id"], "finding.json")
+    open(path, "w", encoding="utf-8").write(json.dumps(dict(rec, **DAMAGE)))
+    bad = {r.id: r for r in load_finding_records(out)}[rec["id"]]
+    assert (bad.backend, bad.mutant, bad.minimize, bad.histogram, bad.bucket, bad.original) == \
+        ("?", None, {}, [], {}, "")
+    text = finding_markdown(bad)
+    assert rec["test"].rstrip("\n") in text and "forbidden outcome on `?`" in text
+    assert main(["report", out]) == 0
+    md = open(os.path.join(out, "report.md"), encoding="utf-8").read()
+    assert f"[{rec['id']}](findings/{rec['id']}/report.md): `?`" in md
+    assert f'id="f-{rec["id"]}"' in open(os.path.join(out, "report.html"), encoding="utf-8").read()
+    assert merge(str(tmp_path / "m"), [out])["findings"] == len(recs)
+    merged = json.load(open(os.path.join(tmp_path, "m", "findings", rec["id"], "finding.json"),
+                            encoding="utf-8"))
+    assert {k: merged[k] for k in DAMAGE} == DAMAGE            # kept as written, not "repaired"
+    more = dataclasses.replace(cfg, resume=True, programs=24)
+    resumed = Campaign(more, backend=StaleReadBackend(0.3), checker=sc_check)
+    resumed.run()
+    assert resumed.stats.programs == 24 and rec["id"] in resumed.known

@@ -178,7 +178,9 @@ def test_default_known_files_per_campaign_kind():
 
 
 def _record(bid, sig, found_as, sources):
-    return {"bucket": {"id": bid, "signature": sig, "found_as": found_as}, "sources": sources}
+    from fuzz.finding import Finding
+    return Finding("f1", "", [], sources,
+                   {"bucket": {"id": bid, "signature": sig, "found_as": found_as}})
 
 
 def test_a_bucket_minimized_into_a_known_bug_is_counted_as_that_bug(tmp_path):

@@ -177,17 +177,11 @@ def private_imports(package: str) -> list[str]:
     return bad
 
 
-#: Circles and private imports that were there when the check came (issue 34); the list may only
-#: shrink: fix one, then delete its entry (the tests below fail on an entry that is gone).
-CIRCLES_ALLOWED = {
-    ("oracle.check", "oracle.explanation", "oracle.ubflags", "oracle.warmup"),   # issue 34
-    ("hw.opencl.codegen", "hw.opencl.emit_ptx"),                                  # issue 34
-    ("fuzz.gather", "fuzz.pytest_plugin"),                                        # issue 34
-}
-PRIVATE_ALLOWED = {
-    "oracle/models/amdgpu/static.py: oracle.engine._bit",                        # issue 34
-    "oracle/models/ptx/builder.py: oracle.models.path_executions._build",        # issue 34
-}
+#: Circles and private imports allowed: none (issue 34 removed the last ones: the oracle's
+#: check / explanation / ubflags / warmup, hw.opencl's codegen / emit_ptx, fuzz's gather /
+#: pytest_plugin, oracle.engine._bit and path_executions._build); they must stay empty.
+CIRCLES_ALLOWED: set[tuple[str, ...]] = set()
+PRIVATE_ALLOWED: set[str] = set()
 
 
 def _without_line(entry: str) -> str:
@@ -230,6 +224,33 @@ def test_the_circle_and_private_checks_see_lazy_relative_imports(tmp_path, monke
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert circles(package_graph("hw")) == [("hw.a", "hw.b"), ("hw.sub.d", "hw.sub.e")]
     assert private_imports("hw") == ["hw/sub/d.py:1: hw.c._hidden"]
+
+
+def test_the_layer_test_fails_on_a_new_circle_or_private_import(tmp_path, monkeypatch):
+    """The gate itself (not only the checker): on a tree with a circle, and on one with a
+    private name imported from another package, the layer tests above fail; on the clean tree
+    they pass."""
+    pkg = tmp_path / "hw"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    return 1\n")
+    (pkg / "b.py").write_text("from .a import f\n")
+    (tmp_path / "litmus").mkdir()
+    (tmp_path / "litmus" / "__init__.py").write_text("")
+    (tmp_path / "litmus" / "ir.py").write_text("_private = 1\npublic = 2\n")
+    me = sys.modules[__name__]
+    monkeypatch.setattr(me, "ROOT", tmp_path)
+    monkeypatch.setattr(me, "CIRCLES_ALLOWED", set())
+    monkeypatch.setattr(me, "PRIVATE_ALLOWED", set())
+    test_no_new_import_circle_inside_a_package("hw")             # clean: both pass
+    test_no_private_name_imported_from_another_package("hw")
+    (pkg / "a.py").write_text("def f():\n    from . import b\n    return b\n")   # a lazy circle
+    with pytest.raises(AssertionError, match="an import circle"):
+        test_no_new_import_circle_inside_a_package("hw")
+    (pkg / "a.py").write_text("def f():\n    return 1\n")
+    (pkg / "b.py").write_text("from litmus.ir import public, _private\n")
+    with pytest.raises(AssertionError, match="a private name of another package"):
+        test_no_private_name_imported_from_another_package("hw")
 
 
 # --- no test of a dialect's NAME outside the dialect units (issue 34) ----------------------------

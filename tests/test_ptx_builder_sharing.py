@@ -15,7 +15,7 @@ import pytest
 from litmus import parse, parse_file
 from litmus.cfg import paths_per_thread
 from oracle import check
-from oracle.models.path_executions import _build, justifiable_combinations
+from oracle.models.path_executions import build_combination, justifiable_combinations
 from oracle.models.ptx import builder
 
 PROGRAMS = {
@@ -49,7 +49,7 @@ def _unshared(test):
     # (the combinations the builder keeps: tests/test_ptx_fence_sc.py checks that the ones it
     # drops add nothing)
     for combo in justifiable_combinations(test, paths_per_thread(test, seed=False, deps=True)):
-        x0 = _build(test, combo)
+        x0 = build_combination(test, combo)
         bar_ids = {x0.op_event[tid][k]: op.bar_id for tid, path in enumerate(combo)
                    for k, op in enumerate(path.ops) if op.kind == "B"}
         outcomes = builder.barrier_outcomes(test, x0, bar_ids)

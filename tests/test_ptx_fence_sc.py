@@ -18,7 +18,7 @@ from litmus.cfg import paths_per_thread
 from oracle import check
 from oracle.check import clear_cache
 from oracle.errors import OracleError
-from oracle.models.path_executions import _build
+from oracle.models.path_executions import build_combination
 from oracle.models.ptx import builder
 
 
@@ -53,7 +53,7 @@ def _reference_orders(sta) -> list[list[int]]:
 
 def _statics(test):
     for combo in itertools.product(*paths_per_thread(test, seed=False, deps=True)):
-        yield builder._Static(test, _build(test, combo), builder._path_deps(combo))
+        yield builder._Static(test, build_combination(test, combo), builder._path_deps(combo))
 
 
 def _subsequence(small, big) -> bool:

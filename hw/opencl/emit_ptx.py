@@ -26,7 +26,7 @@ from litmus import Instr
 from litmus.cfg import attr
 from litmus.print_ptx import format_ptx_instr
 
-from .codegen import CodegenError, Emitter
+from .emitter import CodegenError, Emitter
 
 #: the program model's scope word -> PTX scope. OpenCL launches no thread-block clusters, so a
 #: test's .cluster scope becomes .gpu, which includes every thread of any cluster (stronger)

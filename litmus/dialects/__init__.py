@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Mapping
 from typing import Callable
 
 from ..dialect import Dialect, PrintError, find, register, registered
@@ -27,15 +28,45 @@ UNITS = (amdgpu, c, vulkan, tileir, ptx, opencl, cuda)
 for _unit in UNITS:
     register(_unit.DIALECT)
 
+class _ByWord(Mapping):
+    """A read-only view of the registry (:mod:`litmus.dialect`): dialect word -> what
+    ``value(record)`` gives, over the records registered now (a unit registered later, e.g. from
+    outside litmus/dialects/, is in it at once)."""
+
+    def __init__(self, value: Callable[[Dialect], object], aliases: bool):
+        self._value = value
+        self._aliases = aliases
+
+    def _words(self) -> list[tuple[str, Dialect]]:
+        return [(w, d) for d in registered() for w in d.words + d.aliases * self._aliases]
+
+    def __getitem__(self, word: str):
+        d = find(word)
+        if d is None or (not self._aliases and word not in d.words):
+            raise KeyError(word)
+        return self._value(d)
+
+    def __iter__(self):
+        return iter([w for w, _ in self._words()])
+
+    def __len__(self) -> int:
+        return len(self._words())
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
 #: dialect word (as written in the header, case-sensitive) -> parser(text, path) -> Test
-#: (derived from the records; kept for callers from before issue 34)
-FRONT_ENDS: dict[str, Callable[[str, str], Test]] = {
-    w: d.parse for d in registered() for w in d.words + d.aliases}
+#: (a view of the records; kept for callers from before issue 34)
+FRONT_ENDS: Mapping[str, Callable[[str, str], Test]] = _ByWord(lambda d: d.parse, aliases=True)
 
 #: default memory model of each dialect word a test can carry (DESIGN.md, `scopefuzz check`)
-DEFAULT_MODEL = {w: d.model for d in registered() for w in d.words}
+DEFAULT_MODEL: Mapping[str, str] = _ByWord(lambda d: d.model, aliases=False)
 
-KNOWN_DIALECTS = ("AMDGPU", "C", "Vulkan", "VULKAN", "PTX", "OPENCL", "CUDA", "TILEIR")
+
+def known_dialects() -> tuple[str, ...]:
+    """The header words of the registered dialects, in registration order (for messages)."""
+    return tuple(w for d in registered() for w in d.words)
 
 
 def format_test(test: Test) -> str:
@@ -77,22 +108,19 @@ def parse(text: str, path: str = "<string>") -> Test:
 
 
 def _parse(text: str, path: str) -> Test:
-    m = re.match(r"\s*(C|OPENCL|CUDA)\s", text)   # '(*p)' is a C dereference, not a comment
-    if m:
-        return FRONT_ENDS[m.group(1)](text, path)
+    m = re.match(r"\s*(\S+)\s", text)
+    if m and getattr(find(m.group(1)), "c_comments", False):
+        return find(m.group(1)).parse(text, path)   # '(*p)' is a C dereference, not a comment
     src = Source(text, path)          # reports unterminated comments and quotes first
     m = re.search(r"\S+", src.clean)
     if not m:
         raise src.error(len(text), "empty file: expected a header '<DIALECT> <name>'")
     word = m.group()
-    front = FRONT_ENDS.get(word)
-    if front is None:
-        if word in KNOWN_DIALECTS:
-            raise src.error(m.start(), f"dialect {word!r} has no front end yet "
-                                       f"(readable: {', '.join(sorted(FRONT_ENDS))})")
+    d = find(word)
+    if d is None:
         raise src.error(m.start(), f"unknown dialect {word!r} (expected one of "
-                                   f"{', '.join(KNOWN_DIALECTS)})")
-    return front(text, path)
+                                   f"{', '.join(known_dialects())})")
+    return d.parse(text, path)
 
 
 #: the largest litmus file read, in bytes (real tests are a few KB; a conformance suite's largest

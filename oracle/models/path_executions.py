@@ -4,11 +4,11 @@ The execution side the rc11 and vulkan builders share (these dialects branch and
 litmus/cfg.py): for one combination of thread paths (each with the values its reads returned),
 the events — one initial write per location (``tid == -1``), then each thread's operations in
 program order (an rmw gives a read and a write related by ``rmw``) — with po, rmw, loc, ext and
-the basic sets (:func:`_build`), and which combinations of paths can occur at all
-(:func:`justifiable_combinations`). The PTX builder turns :func:`_build`'s form into the engine's
-pre-executions (rc11, c11, opencl and vulkan build tables straight from the paths,
-:mod:`oracle.models.path_tables`); the Python references of the two models (:mod:`oracle.models.reference_paths`) enumerate rf and co over
-it themselves.
+the basic sets (:func:`build_combination`), and which combinations of paths can occur at all
+(:func:`justifiable_combinations`). The PTX builder turns :func:`build_combination`'s form into
+the engine's pre-executions (rc11, c11, opencl and vulkan build tables straight from the paths,
+:mod:`oracle.models.path_tables`); the Python references of the two models
+(:mod:`oracle.models.reference_paths`) enumerate rf and co over it themselves.
 
 Relations are lists of Python ints, one bit-set row per event (bit j of row i: i -> j).
 """
@@ -151,7 +151,7 @@ class Execution:
         return self.cache["fr"]
 
 
-def _build(test: Test, combo: tuple[Path, ...]):
+def build_combination(test: Test, combo: tuple[Path, ...]):
     events: list[Event] = []
     for loc in test.locations:
         events.append(Event(len(events), -1, "W", loc.name, loc.init, None, atomic=True))
@@ -221,7 +221,7 @@ def _build(test: Test, combo: tuple[Path, ...]):
 
 def add_observables(pe, test: Test, combo, x0, final: dict) -> None:
     """Outcome keys of one path combination built in readable form (``x0`` from
-    :func:`_build`; the PTX builder): each register is the value an event read (or a constant
+    :func:`build_combination`; the PTX builder): each register is the value an event read (or a constant
     the path assigned), each global the value its final-memory read ``final[name]`` sees."""
     for tid, path in enumerate(combo):
         regs = path.reg_dict()

@@ -5,7 +5,7 @@ The rc11 and vulkan builders share the layout and the relations that come from t
 each adds the sets and relations of its own vocabulary. A combination's events are, in order:
 one initial write per location (thread -1, in declaration order), then each thread's path
 (an rmw gives a read and its write), then one final-memory read per global location
-(thread -1), the layout of :func:`oracle.models.path_executions._build` (the Python reference,
+(thread -1), the layout of :func:`oracle.models.path_executions.build_combination` (the Python reference,
 which stays independent of this module) plus the final reads.
 
 Each thread path is turned into a :class:`Block` once per build (several combinations share a

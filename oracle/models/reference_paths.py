@@ -19,7 +19,7 @@ from litmus.ir import Test
 from litmus.outcome import evaluate, verdict as herd_verdict
 
 from oracle.check import Result
-from oracle.models.path_executions import Execution, _build, bits, empty
+from oracle.models.path_executions import Execution, build_combination, bits, empty
 
 
 def _rf_choices(x: Execution) -> list[list[int]]:
@@ -77,7 +77,7 @@ def executions(test: Test, unroll: int = UNROLL, prepare=None, partial=None, see
     """
     paths = paths_per_thread(test, unroll, seed, thin_air)
     for combo in itertools.product(*paths):
-        x0 = _build(test, combo)
+        x0 = build_combination(test, combo)
         variants = prepare(x0) if prepare is not None else [{}]
         if not variants:
             continue

@@ -21,6 +21,6 @@ exists (1:r0=1 /\\ 1:r1=0)
 
 DIALECT = Dialect(
     name="C", words=("C",), parse=parse_c, print=format_c, model="rc11", sample=SAMPLE,
-    scopes=(("", "sys"),), spaces=("global",), control_flow=True, package="litmus/dialects/c/")
+    scopes=(("", "sys"),), spaces=("global",), control_flow=True, package="litmus/dialects/c/", c_comments=True)
 
 __all__ = ["DIALECT", "SAMPLE", "format_c", "parse_c"]

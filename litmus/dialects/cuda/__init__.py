@@ -22,6 +22,6 @@ exists (P1:r0=1 /\\ P1:r1=0)
 DIALECT = Dialect(
     name="CUDA", words=("CUDA",), parse=parse_cuda, print=format_cuda, model="opencl", sample=SAMPLE,
     scopes=tuple(SCOPES.items()), spaces=("global",), control_flow=True,
-    package="litmus/dialects/cuda/")
+    package="litmus/dialects/cuda/", c_comments=True)
 
 __all__ = ["DIALECT", "SAMPLE", "format_cuda", "parse_cuda"]

@@ -22,6 +22,6 @@ exists (1:r0=1 /\\ 1:r1=0)
 DIALECT = Dialect(
     name="OPENCL", words=("OPENCL",), parse=parse_opencl, print=format_opencl, model="opencl",
     sample=SAMPLE, scopes=tuple(SCOPES.items()), spaces=("global", "local"), control_flow=True,
-    package="litmus/dialects/opencl/")
+    package="litmus/dialects/opencl/", c_comments=True)
 
 __all__ = ["DIALECT", "SAMPLE", "format_opencl", "parse_opencl"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from oracle.engine import ONE, ZERO64, _bit
+from oracle.engine import ONE, ZERO64, bit
 from oracle.events import C_AUX, C_INSTR, C_KIND, C_LOC, C_RANK, C_THREAD, C_WSRC
 
 #: every set the builder provides, in mask order: the first 19 are decided per instruction (bit k
@@ -52,7 +52,7 @@ def derive(attrs, inst, lds_copy, nsets, nrels):
     nth = inst.shape[0]
     masks = np.zeros(nsets, np.uint64)
     rels = np.zeros((nrels, n), np.uint64)
-    allm = ~_ZERO if n == 64 else (_bit(n) - _ONE)
+    allm = ~_ZERO if n == 64 else (bit(n) - _ONE)
     thread = attrs[:, C_THREAD]
     loc = attrs[:, C_LOC]
     kind = attrs[:, C_KIND]
@@ -61,7 +61,7 @@ def derive(attrs, inst, lds_copy, nsets, nrels):
     tmask = np.zeros(max(nth, 1), np.uint64)
     pom = _ZERO
     for i in range(n):
-        b = _bit(i)
+        b = bit(i)
         k = kind[i]
         for s in range(NKIND):
             if (k >> s) & 1:
@@ -77,18 +77,18 @@ def derive(attrs, inst, lds_copy, nsets, nrels):
     special = masks[S_IW] | masks[S_FR]
     # po: later po events of the same thread; rmw; loc; int/ext
     for i in range(n):
-        b = _bit(i)
+        b = bit(i)
         t = thread[i]
         if pom & b:
             for j in range(i + 1, n):
-                if thread[j] == t and (pom & _bit(j)):
-                    rels[R_PO, i] |= _bit(j)
+                if thread[j] == t and (pom & bit(j)):
+                    rels[R_PO, i] |= bit(j)
         if kind[i] & B_RMWW:
             rels[R_RMW, attrs[i, C_AUX]] |= b
         if loc[i] >= 0:
             for j in range(n):
                 if loc[j] == loc[i]:
-                    rels[R_LOC, i] |= _bit(j)
+                    rels[R_LOC, i] |= bit(j)
         if t >= 0:
             rels[R_INT, i] = tmask[t]
             rels[R_EXT, i] = allm & ~tmask[t]
@@ -110,20 +110,20 @@ def derive(attrs, inst, lds_copy, nsets, nrels):
                 rels[R_SAME + lv, i] = allm
         else:
             rels[R_SIN, i] = special | group[attrs[i, C_RANK], t]
-            lds = (masks[S_LDS] & _bit(i)) != _ZERO
+            lds = (masks[S_LDS] & bit(i)) != _ZERO
             rels[R_SINAV, i] = special | group[avail_rank(attrs[i, C_RANK], lds), t]
             for lv in range(5):
                 rels[R_SAME + lv, i] = special | group[lv, t]
     for i in range(n):                  # incl = sin & sin^-1
         row = _ZERO
         for j in range(n):
-            if rels[R_SIN, j] & _bit(i):
-                row |= _bit(j)
+            if rels[R_SIN, j] & bit(i):
+                row |= bit(j)
         rels[R_INCL, i] = rels[R_SIN, i] & row
     # ini, fin
     iw, fr = masks[S_IW], masks[S_FR]
     for i in range(n):
-        b = _bit(i)
+        b = bit(i)
         if iw & b:
             rels[R_INI, i] = allm & ~iw
         if not (fr & b):
@@ -133,7 +133,7 @@ def derive(attrs, inst, lds_copy, nsets, nrels):
     _undef_ok(rels, loc, masks)
     for i in range(n):
         if rels[R_RMW, i] != _ZERO:
-            masks[S_COHRMW] |= _bit(i)
+            masks[S_COHRMW] |= bit(i)
         rels[R_COHORD, i] = (rels[R_PO, i] | rels[R_POA, i] | rels[R_INI, i] | rels[R_FIN, i]
                              | rels[R_ASO, i])
     masks[S_COHA] = masks[S_A]
@@ -168,25 +168,25 @@ def _async_order(rels, attrs, masks, pom):
     aw = masks[S_ASYNC] & masks[S_W]
     waits = masks[S_AWAIT]
     for w in range(n):
-        if not (aw & _bit(w)):
+        if not (aw & bit(w)):
             continue
         r = attrs[w, C_WSRC]
         k = attrs[w, C_INSTR]
         t = attrs[w, C_THREAD]
-        rels[R_ASO, r] |= _bit(w)
+        rels[R_ASO, r] |= bit(w)
         after = -1
         for e in range(n):
-            if attrs[e, C_THREAD] != t or not (pom & _bit(e)):
+            if attrs[e, C_THREAD] != t or not (pom & bit(e)):
                 continue
             if attrs[e, C_INSTR] < k:
-                rels[R_POA, e] |= _bit(r) | _bit(w)
-            if after < 0 and (waits & _bit(e)) and attrs[e, C_INSTR] > k and attrs[e, C_AUX] > k:
+                rels[R_POA, e] |= bit(r) | bit(w)
+            if after < 0 and (waits & bit(e)) and attrs[e, C_INSTR] > k and attrs[e, C_AUX] > k:
                 after = attrs[e, C_INSTR]
         if after >= 0:
             for e in range(n):
-                if attrs[e, C_THREAD] == t and (pom & _bit(e)) and attrs[e, C_INSTR] >= after:
-                    rels[R_ASO, r] |= _bit(e)
-                    rels[R_ASO, w] |= _bit(e)
+                if attrs[e, C_THREAD] == t and (pom & bit(e)) and attrs[e, C_INSTR] >= after:
+                    rels[R_ASO, r] |= bit(e)
+                    rels[R_ASO, w] |= bit(e)
 
 
 @njit(cache=True)
@@ -201,23 +201,23 @@ def _static_pruning(rels, loc, masks):
     n = loc.shape[0]
     wm, iw, fr = masks[S_W], masks[S_IW], masks[S_FR]
     for r in range(n):
-        rb = _bit(r)
+        rb = bit(r)
         if not (masks[S_R] & rb):
             continue
         same = _ZERO
         for w in range(n):
-            if (wm & _bit(w)) and loc[w] == loc[r]:
-                same |= _bit(w)
+            if (wm & bit(w)) and loc[w] == loc[r]:
+                same |= bit(w)
         if fr & rb:
             em = same & ~iw
         else:
             em = _ZERO
             for w in range(n):
-                if (same & _bit(w)) and ((rels[R_PO, w] | rels[R_POA, w]) & rb):
-                    em |= _bit(w)
+                if (same & bit(w)) and ((rels[R_PO, w] | rels[R_POA, w]) & rb):
+                    em |= bit(w)
         por = rels[R_PO, r]
         for w in range(n):
-            b = _bit(w)
+            b = bit(w)
             if not (same & b):
                 continue
             if (por & b) or (em != _ZERO and (iw & b)) or (rels[R_PO, w] & em):
@@ -233,17 +233,17 @@ def _undef_ok(rels, loc, masks):
     n = loc.shape[0]
     am, wm = masks[S_A], masks[S_W]
     for r in range(n):
-        rb = _bit(r)
+        rb = bit(r)
         if not (masks[S_R] & rb):
             continue
         gm = rb                         # the read and every write it may ever see
         for w in range(n):
-            if (wm & _bit(w)) and loc[w] == loc[r] and not (rels[R_NRF, w] & rb):
-                gm |= _bit(w)
+            if (wm & bit(w)) and loc[w] == loc[r] and not (rels[R_NRF, w] & rb):
+                gm |= bit(w)
         safe = (gm & ~am) == _ZERO
         if safe:
             for g in range(n):
-                if (gm & _bit(g)) and (rels[R_INCL, g] & gm) != gm:
+                if (gm & bit(g)) and (rels[R_INCL, g] & gm) != gm:
                     safe = False
                     break
         if safe:

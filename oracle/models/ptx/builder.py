@@ -55,7 +55,8 @@ from oracle.errors import OracleError
 import numpy as np
 
 from oracle.events import REQ_EQ, WORD, Event, PreExecution, table_of
-from oracle.models.path_executions import _build, add_observables, justifiable_combinations
+from oracle.models.path_executions import (add_observables, build_combination,
+                                           justifiable_combinations)
 
 SETS = ("R", "W", "F", "IW", "FR", "CO", "STRONG", "ACQ", "REL", "SC", "RED",
         "GEN", "SUR", "TEX", "CON", "PF", "ALIAS", "BAR", "CohR")
@@ -89,7 +90,7 @@ def _label(e) -> str:
 
 
 def _event_sets(e) -> list[str]:
-    """The sets of one event of path_executions._build (see the module doc)."""
+    """The sets of one event of path_executions.build_combination (see the module doc)."""
     ins = e.instr
     if e.tid < 0:
         return ["W", "IW", "CO", "GEN"]
@@ -505,7 +506,7 @@ def build(test: Test, proxies: bool = True, model: str = "ptx") -> list[PreExecu
     # units declare no undef source), so it adds no outcome, flag or candidate; campaign
     # programs with CAS loops have thousands of such combinations
     for combo in justifiable_combinations(test, paths):
-        x0 = _build(test, combo)
+        x0 = build_combination(test, combo)
         per_loc: dict[str, int] = {}
         for e in x0.events:
             if e.kind == "W" and e.tid >= 0:
