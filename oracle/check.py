@@ -183,18 +183,17 @@ def pre_executions(unit: ModelUnit, test: Test) -> list:
 
 
 def verdict_pre_executions(unit: ModelUnit, test: Test) -> tuple[list, bool]:
-    """(pre-executions, compact): what a verdict alone is searched on. The builder's, unless
-    it makes more than :data:`COMPACT_ABOVE` and the unit has a compact form of at most 64
-    events (``ModelUnit.compact``: the same consistent executions and outcomes from fewer
-    pre-executions, each searched once, but other candidate counts: compact True, for a
-    verdict only)."""
-    if unit.compact is None or test.dialect not in unit.dialects:
-        return pre_executions(unit, test), False
-    label("oracle", f"model {unit.name}")
-    pes, compact = unit.compact(test, COMPACT_ABOVE)
-    if compact and any([pe.n > WORD for pe in pes]):
-        return pre_executions(unit, test), False     # (a wide program: the full check's route)
-    return _vocabulary_checked(unit, pes), compact
+    """(pre-executions, compact): what a verdict alone is searched on. The builder's
+    (:func:`pre_executions`), unless it makes more than :data:`COMPACT_ABOVE` and the unit has
+    a compact form of at most 64 events (``ModelUnit.compact``: the same consistent executions
+    and outcomes from fewer pre-executions, each searched once, but other candidate counts:
+    compact True, for a verdict only)."""
+    if unit.compact is not None and test.dialect in unit.dialects:
+        label("oracle", f"model {unit.name}")
+        pes = unit.compact(test, COMPACT_ABOVE)
+        if pes is not None and not any([pe.n > WORD for pe in pes]):
+            return _vocabulary_checked(unit, pes), True
+    return pre_executions(unit, test), False
 
 
 #: pre-executions of the builder past which a verdict is searched on the unit's compact ones

@@ -68,11 +68,10 @@ class ModelUnit:
     #: (raises :class:`~oracle.errors.TooManyEvents`; AMDGPU: instructions plus locations over
     #: 64, a straight-line program's lower bound on its events); None if none
     size_check: Callable | None = None
-    #: Test, most -> (pre-executions, compact): for a verdict alone, the builder's pre-executions
-    #: when it makes at most ``most`` (compact False), else fewer ones with the same consistent
-    #: executions and outcomes but other candidate counts (compact True; rc11: rmws whose values
-    #: decide no path left to the search, :func:`oracle.models.rc11.builder.build_compact`);
-    #: None if the unit has no such form
+    #: Test, most -> pre-executions for a verdict alone, or None where the builder's serve as
+    #: well (it makes at most ``most``): fewer ones with the same consistent executions and
+    #: outcomes but other candidate counts (rc11: rmws whose values decide no path left to the
+    #: search, :func:`oracle.models.rc11.builder.build_compact`); None if the unit has none
     compact: Callable | None = None
 
     @property

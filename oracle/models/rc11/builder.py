@@ -153,8 +153,9 @@ def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
 
 
 def build_compact(test: Test, allow: frozenset = frozenset(),
-                  most: int = 0) -> tuple[list[PreExecution], bool]:
-    """(pre-executions, compact) for a verdict that needs no statistics of the full build.
+                  most: int = 0) -> list[PreExecution] | None:
+    """Pre-executions for a verdict that needs no statistics of the full build, or None where
+    :func:`build`'s serve as well.
 
     A program whose rmws' results feed nothing but their own writes (a counter of
     ``atomic_fetch_add``s whose results are only observed) makes :func:`build` enumerate every
@@ -165,28 +166,26 @@ def build_compact(test: Test, allow: frozenset = frozenset(),
     consistent executions and outcomes come from far fewer pre-executions (one, for straight-line
     code), but other numbers of candidates: only a verdict may come from them.
 
-    The full build's pre-executions (compact False) when the test has no free rmw or its full
-    build has at most ``most`` pre-executions (found by a path enumeration stopped past
-    ``COMPACT_STEPS * most`` partial executions); else the compact ones (compact True)."""
-    thin = "thin-air" in allow
-    decoded = None if thin else [ThreadCode(th.code) for th in test.threads]
-    free = None if thin else free_rmw_code(test, decoded)
+    None when the test has no free rmw or its full build has at most ``most`` pre-executions
+    (found by a path enumeration stopped past ``COMPACT_STEPS * most`` partial executions)."""
+    if "thin-air" in allow:
+        return None
+    decoded = [ThreadCode(th.code) for th in test.threads]
+    free = free_rmw_code(test, decoded)
     if free is None:
-        return build(test, allow), False
-    prog = Program(test)
+        return None
     try:
-        combos = justified_paths(test, limit=COMPACT_STEPS * max(most, 1), decoded=decoded)
+        if len(justified_paths(test, limit=COMPACT_STEPS * max(most, 1),
+                               decoded=decoded)) <= most:
+            return None
     except ValueError:
-        combos = None           # past the enumeration's bound: more than most, by far
-    if combos is None or len(combos) > most:
-        try:
-            combos = justified_paths(test, decoded=free)
-            compact = True
-        except ValueError as e:
-            raise OracleError(str(e)) from None
-    else:
-        compact = False
-    return [to_pre_execution(Layout(prog, blocks)) for blocks in prog.blocks(combos)], compact
+        pass                    # past the enumeration's bound: more than most, by far
+    try:
+        combos = justified_paths(test, decoded=free)
+    except ValueError as e:
+        raise OracleError(str(e)) from None
+    prog = Program(test)
+    return [to_pre_execution(Layout(prog, blocks)) for blocks in prog.blocks(combos)]
 
 
 #: partial executions of the full path enumeration per pre-execution that
