@@ -189,9 +189,9 @@ def verdict_pre_executions(unit: ModelUnit, test: Test) -> tuple[list, bool]:
     and outcomes from fewer pre-executions, each searched once, but other candidate counts:
     compact True, for a verdict only)."""
     if unit.compact is not None and test.dialect in unit.dialects:
-        label("oracle", f"model {unit.name}")
         pes = unit.compact(test, COMPACT_ABOVE)
         if pes is not None and not any([pe.n > WORD for pe in pes]):
+            label("oracle", f"model {unit.name}")
             return _vocabulary_checked(unit, pes), True
     return pre_executions(unit, test), False
 

@@ -168,8 +168,9 @@ def build_compact(test: Test, allow: frozenset = frozenset(),
 
     None when the test has no free rmw or its full build has at most ``most`` pre-executions
     (found by a path enumeration stopped past ``COMPACT_STEPS * most`` partial executions)."""
-    if "thin-air" in allow:
-        return None
+    if "thin-air" in allow or not any([ins.base == "rmw" for th in test.threads
+                                       for ins in th.code]):
+        return None             # (most tests: no rmw, nothing to decode)
     decoded = [ThreadCode(th.code) for th in test.threads]
     free = free_rmw_code(test, decoded)
     if free is None:
