@@ -305,7 +305,8 @@ def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | N
              name_ub: bool, lazy: bool = False, pes: list | None = None,
              t0: float | None = None) -> Result:
     """:func:`check` past its cache: build, search, combine, cache under ``key``; with ``lazy``,
-    a search past :data:`LAZY_AFTER` steps hands the verdict to :func:`_by_search`."""
+    a search past :data:`LAZY_AFTER` steps hands the verdict to :func:`_by_search`, and so does
+    a program the unit has compact pre-executions for (:func:`verdict_pre_executions`)."""
     if t0 is None:
         t0 = time.perf_counter()
     if pes is None and lazy:
