@@ -206,7 +206,9 @@ class Op(NamedTuple):
     """One memory or synchronization operation of a path.
 
     ``kind``: ``R`` read, ``W`` write, ``U`` read-modify-write (a read of ``rval`` and a write of
-    ``wval``), ``F`` fence, ``B`` control barrier, ``AV``/``VIS`` device availability/visibility
+    ``wval``), ``UF`` a *free* read-modify-write (only from :func:`free_rmw_code`'s threads: its
+    read's value feeds nothing but its own write, so neither is fixed; ``rval`` is None and
+    ``wval`` the operand its write combines with the value read), ``F`` fence, ``B`` control barrier, ``AV``/``VIS`` device availability/visibility
     operations. ``index`` is the instruction's row in the thread's code. ``bar_id``: the value of
     a barrier's ``id=`` operand on this path (a register id is evaluated). ``deps`` (only when
     :func:`thread_paths` is asked for them): the positions, in the path's ops, of the reads this
@@ -440,6 +442,14 @@ class ThreadCode:
         self.used = used
         self.reg_names = sorted(regs)
 
+    def copy(self) -> "ThreadCode":
+        """A copy whose rows may be changed (:func:`free_rmw_code`)."""
+        new = object.__new__(ThreadCode)
+        for k in ThreadCode.__slots__:
+            setattr(new, k, getattr(self, k))
+        new.rows = list(self.rows)
+        return new
+
     @staticmethod
     def _operand(row, key: str, pos: int, regs: dict) -> int:
         e = row[2].get(key)
@@ -524,6 +534,16 @@ class ThreadCode:
                 ops.append(_new_op(Op, ("R", pc, ins, loc, None, None, _EMPTY, None,
                                         _EMPTY if rd is None else self._rdeps(row, rd, "off"))))
                 regs[ins.reg] = ("read", len(ops) - 1)
+                pc += 1
+            elif b == "rmw.free":
+                # a free rmw (free_rmw_code): its written value is left to the execution
+                ins = row[1]
+                ops.append(_new_op(Op, ("UF", pc, ins, ins.loc, None,
+                                        self._operand(row, "val", 0, regs), _EMPTY, None,
+                                        _EMPTY if rd is None
+                                        else self._rdeps(row, rd, "val"))))
+                if ins.reg:
+                    regs[ins.reg] = ("read", len(ops) - 1)
                 pc += 1
             elif b in ("ld", "rmw", "cas"):
                 if row[5] is not None and self.location(pc, regs) is None:
@@ -774,6 +794,48 @@ def paths_per_thread(test: Test, unroll: int = UNROLL, seed: bool = True,
     if combos > MAX_COMBINATIONS:
         raise ValueError(f"{test.name}: {combos} combinations of thread paths (more than "
                          f"{MAX_COMBINATIONS}); bound the loops or the values")
+    return out
+
+
+def free_rmw_code(test: Test, decoded: list[ThreadCode] | None = None) -> list[ThreadCode] | None:
+    """The threads' code with every *free* rmw marked (its row ``rmw.free``), or None when the
+    test has none: for enumerations that leave the rmw's values to the execution (the rc11
+    verdict's compact pre-executions, :func:`oracle.models.rc11.builder.build_compact`).
+
+    An rmw (not a cas) is free when no expression reads its register and every access to its
+    location, in every thread, is a store, a read whose value no expression uses (``ld.free``)
+    or such an rmw: then no value read at that location decides a path, so a path need not fix
+    what the rmw reads or writes (:meth:`ThreadCode.advance` emits a ``UF`` operation, whose
+    write the execution computes from its read, as rf decides a free read's value). Where some
+    value read at the location decides a path (a used load, a cas, an rmw whose result is used),
+    the values written there must be known to the path enumeration, and its rmws stay as they
+    are. A test with array accesses (whose locations are only known on a path) or unsequenced
+    operands keeps every rmw. ``decoded``: the threads already decoded (:class:`ThreadCode`)."""
+    if decoded is None:
+        decoded = [ThreadCode(th.code) for th in test.threads]
+    fixed: set = set()          # locations some value read at decides a path
+    cands = []
+    for tid, tc in enumerate(decoded):
+        if tc.unseq:
+            return None
+        for pc, row in enumerate(tc.rows):
+            b, ins = row[0], row[1]
+            if row[5] is not None:
+                return None     # an array access: its location depends on the path
+            if b == "rmw" and ins.op in RMW_CODES and not (ins.reg and ins.reg in tc.used) \
+                    and "off" not in row[2]:
+                cands.append((tid, pc, ins.loc))
+            elif b in ("ld", "rmw", "cas"):
+                fixed.add(ins.loc)
+    free = [(tid, pc) for tid, pc, loc in cands if loc not in fixed]
+    if not free:
+        return None
+    out = list(decoded)
+    for tid, pc in free:
+        tc = out[tid]
+        if tc is decoded[tid]:
+            tc = out[tid] = tc.copy()
+        tc.rows[pc] = ("rmw.free",) + tc.rows[pc][1:]
     return out
 
 

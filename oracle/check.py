@@ -179,7 +179,31 @@ def pre_executions(unit: ModelUnit, test: Test) -> list:
         raise OracleError(f"{test.name}: model {unit.name} reads {'/'.join(unit.dialects)} tests, "
                           f"not {test.dialect}")
     label("oracle", f"model {unit.name}")     # what a compile from here on is said to be for
-    pes = unit.build(test)
+    return _vocabulary_checked(unit, unit.build(test))
+
+
+def verdict_pre_executions(unit: ModelUnit, test: Test) -> tuple[list, bool]:
+    """(pre-executions, compact): what a verdict alone is searched on. The builder's
+    (:func:`pre_executions`), unless it makes more than :data:`COMPACT_ABOVE` and the unit has
+    a compact form of at most 64 events (``ModelUnit.compact``: the same consistent executions
+    and outcomes from fewer pre-executions, each searched once, but other candidate counts:
+    compact True, for a verdict only)."""
+    if unit.compact is not None and test.dialect in unit.dialects:
+        pes = unit.compact(test, COMPACT_ABOVE)
+        if pes is not None and not any([pe.n > WORD for pe in pes]):
+            label("oracle", f"model {unit.name}")
+            return _vocabulary_checked(unit, pes), True
+    return pre_executions(unit, test), False
+
+
+#: pre-executions of the builder past which a verdict is searched on the unit's compact ones
+#: (one search each: a program whose builder enumerates values no path depends on makes
+#: thousands where the compact form has one)
+COMPACT_ABOVE = 4
+
+
+def _vocabulary_checked(unit: ModelUnit, pes: list) -> list:
+    """``pes``, each checked to provide the unit's declared vocabulary."""
     ok = _VOCABULARY_OK.get(unit.name)
     for pe in pes:
         t = table_of(pe)
@@ -281,10 +305,15 @@ def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | N
              name_ub: bool, lazy: bool = False, pes: list | None = None,
              t0: float | None = None) -> Result:
     """:func:`check` past its cache: build, search, combine, cache under ``key``; with ``lazy``,
-    a search past :data:`LAZY_AFTER` steps hands the verdict to :func:`_by_search`."""
+    a search past :data:`LAZY_AFTER` steps hands the verdict to :func:`_by_search`, and so does
+    a program the unit has compact pre-executions for (:func:`verdict_pre_executions`)."""
     if t0 is None:
         t0 = time.perf_counter()
-    if pes is None:
+    if pes is None and lazy:
+        pes, compact = verdict_pre_executions(unit, test)
+        if compact:             # fewer pre-executions than the full check's: the verdict alone
+            return _by_search(test, model, unit, prog, key, name_ub, pes, t0, compact=True)
+    elif pes is None:
         pes = pre_executions(unit, test)
     # a unit with a Python reference gives the engine a bounded try on programs over 64 events
     # (the Vulkan suite's barrier programs: 36 observables, one coupled block), then decides
@@ -352,20 +381,24 @@ def _compute(test: Test, model: str, unit: ModelUnit, prog, key, budget: int | N
 
 
 def _by_search(test: Test, model: str, unit: ModelUnit, prog, key, name_ub: bool, pes: list,
-               t0: float) -> Result:
+               t0: float, compact: bool = False) -> Result:
     """The verdict and ``ub`` of ``test`` by the outcome-directed search (:mod:`oracle.witness`),
     as a :class:`Lazy` result; the full check when the search cannot decide (a condition
-    without a normal form it takes, a flag witness search past its limit)."""
+    without a normal form it takes, a flag witness search past its limit). ``compact``: ``pes``
+    are the unit's compact pre-executions (:func:`verdict_pre_executions`), which the full
+    check does not take (it builds its own)."""
     from .witness import Unsupported, disjuncts, question, search, ub_flags_raised
     keys = test.observables()
     found_means_ok, q = question(test.condition)
+    full_pes = None if compact else pes
     try:
         asked = disjuncts(q, keys)
     except Unsupported:
-        return _compute(test, model, unit, prog, key, None, name_ub, pes=pes, t0=t0)
+        return _compute(test, model, unit, prog, key, None, name_ub, pes=full_pes, t0=t0)
     raised = ub_flags_raised(pes, prog, unit) if unit.ub_flags else 0
-    if raised is None:
-        return _compute(test, model, unit, prog, key, None, name_ub, pes=pes, t0=t0)
+    if raised is None or (raised and compact):
+        # (past its limit; or a flag to name: its pair is named on the full check's events)
+        return _compute(test, model, unit, prog, key, None, name_ub, pes=full_pes, t0=t0)
     ub: list[str] = []
     for pe in pes:
         for reason in pe.ub:

@@ -15,7 +15,8 @@ declaring
   suite's cross-workgroup barrier programs), the conformance ``suites`` it is measured on, the
   relations explanations draw as one edge, the flags that mean undefined behaviour
   (``ub_flags``), and a ``size_check`` run on a test before any search (a builder whose
-  limit a test's text already shows it is over: AMDGPU).
+  limit a test's text already shows it is over: AMDGPU), and a ``compact`` builder for verdicts
+  alone (fewer pre-executions where the builder enumerates values no path depends on: rc11).
 
 A folder may register several units (variants of one model reading a switch differently, e.g.
 ``tileir`` and ``tileir-nochain``), each with its own model file ``<name>.model`` in that folder.
@@ -67,6 +68,11 @@ class ModelUnit:
     #: (raises :class:`~oracle.errors.TooManyEvents`; AMDGPU: instructions plus locations over
     #: 64, a straight-line program's lower bound on its events); None if none
     size_check: Callable | None = None
+    #: Test, most -> pre-executions for a verdict alone, or None where the builder's serve as
+    #: well (it makes at most ``most``): fewer ones with the same consistent executions and
+    #: outcomes but other candidate counts (rc11: rmws whose values decide no path left to the
+    #: search, :func:`oracle.models.rc11.builder.build_compact`); None if the unit has none
+    compact: Callable | None = None
 
     @property
     def model_file(self) -> str:

@@ -25,8 +25,8 @@ from litmus.cfg import Path, unsequenced
 from litmus.ir import Test
 
 from oracle.errors import TooManyEvents
-from oracle.events import (MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, WORD, PreExecution, Table,
-                           split_words, words)
+from oracle.events import (C_WSRC, MAX_EVENTS, NCOLS, REQ_EQ, REQ_NE, RMW_CODES, WORD,
+                           PreExecution, Table, split_words, words)
 
 #: the read's and the write's order of an rmw, from the instruction's order (C11 7.17.3)
 RMW_READ_ORDER = {"rel": "rlx", "acq_rel": "acq"}
@@ -40,7 +40,9 @@ class Block:
     """One thread path's events, numbered from 0 (its first event).
 
     ``events[j]`` = ``(kind, loc, value, order, atomic, is_rmw, index, instr)``: kind ``R W F B
-    AV VIS``; value the value a read returned (None for a free read) or a write wrote; order the
+    AV VIS``; value the value a read returned (None for a free read) or a write wrote (None for
+    a free rmw's write: the search computes it from its read, ``free_rmw`` says the block has
+    one, :func:`litmus.cfg.free_rmw_code`); order the
     access's or fence's order (None for plain accesses); index the instruction's row.
     ``op_event[k]`` is the event of the path's k-th operation (an rmw's read). ``po`` (without the
     pairs of unsequenced C operands, :func:`litmus.cfg.unsequenced`), ``rmw``,
@@ -52,7 +54,8 @@ class Block:
     """
 
     __slots__ = ("tid", "k", "events", "op_event", "po", "rmw", "nrf", "reads", "writes",
-                 "regs", "attrs", "locs", "loc_bits", "memo")
+                 "regs", "attrs", "locs", "loc_bits", "free_rmw",
+                 "memo")
 
     def __init__(self, tid: int, path: Path, loc_ids: dict):
         # one pass over the operations makes the events, their table rows, the rmw pairs and
@@ -67,6 +70,7 @@ class Block:
         bits: dict = {}
         reads = writes = 0
         unseq = False
+        free_rmw = False
         j = 0
         for kind, index, ins, loc, rval, wval, _, _, _ in path.ops:
             bit = 1 << j
@@ -75,9 +79,32 @@ class Block:
                 unseq = any(a.startswith("unseq=") for a in ins.attrs)
             if loc is not None:
                 lid = loc_ids[loc]
-                bits[loc] = bits.get(loc, 0) | (3 * bit if kind == "U" else bit)
+                bits[loc] = bits.get(loc, 0) | (3 * bit if kind == "U" or kind == "UF"
+                                                else bit)
             else:
                 lid = -1
+            if kind == "UF":
+                # a free rmw (litmus.cfg.free_rmw_code): a read of no fixed value, and a write
+                # whose value the search computes from it (wsrc: the read, relative to the
+                # block until Layout.attrs shifts it; wop, wopnd: the operation and its operand)
+                order = ins.order
+                events.append(("R", loc, None, RMW_READ_ORDER.get(order, order), True, True,
+                               index, ins))
+                events.append(("W", loc, None, RMW_WRITE_ORDER.get(order, order), True,
+                               True, index, ins))
+                rows.append((tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                rows.append((tid, lid, 0, j, RMW_CODES[ins.op], wval, 0, 0, index, 0, 0, 0))
+                free_rmw = True
+                locs.append(loc)
+                locs.append(loc)
+                reads |= bit
+                writes |= bit << 1
+                rmw.append(bit << 1)
+                rmw.append(0)
+                nrf.append(0)
+                nrf.append(reads)
+                j += 2
+                continue
             if kind == "U":
                 order = ins.order
                 events.append(("R", loc, rval, RMW_READ_ORDER.get(order, order), True, True,
@@ -143,6 +170,7 @@ class Block:
         self.attrs = rows
         self.locs = locs
         self.loc_bits = list(bits.items())
+        self.free_rmw = free_rmw
         self.memo = {}
 
 
@@ -305,8 +333,13 @@ class Layout:
             rows.extend(b.attrs)
         rows.extend(prog.final_attrs)
         # one flat pass over the values (np.array of a list of tuples walks them twice)
-        return np.fromiter(chain.from_iterable(rows), np.int64,
-                           self.n * NCOLS).reshape(self.n, NCOLS)
+        out = np.fromiter(chain.from_iterable(rows), np.int64,
+                          self.n * NCOLS).reshape(self.n, NCOLS)
+        for b, off in zip(self.blocks, self.offsets):
+            if b.free_rmw:          # a free rmw write's read, relative to its block: shift it
+                col = out[off:off + b.k, C_WSRC]
+                col[col >= 0] += off
+        return out
 
     def observables(self) -> list:
         """Outcome keys: each register is the value an event read (or a constant the path

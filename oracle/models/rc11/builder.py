@@ -18,7 +18,7 @@ write of its own thread).
 
 from __future__ import annotations
 
-from litmus.cfg import ThreadCode, justified_paths, paths_per_thread
+from litmus.cfg import ThreadCode, free_rmw_code, justified_paths, paths_per_thread
 from litmus.ir import Test
 
 from oracle.errors import OracleError
@@ -150,3 +150,45 @@ def build(test: Test, allow: frozenset = frozenset()) -> list[PreExecution]:
     combos = path_combinations(test, allow)
     prog = Program(test)
     return [to_pre_execution(Layout(prog, blocks)) for blocks in prog.blocks(combos)]
+
+
+def build_compact(test: Test, allow: frozenset = frozenset(),
+                  most: int = 0) -> list[PreExecution] | None:
+    """Pre-executions for a verdict that needs no statistics of the full build, or None where
+    :func:`build`'s serve as well.
+
+    A program whose rmws' results feed nothing but their own writes (a counter of
+    ``atomic_fetch_add``s whose results are only observed) makes :func:`build` enumerate every
+    combination of the values those rmws read: the paths fix each value, so six threads with six
+    such rmws on one location give tens of thousands of pre-executions, each searched alone.
+    Those rmws' values decide no path (:func:`litmus.cfg.free_rmw_code`); left to the execution
+    (the engine computes an rmw write's value from its read, as it does for AMDGPU), the same
+    consistent executions and outcomes come from far fewer pre-executions (one, for straight-line
+    code), but other numbers of candidates: only a verdict may come from them.
+
+    None when the test has no free rmw or its full build has at most ``most`` pre-executions
+    (found by a path enumeration stopped past ``COMPACT_STEPS * most`` partial executions)."""
+    if "thin-air" in allow or not any([ins.base == "rmw" for th in test.threads
+                                       for ins in th.code]):
+        return None             # (most tests: no rmw, nothing to decode)
+    decoded = [ThreadCode(th.code) for th in test.threads]
+    free = free_rmw_code(test, decoded)
+    if free is None:
+        return None
+    try:
+        if len(justified_paths(test, limit=COMPACT_STEPS * max(most, 1),
+                               decoded=decoded)) <= most:
+            return None
+    except ValueError:
+        pass                    # past the enumeration's bound: more than most, by far
+    try:
+        combos = justified_paths(test, decoded=free)
+    except ValueError as e:
+        raise OracleError(str(e)) from None
+    prog = Program(test)
+    return [to_pre_execution(Layout(prog, blocks)) for blocks in prog.blocks(combos)]
+
+
+#: partial executions of the full path enumeration per pre-execution that
+#: :func:`build_compact` lets it explore before it takes the compact form
+COMPACT_STEPS = 100
