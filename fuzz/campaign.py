@@ -28,25 +28,31 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from litmus import Test, canonical_hash, format_test
+from litmus import Test, canonical_hash, format_test, parse
+from litmus.about import git_revision, version
+from litmus.dialects import DEFAULT_MODEL
 
 import hw
+import oracle
 from hw import Backend, BackendSpec
 from hw.backend import BackendRefused, EvidenceBackend
 
 from . import coverage as cov
 from . import programs
+from .buckets import bucket_id, bucket_of
 from .compare import compare
 from .finding import Finding, as_finding
-from .findings import TEST_FILE, findings_dir, load_finding_records, publish
+from .findings import TEST_FILE, add_sources, findings_dir, load_finding_records, publish
 from .journal import (CAMPAIGN_SYNC_SECONDS, DoneSet, Journal, atomic_write, clean_temporaries,
                       read_json)
+from .known import known_for, load_known_files
 from .minimize import forbidding_condition, minimize, renumber_registers, tidy_placements
 from .programs import ProgramFamily
 from .progress import Progress
 from .replay import EXECUTED, replay
 from .strategies import (MAX_EVENTS, estimate_events, parse_features,
                          program_seed)
+from .warm import compile_ahead
 
 from .layout import JOURNAL, META  # noqa: E402  (re-exported: the one-process layout's files)
 
@@ -205,7 +211,6 @@ class Campaign:
         self.coverage = cov.Coverage()
         self.done = DoneSet(config.shard[0] - 1, config.shard[1])   # bounded memory on resume
         self.known: dict[str, Finding] = {}     # this campaign's findings, by id
-        from .known import load_known_files
         self.known_bugs = load_known_files(config.known)    # a bad file fails before DIR is touched
         self.counted = 0             # findings counted in a bucket, not minimized (this session)
         self.uid = (f"{config.backend}-seed{config.seed}-"
@@ -452,7 +457,6 @@ class Campaign:
         kernel is not in numba's cache) in a process of its own while this one compiles the
         oracle's model (fuzz/warm.py ``compile_ahead``), each showing its progress on stderr.
         Failures here are ignored: the loop records them per program."""
-        from .warm import compile_ahead
         wait = compile_ahead(self.simulated, model=checked_model(self.cfg.model))
         mp = warm_up_program(self.cfg.model)
         try:
@@ -604,7 +608,6 @@ class Campaign:
         (``--forms-per-bucket`` programs of the bucket were minimized already). The findings of
         other shards of a parallel campaign (one shared findings/) are read again before
         answering."""
-        from .known import known_for
         known = known_for(found["signature"], self.known_bugs) if self.known_bugs else None
         limit = self.cfg.forms_per_bucket
         if known is None and limit is None and not self.known_bugs:
@@ -626,7 +629,6 @@ class Campaign:
         """Count a finding in finding ``fid``'s bucket without minimizing it: the program as
         found and its forbidden outcomes go into the journal entry, a source naming the program
         and its first forbidden outcome into ``fid`` (``counted``: not minimized)."""
-        from .findings import add_sources
         forbidden = [o for o, _ in seen.forbidden_outcomes()[:3]]
         entry["test"], entry["forbidden"] = format_test(test), forbidden
         entry["counted"] = "known" if known is not None else "forms"
@@ -784,7 +786,6 @@ def reproduction(backend: str, seed: int, iterations: int, params: dict,
     revision, the ``scopefuzz run`` command line of the run shown (same backend, seed and
     iterations: on the simulator it gives the same histogram), the backend's parameters (device,
     driver, build options, stress settings, scope mapping) and the generated kernel, if any."""
-    from litmus.about import git_revision, version
     return {
         "tool": {"version": version(), "git": git_revision()},
         "reproduce": {"command": f"scopefuzz run --backend {backend} --seed {seed} "
@@ -798,10 +799,8 @@ def reproduction(backend: str, seed: int, iterations: int, params: dict,
 def finding_bucket(record: dict, backend, model: str | None = None) -> dict:
     """The finding's bucket (fuzz/buckets.py), explained under the campaign's model; an
     explanation that fails leaves the finding its own bucket, with the reason."""
-    from .buckets import bucket_id, bucket_of
 
     def explainer(test, outcome):
-        import oracle
         return oracle.explain(test, outcome, model)
     try:
         return bucket_of(record, backend, explainer)
@@ -852,13 +851,11 @@ def checked_model(model: str | None) -> str | None:
     model of the programs' dialect (None if the dialect has none)."""
     if model is not None:
         return model
-    from litmus.dialects import DEFAULT_MODEL
     return DEFAULT_MODEL.get(program_family(model).dialect)
 
 
 def warm_up_program(model: str | None) -> Test:
     """The small program a campaign of ``model`` runs before its clock starts."""
-    from litmus import parse
     return parse(program_family(model).warm_up())
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from .buckets import bucket_id
+from .buckets import bucket_id, signature
 
 #: scope words of the source IR and of the read-back -> rank (narrow to wide)
 SCOPE_RANK = {"thread": 0, "wg": 1, "cta": 1, "cluster": 2, "agent": 3, "gpu": 3, "sys": 4}
@@ -218,7 +218,6 @@ def compiler_bucket(source, compiled, outcome: dict, source_model: str, lines) -
                                 for w in ws}))
         return {"kind": "ptx", "signature": sig, "id": bucket_id(sig), "family": fam,
                 "weakened": ws, "instruction": ws[0]["instruction"]}
-    from .buckets import signature
     try:
         import oracle
         m = signature(source, outcome, lambda t, o: oracle.explain(t, o, source_model))

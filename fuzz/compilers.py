@@ -20,8 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import hw
+import hw.ptxc as ptxc
+from litmus import parse_file
+from litmus.dialects import litmus_files
 from litmus.ir import Test
-
+from litmus.lexer import ParseError
 from oracle import OracleError, check, explain
 from oracle.states import matches_free
 
@@ -135,11 +139,6 @@ def run_corpus(files, spec: str, as_json: bool = False, source_model: str | None
     skipped(racy) / refused / error). Exit 1 on a counterexample, 2 on a bad spec, else 0."""
     import json
 
-    import hw
-    import hw.ptxc as ptxc
-    from litmus import parse_file
-    from litmus.dialects import litmus_files
-    from litmus.lexer import ParseError
 
     try:
         comp = ptxc.parse_spec(spec)

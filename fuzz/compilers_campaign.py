@@ -44,9 +44,12 @@ from dataclasses import dataclass
 
 import hw
 import hw.ptxc as ptxc
+from hw.ptxc.emit_common import emit
 from litmus import canonical_hash, parse
+from litmus.about import git_revision, version
 from litmus.lexer import ParseError
 from oracle import OracleError
+from oracle.deadline import Timeout, call_with_timeout
 
 from . import coverage as cov
 from . import programs
@@ -56,7 +59,7 @@ from .compile_buckets import compiler_bucket, marked_rows
 from .compilers import explain_counterexample, judge
 from .finding import as_finding
 from .findings import add_sources, publish
-from .workers import ParallelCampaign
+from .workers import ParallelCampaign, _die_with_parent
 
 PREFIX = "ptxc:"
 #: compiled programs with at most this many memory rows (loads, stores, RMWs, CAS, fences) are
@@ -200,7 +203,6 @@ class CompilerCampaign(Campaign):
             return "refused", test, None, _line(e), False
         except hw.BackendError as e:
             return "backend-error", test, None, _line(e), False
-        from oracle.deadline import Timeout, call_with_timeout
         try:
             secs = getattr(self.cfg, "check_seconds", 0)
             if secs and _memory_rows(compiled.test) > SMALL_CHECK:
@@ -290,7 +292,6 @@ class CompilerCampaign(Campaign):
     def bucket(self, test, compiled, v) -> dict:
         """The finding's bucket (fuzz/compile_buckets.py), from a one-program compile (the
         kernel lines of a batch are not the program's own)."""
-        from hw.ptxc.emit_common import emit
         em = emit(test, ptxc.SPELLINGS[self.compiler.name](), self.compiler.per_role)
         return compiler_bucket(test, compiled, v.extra[0], v.source_model, em.lines)
 
@@ -323,7 +324,6 @@ class CompilerCampaign(Campaign):
         if self.mutate is not None:
             base = {"backend": PREFIX + self.compiler.spec(), "iterations": 0,
                     "forbidden": int(not clean_baseline)}
-        from litmus.about import git_revision, version
         mut = f" --ptx-mutant {self.mutant}" if self.mutant else ""
         record = {
             "id": fid, "kind": "compiler", "backend": self.cfg.backend, "mutant": self.mutant,
@@ -370,7 +370,6 @@ def _judge_in_child(parent_pid: int, test, compiled_test):
     """:func:`judge` in the forked child of :func:`oracle.deadline.call_with_timeout`, which dies
     with its parent (``PR_SET_PDEATHSIG``): a campaign killed with SIGKILL must not leave a child
     computing on, holding the campaign's lock (inherited with the fork) against ``--resume``."""
-    from .workers import _die_with_parent
     _die_with_parent(parent_pid)
     return judge(test, compiled_test)
 

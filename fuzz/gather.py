@@ -39,6 +39,12 @@ from dataclasses import asdict
 import pytest
 
 from . import workitems as wi
+from .claims import ClaimTable, SideChannel
+from .findings import add_sources, load_findings, publish
+from .journal import Journal, atomic_write
+from .layout import JOURNAL, META, program_entries, read_meta
+from .live import LiveView
+from .placement import backend_spec
 
 #: the fields of a program entry that reports read: what a worker sends home for each program (the
 #: full journal, with seeds, witnesses and sizes, stays on the worker's host)
@@ -50,8 +56,6 @@ FUZZ_PREFIX = wi.FUZZ_PREFIX
 
 def item_result(out: str, j: int, host: str, worker: str, seconds: float) -> dict | None:
     """What a worker sends home for work item J, run into campaign directory ``out``."""
-    from .findings import load_findings
-    from .layout import program_entries, read_meta
     meta = read_meta(out) if os.path.isdir(out) else None
     if meta is None:
         return None
@@ -69,9 +73,6 @@ def item_result(out: str, j: int, host: str, worker: str, seconds: float) -> dic
 def write_shard(directory: str, shard: dict) -> None:
     """An item received from a worker, written on the controller's disk as a campaign directory
     (its parameters, journal summary and findings) for :func:`fuzz.merge.merge`."""
-    from .findings import publish
-    from .journal import Journal, atomic_write
-    from .layout import JOURNAL, META
     os.makedirs(directory)
     atomic_write(os.path.join(directory, META), json.dumps(shard["meta"], sort_keys=True) + "\n")
     j = Journal(os.path.join(directory, JOURNAL), sync=False)   # a bulk copy: fsynced at close
@@ -88,7 +89,6 @@ def claimed_sources(out: str, results: dict[int, dict]) -> int:
     with the program as found and its forbidden outcomes. Returns how many were added; those
     whose claimant's finding never came home stay in the journal (status ``claimed``) and in
     ``fleet.json``'s ``claims``."""
-    from .findings import add_sources
     owner: dict[str, str] = {}          # bucket claimed -> the claimant's finding id
     for j in sorted(results):
         for e in results[j].get("entries", []):
@@ -146,7 +146,6 @@ class Gatherer:
     """The controller's side: the plan, the items as they arrive, the lost ones, the merge."""
 
     def __init__(self, config):
-        from .placement import backend_spec
         self.config = config
         self.specs = gateway_specs(config)
         try:
@@ -174,8 +173,6 @@ class Gatherer:
         self.fleet: dict | None = None
         # findings claimed by bucket before minimizing, and the live view, over a side channel
         # into each worker (fuzz/claims.py, fuzz/live.py)
-        from .claims import ClaimTable
-        from .live import LiveView
         # told on execnet's receiver threads; printed by the main thread (_flush)
         self.events: list[str] = []
         self.claims = ClaimTable(on_event=self.events.append)
@@ -191,7 +188,6 @@ class Gatherer:
         node.workerinput["scopefuzz_plan"] = asdict(self.plan)
         node.workerinput["scopefuzz_done"] = self.done_before
         from scopefuzz_pytest import spec_host
-        from .claims import SideChannel
         gw = node.gateway
         channel = gw.newchannel()       # sent with workerinput: the worker gets its own end
         self.sides[gw.id] = SideChannel(channel, self.claims, self.live, spec_host(gw.spec), gw.id)
@@ -312,7 +308,6 @@ class Gatherer:
     def pytest_sessionfinish(self, session):
         from .merge import MergeError, merge
         from .report import ReportError, build_report
-        from .journal import atomic_write
         if self.refresher is not None:
             self.refresher.stop()
             self.refresher = None

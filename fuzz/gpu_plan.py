@@ -23,6 +23,16 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
+import hw
+from hw import BackendError
+from hw.gpu.harness import harness
+from litmus import parse
+from litmus.dialects import litmus_files
+from litmus.ir import UNDEF
+from litmus.lexer import ParseError
+
+from .cuda_strategies import draw, render
+
 PLAN_VERSION = 1
 #: the front ends a plan compiles by default (the lent machine is an H200: sm_90)
 DEFAULT_COMPILERS = ("clang-cuda:sm_90,O2", "clang-ocl:sm_90,O2", "nvcc-libcu:sm_90,O2",
@@ -37,8 +47,6 @@ def corpus(paths, sample: int = SAMPLE_PROGRAMS, seed: int = SAMPLE_SEED) -> lis
     """(label, litmus text) of every C/OPENCL/CUDA test under ``paths`` and of ``sample``
     campaign programs of ``seed`` (deterministic)."""
     from fuzz.compilers import SOURCE_MODEL
-    from fuzz.cuda_strategies import draw, render
-    from litmus.dialects import litmus_files
 
     out = []
     for path in litmus_files(paths):
@@ -53,7 +61,6 @@ def corpus(paths, sample: int = SAMPLE_PROGRAMS, seed: int = SAMPLE_SEED) -> lis
 
 
 def _project(states, keys: list[str]) -> list[list]:
-    from litmus.ir import UNDEF
 
     seen, out = set(), []
     for s in states:
@@ -69,11 +76,9 @@ def entry(label: str, text: str, test, compiled, kernel: str) -> dict:
     """One ready plan entry (or an ``error`` entry naming why the models could not judge it)."""
     from fuzz.compilers import SOURCE_MODEL, judge
     from hw.gpu import place as gpu_place
-    from hw.gpu.harness import harness
     from hw.ptxc.layout import make_layout
     from oracle import OracleError, check
 
-    from hw import BackendError
 
     rec = {"file": label, "name": test.name, "compiler": compiled.compiler.spec(),
            "command": compiled.command[0], "version": compiled.version}
@@ -110,10 +115,7 @@ def prepare(paths=DEFAULT_CORPORA, compilers=DEFAULT_COMPILERS, sample: int = SA
     ``ptxas``: assemble every harness with ``ptxas -arch=sm_90`` (the lent GPU's) when ptxas is
     here; one it rejects becomes an ``error`` entry naming ptxas's first error line."""
     from hw.ptxc.toolchain import ptxas_check
-    import hw
     import hw.ptxc as ptxc
-    from litmus import parse
-    from litmus.lexer import ParseError
 
     items = []
     for label, text in corpus(paths, sample, seed):

@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
+from .journal import DoneSet, journal_paths, read_journal, read_json
+
 META = "campaign.json"
 JOURNAL = "journal.jsonl"
 
@@ -40,7 +42,6 @@ def sub_shard(base: tuple[int, int], jobs: int, j: int) -> tuple[int, int]:
 def read_meta(directory: str, error: type[Exception] = ValueError) -> dict | None:
     """``DIR/campaign.json``, None when there is none; a corrupt one is ``error("path:line:col:
     reason")`` (the caller's one-line error type)."""
-    from .journal import read_json
     path = os.path.join(directory, META)
     if not os.path.exists(path):
         return None
@@ -72,7 +73,6 @@ def journals(directory: str, meta: dict,
              error: type[Exception] = ValueError) -> Iterator[tuple[str, str]]:
     """(campaign id, journal active-file path) of every journal of every part (a part's
     directory may hold several: :func:`fuzz.journal.journal_paths`)."""
-    from .journal import journal_paths
     for uid, _, d in parts(directory, meta, error):
         for jpath in journal_paths(d) or [os.path.join(d, JOURNAL)]:
             yield uid, jpath
@@ -88,7 +88,6 @@ def program_entries(directory: str, meta: dict,
     journal is yielded once, so ``report`` and ``--resume`` agree on the number of programs. The
     numbers seen are kept in a :class:`fuzz.journal.DoneSet` per part (memory bounded by the gaps,
     not the count)."""
-    from .journal import DoneSet, read_journal
     done: dict[str, DoneSet] = {}
     metas: dict | None = None
     for uid, jpath in journals(directory, meta, error):

@@ -18,10 +18,11 @@ import re
 from collections import Counter
 from typing import Callable
 
+import oracle
 from litmus.scopes import SCOPES
 
-from .campaign import ERRORED, EXECUTED, META
 from .buckets import group
+from .campaign import ERRORED, EXECUTED, META
 from .coverage import ComboTally
 from .finding import Finding
 from .findings import (allowed_lines, baseline_text, finding_markdown, histogram_table,
@@ -162,7 +163,6 @@ def load_campaign(directory: str, known: list[dict] | None = None) -> dict:
 
 def oracle_explainer(test, outcome):
     """The default explainer: :func:`oracle.explain` under the test's default model."""
-    import oracle
     return oracle.explain(test, outcome)
 
 

@@ -17,6 +17,7 @@ from litmus.about import JSON_SCHEMA
 from litmus.dialects import litmus_files, parse_file
 from litmus.lexer import ParseError
 from litmus.outcome import format_outcome
+from oracle.commands import timeout_option
 
 from .compare import compare
 
@@ -156,7 +157,6 @@ def register(sub) -> None:
                    help="with --compile: plant a compiler bug by editing the emitted PTX "
                         "(hw/ptxc/mutants.py: drop-acquire, drop-release, drop-fence, "
                         "scope-gpu-to-cta, ...)")
-    from oracle.commands import timeout_option
     timeout_option(p)
     p.set_defaults(func=cmd_run)
 

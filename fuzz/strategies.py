@@ -33,7 +33,7 @@ from typing import Sequence
 
 from litmus.ir import (And, Atom, Condition, Const, Instr, Location, Test, Thread, RMW_OPS,
                        CLUSTER_BARRIER, WORKGROUP_BARRIER)
-from litmus.scopes import SCOPES, SCOPE_RANK, Placement
+from litmus.scopes import SCOPES, SCOPE_RANK, Placement, instance
 
 #: Feature names accepted by ``features=`` and ``scopefuzz fuzz --features``.
 FEATURES: tuple[str, ...] = (
@@ -242,7 +242,6 @@ def normalize_placements(ids: list[list[int]]) -> tuple[Placement, ...]:
 
 def common_scope(placements: Sequence[Placement], a: int, b: int) -> str:
     """The narrowest scope whose instance holds both threads (``wave`` .. ``sys``)."""
-    from litmus.scopes import instance
     for s in ("wave", "wg", "cluster", "agent"):
         if instance(placements[a], a, s) == instance(placements[b], b, s):
             return s

@@ -22,6 +22,9 @@ import shlex
 import subprocess
 import sys
 
+import hw
+from litmus import parse
+
 from .finding import FindingFileError, read_finding
 from .findings import histogram_table, outcome_text
 
@@ -122,7 +125,6 @@ def _marked_listing(text: str, seq: list[str]) -> list[str]:
 
 def write_upstream(finding_dir: str) -> str:
     """Write ``finding_dir/upstream.md`` (and ``upstream/``); returns its path."""
-    from litmus import parse
     path = os.path.join(finding_dir, "finding.json")
     if not os.path.exists(path):
         raise UpstreamError(f"{finding_dir}: not a finding directory (no finding.json)")
@@ -130,7 +132,6 @@ def write_upstream(finding_dir: str) -> str:
         rec = read_finding(path)
     except FindingFileError as e:
         raise UpstreamError(str(e)) from None
-    import hw
     backend = rec.backend if rec.backend != "?" else ""
     try:
         spec = hw.parse_backend_spec(backend) if backend else None

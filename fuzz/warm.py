@@ -21,6 +21,9 @@ import subprocess
 import sys
 import time
 
+from litmus.jitprogress import compiled, uncached
+from oracle.warmup import share_cached, warm as warm_oracle
+
 #: part -> (what, "module:function" compiling or loading it; the oracle's are in oracle/warmup.py)
 PARTS = {
     "search": ("the oracle's search (every model's check)", "oracle.warmup:part_search"),
@@ -56,7 +59,6 @@ ENTRIES = {
 def uncached_parts(names: list[str]) -> list[str]:
     """The parts of ``names`` with an entry point numba's cache has no index for."""
     import pkgutil
-    from litmus.jitprogress import uncached
     return [n for n in names if uncached([pkgutil.resolve_name(e) for e in ENTRIES[n]])]
 
 
@@ -132,7 +134,6 @@ def compile_ahead(sim: bool, say=None, model: str | None = None):
     done; it returns at once when nothing was started). Any failure here only means that the
     caller compiles that code itself when it first uses it."""
     search = bool(uncached_parts(["search"]))
-    from oracle.warmup import share_cached
     parts = (["search-helper"] if search else []) + \
         ([] if share_cached("explain") else ["explain"]) + \
         (uncached_parts(["sim-run"]) if sim else [])
@@ -184,7 +185,6 @@ def cmd_warm(args) -> int:
             if args.tell:
                 print(f"done {name}", flush=True)
         return 1 if failed else 0
-    from litmus.jitprogress import compiled
     parts = [p for p in PARTS_ALL if not (args.oracle_only and p == "sim")]
     jobs = args.jobs if args.jobs is not None else default_jobs()
     t0 = time.perf_counter()
@@ -196,7 +196,6 @@ def cmd_warm(args) -> int:
     else:
         jobs = 1                    # one part or none to compile: here, with its progress
     t1 = time.perf_counter()
-    from oracle.warmup import warm as warm_oracle
     models = warm_oracle()
     t2 = time.perf_counter()
     here = compiled("oracle")

@@ -40,11 +40,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from litmus.about import git_revision, version
 from litmus.mappings.tileir_ptx import lower
 from litmus.print_tileir import format_tileir
-from oracle import OracleError
+from oracle import OracleError, explain
 
 from . import programs
+from .buckets import bucket_id
 from .campaign import Campaign, CampaignError, Config
 from .findings import (FindingFileError, TEST_FILE, add_sources, findings_dir, load_findings,
                        publish, read_finding)
@@ -281,7 +283,6 @@ def weakening_record(*, key, model, against, seed, test, original, extra, explan
                      minimized, first, backend) -> dict:
     """The ``finding.json`` record of a counterexample (``kind: weakening``, see
     :mod:`fuzz.weakening_findings` for what the report shows of it)."""
-    from litmus.about import git_revision, version
     text = format_tileir(test)
     src = {k: first[k] for k in ("campaign", "index", "seed")}
     return {
@@ -306,8 +307,6 @@ def weakening_bucket(test, outcome: dict, model: str, against: str) -> dict:
     first failing axiom in :func:`oracle.explain`), or the finding's own one when the
     explanation does not name one."""
     import re
-    from oracle import explain
-    from .buckets import bucket_id
     try:
         checks = sorted(set(re.findall(r"fails '([^']+)'", explain(test, outcome, model).text())))
     except Exception:

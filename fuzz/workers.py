@@ -32,11 +32,13 @@ import time
 
 import hw
 
-from .campaign import Campaign, CampaignError, Config, Stats, lock_campaign
+from .campaign import (Campaign, CampaignError, Config, Stats, checked_model, default_checker,
+                       lock_campaign, uses_simulator, warm_up_oracle, warm_up_program)
 from .coverage import Coverage
 from .findings import findings_dir
 from .journal import atomic_write, clean_temporaries
 from .layout import META, read_meta, shard_dirname, sub_shard
+from .warm import compile_ahead
 
 #: restarts of one shard's worker before the campaign gives up on it (a worker that dies at once
 #: every time, e.g. a backend that crashes the process, must not loop forever)
@@ -169,9 +171,6 @@ class ParallelCampaign:
         """Compile the oracle's model here, and the simulator in a process of its own, before the
         workers start: with an empty numba cache, every worker would otherwise compile the same
         code at the same time (fuzz/warm.py); the workers then load it from the cache."""
-        from .campaign import (checked_model, default_checker, uses_simulator, warm_up_oracle,
-                               warm_up_program)
-        from .warm import compile_ahead
         wait = compile_ahead(uses_simulator(self.cfg), model=checked_model(self.cfg.model))
         try:
             checker = default_checker() if self.cfg.model is None else \

@@ -20,6 +20,7 @@ import csv
 import os
 from dataclasses import dataclass
 
+from .dialects import read_litmus_text     # regular files only, size-capped (issue 33)
 from .lexer import ParseError
 
 #: verdict as written -> verdict
@@ -88,7 +89,6 @@ def race_verdict(flags) -> str:
 
 def read_expected(path: str | os.PathLike) -> ExpectedTable:
     """Read one ``expected.csv`` (see the module docstring)."""
-    from .dialects import read_litmus_text     # regular files only, size-capped (issue 33)
     path = os.fspath(path)
     rows = []
     text = read_litmus_text(path)

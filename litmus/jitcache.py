@@ -53,6 +53,7 @@ import hashlib
 import os
 import sys
 import tempfile
+from .jitprogress import announce
 
 STAMP = "numba-sources.sha1"
 
@@ -248,7 +249,6 @@ def announce_compiles(package: str, what: str) -> None:
     """From now on, numba compiling (rather than loading from the cache) functions of
     ``package`` (a module name prefix) in this process is reported on stderr while it happens:
     what compiles and how far along (:mod:`litmus.jitprogress`)."""
-    from .jitprogress import announce
     announce(package, what, caching)
 
 

@@ -37,6 +37,7 @@ from .states import SMALL_SET, States
 from .registry import ModelUnit, get as get_unit
 from .ubflags import witness
 from .ready import ready
+from .witness import Unsupported, disjuncts, question, search, ub_flags_raised
 
 
 @dataclass
@@ -387,7 +388,6 @@ def _by_search(test: Test, model: str, unit: ModelUnit, prog, key, name_ub: bool
     without a normal form it takes, a flag witness search past its limit). ``compact``: ``pes``
     are the unit's compact pre-executions (:func:`verdict_pre_executions`), which the full
     check does not take (it builds its own)."""
-    from .witness import Unsupported, disjuncts, question, search, ub_flags_raised
     keys = test.observables()
     found_means_ok, q = question(test.condition)
     full_pes = None if compact else pes

@@ -44,6 +44,9 @@ from litmus import canonical_hash
 from litmus.ir import UNDEF, And, Atom, Const, Not, Or
 from litmus.outcome import count_satisfiable
 
+from .ceiling import guard
+from .events import UNDEF_VAL
+
 KIND = {"exists": "Allowed", "~exists": "Forbidden", "forall": "Required"}
 
 
@@ -153,7 +156,6 @@ def herd_lines(test, res) -> list[str]:
     states = projected_states(test, res.states)
     # herd prints the count before the lines, so the sorted lines are held: bounded by the
     # memory ceiling like every other expansion (one line per projected state)
-    from .ceiling import guard
     guard(len(states) * (96 + 24 * len(condition_keys(test))), len(res.states),
           "herd's States lines")
     pos = count_satisfiable(test.condition.prop, states)
@@ -177,7 +179,6 @@ def _projected(states, keys: list[str]) -> list[dict]:
     """The distinct projections of a :class:`~oracle.states.States` onto ``keys`` (undef where
     the set has no such observable): from its factors when it is still lazy and their product
     is small, else block by block as it is streamed."""
-    from .events import UNDEF_VAL
     if len(states) == 0:
         return []
     have = [k for k in keys if k in states.keys]

@@ -43,6 +43,9 @@ from .events import WORD
 from .explore import DEFINED
 from .query import allowed_in, allows_many
 from .registry import get as get_unit
+from .deadline import call_with_timeout
+from .lang import load_model
+from .witness import Unsupported, disjuncts, question, search
 
 def equality_outcome(test: Test) -> dict | None:
     """The outcome a condition's proposition describes when it is one ``==`` atom or a
@@ -84,7 +87,6 @@ class Judge:
     def _call(self, fn, *args):
         if not self.timeout:
             return fn(*args)
-        from .deadline import call_with_timeout
         return call_with_timeout(fn, self.timeout, *args)
 
     def _pre(self) -> list:
@@ -118,8 +120,6 @@ class Judge:
     def _search_verdict(self) -> str | None:
         """The verdict by :func:`oracle.witness.search` (no UB: the caller knows), or None
         where it cannot decide."""
-        from .lang import load_model
-        from .witness import Unsupported, disjuncts, question, search
         keys = self.test.observables()
         found_means_ok, q = question(self.test.condition)
         try:

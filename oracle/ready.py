@@ -12,6 +12,7 @@ from litmus import parse
 from litmus.dialect import find as find_dialect
 
 from .registry import ModelUnit, get as get_unit, names
+from litmus.jitprogress import label
 
 _READY: set[str] = set()
 
@@ -45,7 +46,6 @@ def ready(unit: ModelUnit) -> None:
                 ready(get_unit(other))
                 return
         return
-    from litmus.jitprogress import label
     from .lang import load_model
     from .search import explore_pe
     label("oracle", f"model {unit.name}")

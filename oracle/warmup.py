@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from litmus import parse
 from litmus.ir import prop_atoms
+from litmus.jitprogress import group, label
 
 from .ready import ready, sample  # noqa: F401 (re-exported: one home, oracle/ready.py)
 from .registry import get as get_unit, names
@@ -65,7 +66,6 @@ def part_amdgpu() -> None:
     """The AMDGPU builder's compiled pass (:func:`oracle.models.amdgpu.static.derive`), without
     the search (compiled by :func:`part_search`)."""
     unit = get_unit("amdgpu")
-    from litmus.jitprogress import label
     label("oracle", "the AMDGPU builder")
     try:
         unit.build(sample(unit))
@@ -75,7 +75,6 @@ def part_amdgpu() -> None:
 
 def part_wide() -> None:
     """The search over several words per row (programs over 64 events, :data:`WIDE_SAMPLE`)."""
-    from litmus.jitprogress import label
     from .lang import load_model
     from .search import explore_pe
     unit = get_unit("rc11")
@@ -90,7 +89,6 @@ def part_wide() -> None:
 
 def part_symmetry() -> None:
     """The closure of a symmetric program's outcomes (:mod:`oracle.symmetry`)."""
-    from litmus.jitprogress import label
     from .symmetry import warm as warm_symmetry
     label("oracle", "symmetric programs")
     try:
@@ -176,7 +174,6 @@ def share_cached(which: str) -> bool:
 def compile_share(which: str, what: str) -> None:
     """Compile (or load) one share of :func:`search_share` in this process, its compiles shown
     as ``the oracle (WHAT)``."""
-    from litmus.jitprogress import group, label
     share = search_share(which)
     label("oracle", what)
     try:
@@ -204,7 +201,6 @@ def part_builder(model: str) -> None:
     test = sample(unit)
     if test is None:
         return
-    from litmus.jitprogress import label
     label("oracle", f"model {model}")
     try:
         unit.build(test)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import litmus
+import oracle
 from hw import BackendError
 
 from ..compare import compare
@@ -35,7 +36,6 @@ exists (P1:r0 == 1 /\\ P1:r1 == 0 /\\ P3:r0 == 1 /\\ P3:r1 == 0)
 def measure(backend, text: str, instances: int, seed: int = 1) -> tuple[float, int, object, int]:
     """(instances/s, instances run, histogram, instances showing the test's condition) for one
     test after a warm-up run."""
-    import oracle
     test = litmus.parse(text)
     backend.run(test, 1000, seed)                 # build + first launch outside the timing
     t0 = time.perf_counter()

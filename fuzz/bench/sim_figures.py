@@ -14,8 +14,11 @@ from __future__ import annotations
 import time
 
 import litmus
+import oracle
 from hw import BackendError
 from hw.sim import MUTANTS, make_backend
+from litmus.expected import read_expected
+from litmus.ir import prop_atoms
 
 from ..compare import compare, reached
 from . import ROOT
@@ -73,7 +76,6 @@ exists (P1:r0 == 1 /\\ P1:r1 == 0 /\\ P3:r0 == 1 /\\ P3:r1 == 0)
 
 def reached_fraction(test, hist) -> tuple[int, int]:
     """(allowed states matched by some observed outcome, allowed states)."""
-    import oracle
     return reached(oracle.check(test), hist)
 
 
@@ -81,9 +83,6 @@ def corpus_weakness(b) -> list[tuple[str, object, str]]:
     """Of the corpora's ``exists`` tests with expected verdict Ok whose condition only names
     values some store, rmw or initializer writes (an undef read returning 42 is not something
     hardware does on purpose), how many the simulator shows (exhaustive, else randomized)."""
-    import oracle
-    from litmus.expected import read_expected
-    from litmus.ir import prop_atoms
     shown = total = 0
     for d in sorted((ROOT / "corpora").iterdir()):
         exp = d / "expected.csv"
@@ -121,7 +120,6 @@ def mutation_score(iterations: int = 5000) -> list[tuple[str, object, str]]:
     """How many tests of the hand-written corpora (classic, av, async, barrier; oracle verdict
     not Undef) kill each mutant in randomized mode — the corpora's mutation score, as MC Mutants
     reports it. (Every mutant is also killed by its own test in corpora/mutants.)"""
-    import oracle
     tests = []
     dirs = [str(ROOT / "corpora" / d) for d in ("classic", "av", "async", "barrier")]
     for path in litmus.litmus_files(dirs):

@@ -3,12 +3,13 @@ default), features narrowed to what the backend declares it can express."""
 
 from __future__ import annotations
 
+from oracle.deadline import WARM_UP_TEST
+
 from ..strategies import FEATURES, draw_program, for_backend, parse_features
 from . import ProgramFamily
 
 
 def _warm_up() -> str:
-    from oracle.deadline import WARM_UP_TEST
     return WARM_UP_TEST
 
 

@@ -8,7 +8,7 @@ parameters are the simulator's.
 
 from __future__ import annotations
 
-from litmus import Test
+from litmus import Test, format_test
 
 from ..backend import BackendError, EvidenceBackend
 from ..sim.backend import SimBackend
@@ -40,7 +40,6 @@ class IsaBackend(SimBackend, EvidenceBackend):
     def build(self, test: Test) -> glue.Build:
         """The compiled, interpreted and (with a mutant) edited code of ``test`` (memoized for
         the last test, so a finding's evidence is the code that ran)."""
-        from litmus import format_test
         if test.dialect not in self.dialects:     # before printing it in its own dialect
             raise IsaRefused(f"the isa backend reads the {'/'.join(self.dialects)} dialect, "
                              f"not {test.dialect}")

@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import re
 
+from litmus import format_instr
+
 from . import crosscheck
 from .machine import Build
+from .translate import top_level
 
 #: crosscheck kinds that make the compiled code weaker than the hand lowering (a possible cause)
 WEAKER = ("scalar-load", "missing-wait:", "missing-wait-after-wb:", "weaker-wait:", "missing-cache:", "level:", "op:",
@@ -64,7 +67,6 @@ _LEVEL_OF = {name: lv for lv, name in crosscheck.LEVELS.items()}
 
 def _table_level(kind: str, target) -> bool:
     """``level:OP:HAND->COMPILED`` where COMPILED is the target's top level and HAND above it."""
-    from .translate import top_level
     try:
         hand, comp = (_LEVEL_OF[x] for x in kind.split(":")[2].split("->"))
     except (IndexError, KeyError, ValueError):
@@ -81,7 +83,6 @@ def culprit(b: Build, reads: list[tuple[int, int]]) -> dict | None:
     (``(thread, litmus instruction)``): ``{"kind": "isa", "signature", "instruction",
     "family"}``; None when the cross-check finds no weakening anywhere (then the model-level
     bucket stands: the cause is not in the compiled code's shape)."""
-    from litmus import format_instr
     _, checks = crosscheck.check(b.test, b.target, b)
     by_tid = {tc.tid: tc for tc in checks}
     family = FAMILY.get(b.target.family, b.target.family)
@@ -150,7 +151,6 @@ def _uncumulative_release(b: Build, checks, reads) -> list[tuple[str, str]]:
     when the oracle names no read, as for a final value) earlier with no such
     wait since: the release is not cumulative for that store once another wave's wider release
     waits only for its own counters (finding 2). ``[]`` when there is none."""
-    from litmus import format_instr
     test = b.test
     stale = _stale_locations(test, reads)
     counter = STORE_WAIT.get(b.target.family, "vmcnt")

@@ -23,6 +23,10 @@ import sys
 import tempfile
 import time
 
+from litmus.dialects import litmus_files, parse_file
+
+from . import compile_many, compile_test, parse_spec, refusal, toolchain
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hw.ptxc.bench")
@@ -33,9 +37,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="scopefuzz-ptxc-bench-")
     os.environ["SCOPEFUZZ_ISA_CACHE"] = tmp          # before hw.isa's cache_dir() is first read
-    from litmus.dialects import litmus_files, parse_file
 
-    from . import compile_many, compile_test, parse_spec, refusal, toolchain
     c = parse_spec(a.compiler)
     tests = []
     for f in litmus_files(a.paths):

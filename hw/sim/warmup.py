@@ -11,6 +11,7 @@ from __future__ import annotations
 from litmus import parse
 from litmus.dialect import get as get_dialect
 
+from . import make_backend
 from .backend import SimBackend
 
 #: message passing across workgroups, the sample of the dialect the simulator runs
@@ -21,7 +22,6 @@ SAMPLE = get_dialect(SimBackend.dialects[0]).sample
 
 def warm() -> None:
     """Run :data:`SAMPLE` randomized and exhaustively on the default simulator."""
-    from . import make_backend
     backend = make_backend(None)
     test = parse(SAMPLE, "<sim warm-up>")
     backend.run(test, 64, 0)
@@ -30,5 +30,4 @@ def warm() -> None:
 
 def warm_run() -> None:
     """Run :data:`SAMPLE` randomized only: what a campaign runs (never the exhaustive mode)."""
-    from . import make_backend
     make_backend(None).run(parse(SAMPLE, "<sim warm-up>"), 64, 0)

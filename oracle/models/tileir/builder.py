@@ -31,7 +31,7 @@ import itertools
 from litmus.ir import Test
 from litmus.tileir import is_acquire, is_release
 
-from oracle.events import REQ_EQ, REQ_NE, Event, PreExecution
+from oracle.events import REQ_EQ, REQ_NE, RMW_CODES, Event, PreExecution
 
 SETS = ("R", "W", "IW", "FR", "CO", "Indep", "M", "STRONG", "ACQ", "REL", "ATOM")
 RELS = ("tko", "loc", "rmw", "sameop", "inscope")
@@ -177,5 +177,4 @@ def _build(test: Test, cas_ok: dict, failed_cas_writes: bool) -> PreExecution:
 
 
 def _code(mode: str) -> int:
-    from oracle.events import RMW_CODES
     return RMW_CODES[mode]
