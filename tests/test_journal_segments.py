@@ -157,6 +157,9 @@ def test_reopening_cuts_an_unfinished_last_line_of_any_length(tmp_path, cut):
 
 @pytest.fixture
 def fake_world(monkeypatch):
+    # "fake" is a backend family as a new one would be (one hw.FAMILIES line): the command reads
+    # the name through hw.parse_backend_spec before it opens the backend
+    monkeypatch.setitem(hw.FAMILIES, "fake", "fakes:StaleReadBackend")
     monkeypatch.setattr(hw, "get_backend", lambda name: StaleReadBackend(0.3))
     monkeypatch.setattr(campaign_mod, "default_checker", lambda: sc_check)
     return monkeypatch
