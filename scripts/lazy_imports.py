@@ -9,6 +9,8 @@ A reason is one of:
   ``*.commands``, the pytest plugin, a package's ``__init__``): ``scopefuzz check`` and every
   pytest run import them, so what a subcommand needs is loaded when it runs (issue 32's start-up);
 - ``guarded``: the import sits under ``try``/``if``/``with`` (an optional tool, a fallback);
+- ``startup``: ``tests/test_startup.py`` keeps the target out of ``scopefuzz check``'s imports
+  (:data:`STARTUP`: rc11's builder loads the Python path enumeration only when it builds paths);
 - ``cycle``: importing the target (in a fresh interpreter) already imports this module: at the
   top it would meet a half-initialised module (a package ``__init__`` on the way);
 - ``heavy:X``: importing the target loads ``X`` (numba, numpy, pyopencl, hypothesis, pytest)
@@ -35,6 +37,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = ("litmus", "oracle", "hw", "fuzz")
 HEAVY = ("numba", "numpy", "pyopencl", "hypothesis", "pytest")
+#: (module, target) pairs kept lazy for ``check``'s start-up, which tests/test_startup.py asserts
+STARTUP = {("oracle.models.rc11.builder", "oracle.models.path_executions")}
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -101,6 +105,8 @@ def reason(mod: str, path: pathlib.Path, statement: str, guarded: bool) -> str:
         return "entry"
     if guarded:
         return "guarded"
+    if (mod, statement.split()[1]) in STARTUP:
+        return "startup"
     here, there = loaded_by(f"import {mod}"), loaded_by(statement)
     if here is None or there is None:
         return "unimportable"

@@ -24,7 +24,6 @@ from litmus.ir import Test
 from oracle.errors import OracleError
 from oracle.events import PreExecution
 from oracle.models.path_tables import Block, Layout, Program
-from oracle.models.path_executions import justifiable_combinations
 
 #: the vocabulary this builder provides (declared by the unit, oracle/models/rc11/__init__.py),
 #: in the order of the table's masks and relation rows
@@ -141,6 +140,7 @@ def path_combinations(test: Test, allow: frozenset = frozenset()) -> list:
         paths = paths_per_thread(test, seed=thin, thin_air=thin)
     except ValueError as e:
         raise OracleError(str(e)) from None
+    from oracle.models.path_executions import justifiable_combinations
     return list(justifiable_combinations(test, paths))
 
 
