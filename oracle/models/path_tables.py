@@ -83,37 +83,24 @@ class Block:
                                                 else bit)
             else:
                 lid = -1
-            if kind == "UF":
-                # a free rmw (litmus.cfg.free_rmw_code): a read of no fixed value, and a write
-                # whose value the search computes from it (wsrc: the read, relative to the
-                # block until Layout.attrs shifts it; wop, wopnd: the operation and its operand)
+            if kind in ("U", "UF"):
+                # an rmw: a read, then a write. "U": both values fixed by the path (the read's a
+                # required value); "UF": a free rmw (litmus.cfg.free_rmw_code), a read of no fixed
+                # value and a write whose value the search computes from it (wsrc: the read,
+                # relative to the block until Layout.attrs shifts it; wop, wopnd: the operation
+                # and its operand)
                 order = ins.order
-                events.append(("R", loc, None, RMW_READ_ORDER.get(order, order), True, True,
-                               index, ins))
-                events.append(("W", loc, None, RMW_WRITE_ORDER.get(order, order), True,
-                               True, index, ins))
-                rows.append((tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
-                rows.append((tid, lid, 0, j, RMW_CODES[ins.op], wval, 0, 0, index, 0, 0, 0))
-                free_rmw = True
-                locs.append(loc)
-                locs.append(loc)
-                reads |= bit
-                writes |= bit << 1
-                rmw.append(bit << 1)
-                rmw.append(0)
-                nrf.append(0)
-                nrf.append(reads)
-                j += 2
-                continue
-            if kind == "U":
-                order = ins.order
-                events.append(("R", loc, rval, RMW_READ_ORDER.get(order, order), True, True,
-                               index, ins))
-                events.append(("W", loc, wval, RMW_WRITE_ORDER.get(order, order), True,
-                               True, index, ins))
+                free = kind == "UF"
+                events.append(("R", loc, None if free else rval,
+                               RMW_READ_ORDER.get(order, order), True, True, index, ins))
+                events.append(("W", loc, None if free else wval,
+                               RMW_WRITE_ORDER.get(order, order), True, True, index, ins))
                 rows.append((tid, lid, 0, -1, 0, 0, REQ_EQ, rval, index, 0, 0, 0)
-                            if rval is not None else (tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
-                rows.append((tid, lid, wval, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                            if not free and rval is not None
+                            else (tid, lid, 0, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                rows.append((tid, lid, 0, j, RMW_CODES[ins.op], wval, 0, 0, index, 0, 0, 0)
+                            if free else (tid, lid, wval, -1, 0, 0, 0, 0, index, 0, 0, 0))
+                free_rmw = free_rmw or free
                 locs.append(loc)
                 locs.append(loc)
                 reads |= bit
