@@ -45,14 +45,14 @@ PARTS_ALL = ["search", "amdgpu", "wide", "symmetry", "sim"]
 #: part -> its compiled entry points ("module:name"): a part whose entry points all have an
 #: index in numba's cache loads in this process instead of starting one of its own
 ENTRIES = {
-    "search": ["oracle.pack:_search_one_word"],
+    "search": ["oracle.explore:search_one_word"],
     "amdgpu": ["oracle.models.amdgpu.static:derive"],
-    "wide": ["oracle.pack:_search_words"],
+    "wide": ["oracle.explore:search_words"],
     "symmetry": ["oracle.symmetry:_close"],
     "sim": ["hw.sim.kernel:run_random", "hw.sim.kernel:run_exhaustive"],
     "sim-run": ["hw.sim.kernel:run_random"],
     "search-helper": ["oracle.explore:_eval_prefix", "oracle.explore:_eval_upper"],
-    "explain": ["oracle.engine:full_mask"],      # (compile_ahead asks for its signatures)
+    "explain": ["oracle.engine:eval_rows_one_word"],      # (compile_ahead asks for its signatures)
 }
 
 

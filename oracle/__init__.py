@@ -21,8 +21,8 @@ import types as _types
 
 #: the package's modules that define compiled functions: numba's cache is set up
 #: (:mod:`oracle._jit`) before the first of them is loaded, whoever imports it
-_COMPILED = frozenset({"oracle.engine", "oracle.explore", "oracle.pack", "oracle.symmetry",
-                      "oracle.models.amdgpu.static"})
+_COMPILED = frozenset({"oracle.engine", "oracle.explore", "oracle.pack", "oracle.prepare",
+                      "oracle.symmetry", "oracle.models.amdgpu.static"})
 
 
 class _SetUpJitFirst:

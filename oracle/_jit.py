@@ -20,8 +20,8 @@ from litmus.jitcache import guard as _guard
 from litmus.jitcache import load_lightly as _load_lightly
 
 #: the sources the package's compiled (numba) code is built from (see litmus/jitcache.py)
-SOURCES = ["engine.py", "events.py", "explore.py", "lang.py", "pack.py", "../litmus/rmw.py",
-           "../litmus/rmw_jit.py"]
+SOURCES = ["engine.py", "events.py", "explore.py", "lang.py", "pack.py", "prepare.py",
+           "../litmus/rmw.py", "../litmus/rmw_jit.py"]
 
 _guard(_os.path.dirname(_os.path.abspath(__file__)), SOURCES)
 _announce("oracle", "the oracle")

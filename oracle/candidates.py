@@ -16,7 +16,7 @@ import numpy as np
 
 from litmus.ir import UNDEF
 
-from .engine import eval_rows, full_mask
+from .engine import event_mask, run_rows
 from .events import UNDEF_VAL, PreExecution
 from .lang import DYNAMIC, Program
 from .pack import pack
@@ -86,9 +86,9 @@ def candidates(pe: PreExecution, prog: Program, hints: frozenset):
     where the values do not resolve or break a required value."""
     p = pack(pe, prog, hints)
     n, W = pe.n, p.words
-    emask = full_mask(n, W)
+    emask = event_mask(n, W)
     base = p.slots.copy()
-    eval_rows(base, prog.prelude, n, W, emask)
+    run_rows(base, prog.prelude, n, W, emask)
     rd = p.reads
     choices = {int(r): [int(w) for w in rd.cand[q, :rd.ncand[q]]]
                for q, r in enumerate(rd.reads)}
@@ -121,7 +121,7 @@ def candidates(pe: PreExecution, prog: Program, hints: frozenset):
                 for i, a in enumerate(o):
                     for b in o[i + 1:]:
                         put(slots, 1, a, b)                    # co
-            failed, _ = eval_rows(slots, prog.ops, n, W, emask)
+            failed, _ = run_rows(slots, prog.ops, n, W, emask)
             if failed < 0:
                 yield Candidate(pe, src, co, val, slots, None, None)
                 continue

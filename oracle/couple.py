@@ -49,11 +49,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import eval_rows, full_mask
-from .explore import COLAST
+from .engine import event_mask, run_rows
 from .lang import (ACYCLIC, COPY, DIFF, DOM, EMPTY, FIXEND, FIXSTART, FLAG_EMPTY, FLAG_NONEMPTY,
                    ID, INTER, INV, IRREFL, OPT, PLUS, PROD, RAN, SEQ, SEQ_LD, SEQ_RD, STAR, UNION,
                    UNIV, ZERO, Program)
+from .prepare import COLAST
 
 
 def _bits(x: int):
@@ -220,7 +220,7 @@ def blocks(packed, prog: Program) -> Split:
     the module docstring."""
     n, W = packed.pe.n, packed.words
     slots = packed.slots.copy()
-    eval_rows(slots, prog.prelude, n, W, full_mask(n, W))
+    run_rows(slots, prog.prelude, n, W, event_mask(n, W))
     iv = _Interval(n)
     static_done = set()
     for s in range(4, prog.nslots):

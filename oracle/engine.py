@@ -65,13 +65,11 @@ def full_word(n, k):
     return (ONE << np.uint64(r)) - ONE
 
 
-@njit(cache=True)
-def full_mask(n, W):
-    """The event mask of every event (W words)."""
-    m = np.empty(W, np.uint64)
-    for k in range(W):
-        m[k] = full_word(n, k)
-    return m
+def event_mask(n: int, W: int) -> np.ndarray:
+    """The event mask of events ``0 .. n - 1`` in ``W`` words (:func:`full_word` of each word),
+    computed in Python for Python callers: a compiled one would be one more function to load
+    from numba's cache (or, on a first run, to compile)."""
+    return np.array([(1 << min(max(n - 64 * k, 0), 64)) - 1 for k in range(W)], np.uint64)
 
 
 @njit(cache=True, inline='always')
@@ -336,6 +334,24 @@ def eval_rows(slots, ops, n, W, emask):
                 return ops[pc, 2], flags
         pc += 1
     return -1, flags
+
+
+
+@njit(cache=True)
+def eval_rows_one_word(slots, ops, n, emask):
+    """:func:`eval_rows` with ``W`` the constant 1: the kernel the search calls, which a check
+    has put in numba's cache, behind a small wrapper (see :func:`run_rows`)."""
+    return eval_rows(slots, ops, n, 1, emask)
+
+
+def run_rows(slots, ops, n, W, emask):
+    """:func:`eval_rows` called from Python (explanations, candidates, the block split). Rows of
+    one word go through :func:`eval_rows_one_word`, so that a first run compiles a wrapper around
+    the search's own ``eval_rows`` kernel rather than a second one for an ``int64`` ``W``
+    (with its callees, about 20 s of a campaign's first run)."""
+    if W == 1:
+        return eval_rows_one_word(slots, ops, n, emask)
+    return eval_rows(slots, ops, n, W, emask)
 
 
 @njit(cache=True)

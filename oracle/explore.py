@@ -61,52 +61,15 @@ the one value an undef observable does not match, :func:`_value_matches`).
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .engine import (ONE, PENDING, S_CO, S_RDEF, S_RF, S_RUNDEF, ZERO64, _wbit, eval_inc_rows,
-                     eval_rows, full_word, inc_memo, rmw_value)
+                     eval_rows, inc_memo, rmw_value)
 from .events import UNDEF_VAL
+from .prepare import COLAST, DECIDE, INDEP, Model, Observables, Options, prepare_arrays
 
-# --- the packed pre-execution, as the search reads it (made by oracle.pack) -----------------------
-#: every read: the event, its candidate sources (-1 = undef) and their count, its kind (DECIDE: a
-#: search choice; COLAST: reads the co-last write; INDEP: chosen alone at the leaves), its location
-Reads = namedtuple("Reads", ["reads", "cand", "ncand", "rkind", "rloc", "ridx"])
-DECIDE, COLAST, INDEP = 0, 1, 2
-#: per location: its events, its initial write (-1: none), its other co-ordered writes, the
-#: coherence mask (CO | CohR) as W words
-Locations = namedtuple("Locations", ["loc_events", "loc_nev", "co_init", "co_writes", "co_n",
-                                     "coh_mask"])
-#: per event: read flag, value attributes (constant, rmw source/op/operand, required value), its
-#: rmw write (relation rmw) and the write taking its value from it (wsrc inverse), its location,
-#: instruction and thread; the rows of cohord and incl; the CohA and CohRmw masks
-Events = namedtuple("Events", ["is_read", "val_const", "wsrc", "wop", "wopnd", "req_mode",
-                               "req_val", "rmw_w", "dep_w", "loc", "instr", "thread", "cohord",
-                               "incl", "coha", "cohrmw"])
-#: the compiled model: static prelude, per-candidate ops, prefix ops, number of checks, upper
-#: ops (``Program.upper_ops``: checks evaluated on the upper graph of a partial execution), and
-#: the static tables of the incremental evaluation of ops, prefix and upper
-#: (:func:`oracle.engine.inc_tables`: one buffer per model, filled by the first search)
-Model = namedtuple("Model", ["prelude", "ops", "prefix", "nchecks", "upper", "tables"])
-#: the outcome: per observable, kind (1 = an event's value, 0 = a constant) and argument
-Observables = namedtuple("Observables", ["kind", "arg"])
-#: what to do: keep states; the step budget (-1: none); the block's event mask (W words) and
-#: observables; bounding allowed; the flags the block can raise; forward checking; hint pruning;
-#: asked outcomes (``targets``, none: every outcome) and outcomes found before (``found``);
-#: whether to run the upper checks (``upper``); the canonical co constraint of a symmetric
-#: program (``canon``, empty: none; :func:`_canon_ok`, :mod:`oracle.symmetry`); per asked value
-#: whether it asks for any value *but* that one (``tne``, the shape of ``targets``: a condition's
-#: ``!=`` atom); whether the search stops at the first asked outcome found (``first``: a verdict
-#: needs one witness) rather than once each is found; the flags at whose first raising the search
-#: stops (``stop_flags``: a witness of a flag that means undefined behaviour); per asked ``!=``
-#: value the further values the observable must not hold either (``tex``, shape (targets, nobs,
-#: K), ``WILD`` padding: ``k != 1 /\\ k != 2`` asks 1 with ``tne`` and 2 in ``tex``)
-Options = namedtuple("Options", ["want_state", "max_steps", "emask", "omask", "bound",
-                                 "raisable", "forward", "hints", "targets", "found", "upper",
-                                 "canon", "tne", "first", "stop_flags", "tex"])
 #: ``canon[e]`` of a ranked write: its class times CANON_CLASS plus its rank in the class
 CANON_CLASS = 1 << 20
 
@@ -529,413 +492,455 @@ def _bounded(pv, pcnt, oidx, nob, states, table, targets, tne, tex, hit, full_mo
     return True
 
 
-@njit(cache=True)
-def explore(slots, model, n, W, rd, lc, ev, obs, opt):
-    """Explore the executions of the events of block ``opt.emask``; see the module docstring.
+def _search_for(WORDS: int):
+    """The search's compiled entry point, for rows of ``WORDS`` words (1: every kernel compiled
+    with ``W`` the constant 1, for programs of at most 64 events; 0: ``W`` read at run time).
 
-    ``slots`` holds the model's base slots (flat rows of ``W`` words); ``model``, ``rd``, ``lc``,
-    ``ev``, ``obs`` and ``opt`` are the named tuples :class:`Model`, :class:`Reads`,
-    :class:`Locations`, :class:`Events`, :class:`Observables` and :class:`Options`.
+    One compiled function holds the whole search (the packing pass, then the exploration), so
+    that a first run compiles it once: an entry point calling a separately compiled search
+    would link the search's machine code into its own module and optimize it all again (about
+    10 s of a campaign's first run). ``WORDS`` is a closure variable, a constant to numba (the
+    branch on it is pruned before typing, so ``W`` is ``Literal[int](1)`` in the one-word
+    kernel), and part of the cache key (numba hashes a closure's cell contents), so the two
+    entry points cache apart."""
 
-    Returns (states, nstates, model evaluations, consistent, flags, fail_counts, hit). ``states``
-    rows hold every observable (those outside the block are 0); ``nstates`` is -1 when the step
-    budget ran out. ``fail_counts[c]`` counts failures of check ``c`` (on complete or partial
-    executions), ``fail_counts[nchecks]`` the partial executions pruned by values and hints,
-    ``fail_counts[nchecks + 1]`` those pruned by bounding. ``hit[t]``: asked outcome ``t`` was
-    found. ``consistent`` counts the consistent executions visited (bounding skips some).
+    def search(attrs, masks, rels, W_arg, set_slot, set_src, rel_slot, rel_src, special,
+               nslots, model_t, obs_kind, obs_arg, opt_t):
+        """Pack, then explore the executions of the events of block ``opt.emask``; see the
+        module docstring.
 
-    It writes ``slots`` (the dynamic slots and the ops' slots) and ``rd.cand``/``rd.ncand``
-    (forward checking drops candidates in place): the caller hands it arrays of its own
-    (:func:`oracle.pack._search_impl`: :func:`oracle.pack._prepare`'s, made per call). Its work
-    arrays are slices of three buffers sized by the program: a call's fixed cost follows the
-    program's size, not the engine's limits."""
-    prelude, ops, prefix, nchecks, upper = model.prelude, model.ops, model.prefix, \
-        model.nchecks, model.upper
-    reads, rkind, rloc, ridx = rd.reads, rd.rkind, rd.rloc, rd.ridx
-    cand, ncand = rd.cand, rd.ncand            # forward checking drops candidates in place
-    co_init, co_writes, co_n = lc.co_init, lc.co_writes, lc.co_n
-    is_read, req_mode, req_val = ev.is_read, ev.req_mode, ev.req_val
-    emask, omask, targets = opt.emask, opt.omask, opt.targets
-    obs_kind, obs_arg = obs.kind, obs.arg
-    nobs = obs.kind.shape[0]
-    nt = targets.shape[0]
-    full_mode = nt == 0
-    nr = reads.shape[0]
-    nl = co_init.shape[0]
-    nw = n * W
-    eval_rows(slots, prelude, n, W, emask)
-    # memos of the incremental evaluations (their static tables: once per model, model.tables);
-    # the prefix and upper checks run on their own copies of the slots, since each memo assumes
-    # that only its own op array writes the slots it computes. A program without prefix (or
-    # upper) checks needs neither copy nor memo: those names then stand for unused stand-ins
-    memo = inc_memo(ops, slots.shape[0], slots.shape[1], model.tables, 0)
-    use_prefix = prefix.shape[0] > 0
-    use_upper = opt.upper and upper.shape[0] > 0
-    pslots = slots.copy() if use_prefix else slots[:0]
-    memo_p = inc_memo(prefix, slots.shape[0], slots.shape[1], model.tables, 1) if use_prefix \
-        else memo
-    uslots = slots.copy() if use_upper else slots[:0]       # the upper graph's (upper checks)
-    memo_u = inc_memo(upper, slots.shape[0], slots.shape[1], model.tables, 2) if use_upper \
-        else memo
-    fail_counts = np.zeros(nchecks + 2, np.int64)
-    hit = np.zeros(nt, np.bool_)
-    # -- outcome sets
-    mo = max(nobs, 1)
-    cap = 16
-    states = np.zeros((cap, mo), np.int64)
-    table = np.full(64, -1, np.int64)
-    nfound = 0
-    for s in range(opt.found.shape[0]):
-        states, table, nfound, _ = _insert(states, table, nfound, opt.found[s], nobs)
-    nbase = nfound
-    # -- the search's work arrays: slices of three zeroed buffers (int64, uint64, bool), sized by
-    # the program (events, reads, locations, observables), made in three allocations; per level
-    # arrays have one entry per event (a level decides one event)
-    mn = max(n, 1)
-    ml = max(nl, 1)
-    mr = max(nr, 1)
-    wmax = 1
-    for l in range(nl):
-        wmax = max(wmax, co_n[l])
-    cmax = max(cand.shape[1], wmax + 1, 1)
-    ccol = max(cand.shape[1], 1)
-    ints = np.zeros(19 * mn + 9 + ml * (wmax + 2) + mo * (4 + cmax) + mr * (3 + ccol), np.int64)
-    at = 0
-    src, at = _carve(ints, at, mn)
-    val, at = _carve(ints, at, mn)
-    co_placed, at = _carve(ints, at, mn)       # 1 + a placed write's co position, 0: not placed
-    rk_ev, at = _carve(ints, at, mn)
-    pos, at = _carve(ints, at, mn)
-    order, at = _carve(ints, at, mn)
-    lv_kind, at = _carve(ints, at, mn)
-    lv_arg, at = _carve(ints, at, mn)
-    radix, at = _carve(ints, at, mn)
-    digit, at = _carve(ints, at, mn)
-    lv_ttop, at = _carve(ints, at, mn + 1)
-    trail, at = _carve(ints, at, 4 * mn + 4)
-    work, at = _carve(ints, at, 4 * mn + 4)
-    rows, at = _carve(ints, at, ml * wmax)
-    corder = rows.reshape((ml, wmax))
-    cn, at = _carve(ints, at, ml)
-    placed_before, at = _carve(ints, at, ml)
-    oidx, at = _carve(ints, at, mo)
-    pcnt, at = _carve(ints, at, mo)
-    prow, at = _carve(ints, at, mo)
-    pick, at = _carve(ints, at, mo)
-    rows, at = _carve(ints, at, mo * cmax)
-    pv = rows.reshape((mo, cmax))
-    ind, at = _carve(ints, at, mr)
-    nvalid, at = _carve(ints, at, mr)
-    ipick, at = _carve(ints, at, mr)
-    valid = ints[at:at + mr * ccol].reshape((mr, ccol))
-    words = np.zeros(2 * mn, np.uint64)
-    ework = words[:mn]
-    coh_pred = words[mn:]                       # cohord's columns (one-word programs)
-    bools = np.zeros(5 * mn, np.bool_)
-    in_block = bools[:mn]
-    co_isw = bools[mn:2 * mn]
-    applied = bools[2 * mn:3 * mn]
-    lv_colast = bools[3 * mn:4 * mn]
-    rem = bools[4 * mn:]
-    # -- per-event search state
-    for e in range(mn):
-        src[e] = -2
-        rk_ev[e] = -1
-    for e in range(n):
-        val[e] = PENDING if (is_read[e] or ev.wsrc[e] >= 0) else ev.val_const[e]
-        in_block[e] = (emask[e >> 6] & _wbit(e)) != ZERO64
-    for l in range(nl):
-        for i in range(co_n[l]):
-            co_isw[co_writes[l, i]] = True
-    for q in range(nr):
-        rk_ev[reads[q]] = rkind[q]
-    D = decision_order(is_read, rk_ev, ev.loc, co_isw, ev.instr, ev.thread, emask, n, order)
-    # -- co: the initial write before every co-ordered write of its location, from the start
-    for i in range(nw):
-        slots[S_RF, i] = ZERO64
-        slots[S_CO, i] = ZERO64
-        slots[S_RDEF, i] = ZERO64
-        slots[S_RUNDEF, i] = ZERO64
-    for l in range(nl):
-        if co_init[l] >= 0:
-            for i in range(co_n[l]):
-                _set_bit(slots, S_CO, co_init[l], co_writes[l, i], W)
-    # -- per level: kind (0 read, 1 write), read index or location, radix
-    for d in range(D):
-        e = order[d]
-        if is_read[e] and not co_isw[e]:
-            lv_kind[d] = 0
-            lv_arg[d] = ridx[e]
-            radix[d] = ncand[ridx[e]]
+        The arguments are :func:`oracle.pack.search_pe`'s packed arrays (``W_arg`` read only when
+        ``WORDS`` is 0) and ``model_t``, ``opt_t`` the fields of :class:`Model` and
+        :class:`Options` as plain tuples. :func:`prepare_arrays` makes the base slots (flat rows
+        of ``W`` words) and the named tuples :class:`Reads`, :class:`Locations` and
+        :class:`Events` afresh in every call: the search writes ``slots`` (the dynamic slots and
+        the ops' slots) and ``rd.cand``/``rd.ncand`` (forward checking drops candidates in place).
+
+        Returns (states, nstates, model evaluations, consistent, flags, fail_counts, hit).
+        ``states`` rows hold every observable (those outside the block are 0); ``nstates`` is -1
+        when the step budget ran out. ``fail_counts[c]`` counts failures of check ``c`` (on
+        complete or partial executions), ``fail_counts[nchecks]`` the partial executions pruned by
+        values and hints, ``fail_counts[nchecks + 1]`` those pruned by bounding. ``hit[t]``:
+        asked outcome ``t`` was found. ``consistent`` counts the consistent executions visited
+        (bounding skips some). Its work arrays are slices of three buffers sized by the program:
+        a call's fixed cost follows the program's size, not the engine's limits."""
+        if WORDS == 1:
+            W = 1
         else:
-            l = ev.loc[e]
-            lv_kind[d] = 1
-            lv_arg[d] = l
-            radix[d] = placed_before[l] + 1
-            placed_before[l] += 1
-    # rem[d]: whether a choice is left after level d (no prefix check where none is: the
-    # complete execution is checked next)
-    for d in range(D - 2, -1, -1):
-        rem[d] = rem[d + 1] or radix[d + 1] > 1
-    canon = opt.canon
-    use_canon = canon.shape[0] > 0
-    hints = opt.hints and W == 1
-    if hints:
-        for a in range(n):
-            h = ev.cohord[a]
-            while h:
-                coh_pred[np.int64(trailing_zeros(h))] |= _wbit(a)
-                h &= h - ONE
-    # -- observables of the block
-    nob = 0
-    for o in range(nobs):
-        if omask[o]:
-            oidx[nob] = o
-            nob += 1
-    # -- the Indep reads of the block
-    ni = 0
-    for q in range(nr):
-        if rkind[q] == INDEP and in_block[reads[q]]:
-            ind[ni] = q
-            ni += 1
-    # -- the locations whose co is complete from the start take their co-last reads now
-    ttop = 0
-    for l in range(nl):
-        if co_n[l] == 0:
-            ok, ttop = _colast(l, slots, W, src, val, rd, lc, ev, corder, cn, trail, ttop, work,
-                               in_block)
-            if not ok:
-                return states[:0], 0, 0, 0, np.int64(0), fail_counts, hit
-    lv_ttop[0] = ttop
-    candidates = 0
-    consistent = 0
-    flags_all = np.int64(0)
-    steps = 0
-    # -- forward checking at the root
-    if opt.forward and use_prefix and D > 0:
-        size = 1.0
+            W = W_arg
+        # ``model_t`` and ``opt_t`` come as plain tuples (:func:`oracle.pack.search_pe`): numba
+        # types a plain tuple of arrays in its C dispatcher, a named tuple in Python (1.5-3 us a
+        # call); the named tuples the search reads are made here
+        slots, rd, lc, ev = prepare_arrays(attrs, masks, rels, W, set_slot, set_src, rel_slot,
+                                           rel_src, special, nslots)
+        model = Model(model_t[0], model_t[1], model_t[2], model_t[3], model_t[4], model_t[5])
+        obs = Observables(obs_kind, obs_arg)
+        opt = Options(opt_t[0], opt_t[1], opt_t[2], opt_t[3], opt_t[4], opt_t[5], opt_t[6], opt_t[7],
+                      opt_t[8], opt_t[9], opt_t[10], opt_t[11], opt_t[12], opt_t[13], opt_t[14],
+                      opt_t[15])
+        n = attrs.shape[0]
+        prelude, ops, prefix, nchecks, upper = model.prelude, model.ops, model.prefix, \
+            model.nchecks, model.upper
+        reads, rkind, rloc, ridx = rd.reads, rd.rkind, rd.rloc, rd.ridx
+        cand, ncand = rd.cand, rd.ncand            # forward checking drops candidates in place
+        co_init, co_writes, co_n = lc.co_init, lc.co_writes, lc.co_n
+        is_read, req_mode, req_val = ev.is_read, ev.req_mode, ev.req_val
+        emask, omask, targets = opt.emask, opt.omask, opt.targets
+        obs_kind, obs_arg = obs.kind, obs.arg
+        nobs = obs.kind.shape[0]
+        nt = targets.shape[0]
+        full_mode = nt == 0
+        nr = reads.shape[0]
+        nl = co_init.shape[0]
+        nw = n * W
+        eval_rows(slots, prelude, n, W, emask)
+        # memos of the incremental evaluations (their static tables: once per model, model.tables);
+        # the prefix and upper checks run on their own copies of the slots, since each memo assumes
+        # that only its own op array writes the slots it computes. A program without prefix (or
+        # upper) checks needs neither copy nor memo: those names then stand for unused stand-ins
+        memo = inc_memo(ops, slots.shape[0], slots.shape[1], model.tables, 0)
+        use_prefix = prefix.shape[0] > 0
+        use_upper = opt.upper and upper.shape[0] > 0
+        pslots = slots.copy() if use_prefix else slots[:0]
+        memo_p = inc_memo(prefix, slots.shape[0], slots.shape[1], model.tables, 1) if use_prefix \
+            else memo
+        uslots = slots.copy() if use_upper else slots[:0]       # the upper graph's (upper checks)
+        memo_u = inc_memo(upper, slots.shape[0], slots.shape[1], model.tables, 2) if use_upper \
+            else memo
+        fail_counts = np.zeros(nchecks + 2, np.int64)
+        hit = np.zeros(nt, np.bool_)
+        # -- outcome sets
+        mo = max(nobs, 1)
+        cap = 16
+        states = np.zeros((cap, mo), np.int64)
+        table = np.full(64, -1, np.int64)
+        nfound = 0
+        for s in range(opt.found.shape[0]):
+            states, table, nfound, _ = _insert(states, table, nfound, opt.found[s], nobs)
+        nbase = nfound
+        # -- the search's work arrays: slices of three zeroed buffers (int64, uint64, bool), sized by
+        # the program (events, reads, locations, observables), made in three allocations; per level
+        # arrays have one entry per event (a level decides one event)
+        mn = max(n, 1)
+        ml = max(nl, 1)
+        mr = max(nr, 1)
+        wmax = 1
+        for l in range(nl):
+            wmax = max(wmax, co_n[l])
+        cmax = max(cand.shape[1], wmax + 1, 1)
+        ccol = max(cand.shape[1], 1)
+        ints = np.zeros(19 * mn + 9 + ml * (wmax + 2) + mo * (4 + cmax) + mr * (3 + ccol), np.int64)
+        at = 0
+        src, at = _carve(ints, at, mn)
+        val, at = _carve(ints, at, mn)
+        co_placed, at = _carve(ints, at, mn)       # 1 + a placed write's co position, 0: not placed
+        rk_ev, at = _carve(ints, at, mn)
+        pos, at = _carve(ints, at, mn)
+        order, at = _carve(ints, at, mn)
+        lv_kind, at = _carve(ints, at, mn)
+        lv_arg, at = _carve(ints, at, mn)
+        radix, at = _carve(ints, at, mn)
+        digit, at = _carve(ints, at, mn)
+        lv_ttop, at = _carve(ints, at, mn + 1)
+        trail, at = _carve(ints, at, 4 * mn + 4)
+        work, at = _carve(ints, at, 4 * mn + 4)
+        rows, at = _carve(ints, at, ml * wmax)
+        corder = rows.reshape((ml, wmax))
+        cn, at = _carve(ints, at, ml)
+        placed_before, at = _carve(ints, at, ml)
+        oidx, at = _carve(ints, at, mo)
+        pcnt, at = _carve(ints, at, mo)
+        prow, at = _carve(ints, at, mo)
+        pick, at = _carve(ints, at, mo)
+        rows, at = _carve(ints, at, mo * cmax)
+        pv = rows.reshape((mo, cmax))
+        ind, at = _carve(ints, at, mr)
+        nvalid, at = _carve(ints, at, mr)
+        ipick, at = _carve(ints, at, mr)
+        valid = ints[at:at + mr * ccol].reshape((mr, ccol))
+        words = np.zeros(2 * mn, np.uint64)
+        ework = words[:mn]
+        coh_pred = words[mn:]                       # cohord's columns (one-word programs)
+        bools = np.zeros(5 * mn, np.bool_)
+        in_block = bools[:mn]
+        co_isw = bools[mn:2 * mn]
+        applied = bools[2 * mn:3 * mn]
+        lv_colast = bools[3 * mn:4 * mn]
+        rem = bools[4 * mn:]
+        # -- per-event search state
+        for e in range(mn):
+            src[e] = -2
+            rk_ev[e] = -1
+        for e in range(n):
+            val[e] = PENDING if (is_read[e] or ev.wsrc[e] >= 0) else ev.val_const[e]
+            in_block[e] = (emask[e >> 6] & _wbit(e)) != ZERO64
+        for l in range(nl):
+            for i in range(co_n[l]):
+                co_isw[co_writes[l, i]] = True
+        for q in range(nr):
+            rk_ev[reads[q]] = rkind[q]
+        D = decision_order(is_read, rk_ev, ev.loc, co_isw, ev.instr, ev.thread, emask, n, order)
+        # -- co: the initial write before every co-ordered write of its location, from the start
+        for i in range(nw):
+            slots[S_RF, i] = ZERO64
+            slots[S_CO, i] = ZERO64
+            slots[S_RDEF, i] = ZERO64
+            slots[S_RUNDEF, i] = ZERO64
+        for l in range(nl):
+            if co_init[l] >= 0:
+                for i in range(co_n[l]):
+                    _set_bit(slots, S_CO, co_init[l], co_writes[l, i], W)
+        # -- per level: kind (0 read, 1 write), read index or location, radix
         for d in range(D):
-            size *= radix[d]
-        if size > FORWARD_MIN:
-            for d in range(D):
-                if lv_kind[d] != 0:
-                    continue
-                q = lv_arg[d]
-                r = reads[q]
-                keep = 0
-                for c in range(ncand[q]):
-                    w = cand[q, c]
-                    ok = True
-                    if w >= 0:
-                        _set_bit(slots, S_RF, w, r, W)
-                        _set_bit(slots, S_RDEF, r, r, W)
-                    else:
-                        _set_bit(slots, S_RUNDEF, r, r, W)
-                    src[r] = w
-                    if hints and not _coherence_ok(rloc[q], src, corder, cn, lc, ev, pos, ework):
-                        ok = False
-                    if ok:
-                        failed, _ = _eval_prefix(slots, pslots, prefix, n, W, emask, memo_p)
-                        ok = failed < 0
-                    if ok and use_upper and w >= 0:
-                        failed, _ = _eval_upper(slots, uslots, upper, n, W, emask, memo_u, src,
-                                                reads, cand, ncand, in_block)
-                        ok = failed < 0
-                    src[r] = -2
-                    if w >= 0:
-                        _clear_bit(slots, S_RF, w, r, W)
-                        _clear_bit(slots, S_RDEF, r, r, W)
-                    else:
-                        _clear_bit(slots, S_RUNDEF, r, r, W)
-                    if ok:
-                        cand[q, keep] = w
-                        keep += 1
-                ncand[q] = keep
-                radix[d] = keep
-                if keep == 0:
-                    return states[:0], 0, 0, 0, np.int64(0), fail_counts, hit
-    # -- the search
-    d = 0
-    done = False
-    while d >= 0:
-        steps += 1
-        if opt.max_steps >= 0 and steps + candidates > opt.max_steps:
-            return states[:0], -1, candidates, consistent, flags_all, fail_counts, hit
-        if D > 0:
-            if applied[d]:
-                _undo(d, lv_kind[d], lv_arg[d], order[d], digit[d], slots, W, src, val, trail,
-                      lv_ttop, lv_colast, rd, lc, corder, cn, co_placed)
-                applied[d] = False
-                digit[d] += 1
-            if digit[d] >= radix[d]:
-                digit[d] = 0
-                d -= 1
-                continue
-            if hints and lv_kind[d] == 0 and _cowr_fails(order[d], rloc[lv_arg[d]],
-                                                         cand[lv_arg[d], digit[d]], corder, cn,
-                                                         co_init, co_placed, lc.coh_mask,
-                                                         coh_pred, ev.incl):
-                fail_counts[nchecks] += 1         # what _coherence_ok would prune, cheaper
-                digit[d] += 1
-                continue
-            if use_canon and lv_kind[d] == 1 and not _canon_ok(order[d], lv_arg[d], digit[d],
-                                                                corder, cn, canon):
-                digit[d] += 1                      # not canonical: a symmetric image's
-                continue
-            ok, ttop = _apply_choice(d, lv_kind[d], lv_arg[d], order[d], digit[d], slots, W,
-                                     src, val, rd, lc, ev, corder, cn, co_placed, trail,
-                                     lv_ttop[d], work, lv_colast, in_block)
-            applied[d] = True
-            lv_ttop[d + 1] = ttop
-            if not ok:
-                fail_counts[nchecks] += 1
-                continue
             e = order[d]
-            if hints:
+            if is_read[e] and not co_isw[e]:
+                lv_kind[d] = 0
+                lv_arg[d] = ridx[e]
+                radix[d] = ncand[ridx[e]]
+            else:
                 l = ev.loc[e]
-                if not _coherence_ok(l, src, corder, cn, lc, ev, pos, ework):
+                lv_kind[d] = 1
+                lv_arg[d] = l
+                radix[d] = placed_before[l] + 1
+                placed_before[l] += 1
+        # rem[d]: whether a choice is left after level d (no prefix check where none is: the
+        # complete execution is checked next)
+        for d in range(D - 2, -1, -1):
+            rem[d] = rem[d + 1] or radix[d + 1] > 1
+        canon = opt.canon
+        use_canon = canon.shape[0] > 0
+        hints = opt.hints and W == 1
+        if hints:
+            for a in range(n):
+                h = ev.cohord[a]
+                while h:
+                    coh_pred[np.int64(trailing_zeros(h))] |= _wbit(a)
+                    h &= h - ONE
+        # -- observables of the block
+        nob = 0
+        for o in range(nobs):
+            if omask[o]:
+                oidx[nob] = o
+                nob += 1
+        # -- the Indep reads of the block
+        ni = 0
+        for q in range(nr):
+            if rkind[q] == INDEP and in_block[reads[q]]:
+                ind[ni] = q
+                ni += 1
+        # -- the locations whose co is complete from the start take their co-last reads now
+        ttop = 0
+        for l in range(nl):
+            if co_n[l] == 0:
+                ok, ttop = _colast(l, slots, W, src, val, rd, lc, ev, corder, cn, trail, ttop, work,
+                                   in_block)
+                if not ok:
+                    return states[:0], 0, 0, 0, np.int64(0), fail_counts, hit
+        lv_ttop[0] = ttop
+        candidates = 0
+        consistent = 0
+        flags_all = np.int64(0)
+        steps = 0
+        # -- forward checking at the root
+        if opt.forward and use_prefix and D > 0:
+            size = 1.0
+            for d in range(D):
+                size *= radix[d]
+            if size > FORWARD_MIN:
+                for d in range(D):
+                    if lv_kind[d] != 0:
+                        continue
+                    q = lv_arg[d]
+                    r = reads[q]
+                    keep = 0
+                    for c in range(ncand[q]):
+                        w = cand[q, c]
+                        ok = True
+                        if w >= 0:
+                            _set_bit(slots, S_RF, w, r, W)
+                            _set_bit(slots, S_RDEF, r, r, W)
+                        else:
+                            _set_bit(slots, S_RUNDEF, r, r, W)
+                        src[r] = w
+                        if hints and not _coherence_ok(rloc[q], src, corder, cn, lc, ev, pos, ework):
+                            ok = False
+                        if ok:
+                            failed, _ = _eval_prefix(slots, pslots, prefix, n, W, emask, memo_p)
+                            ok = failed < 0
+                        if ok and use_upper and w >= 0:
+                            failed, _ = _eval_upper(slots, uslots, upper, n, W, emask, memo_u, src,
+                                                    reads, cand, ncand, in_block)
+                            ok = failed < 0
+                        src[r] = -2
+                        if w >= 0:
+                            _clear_bit(slots, S_RF, w, r, W)
+                            _clear_bit(slots, S_RDEF, r, r, W)
+                        else:
+                            _clear_bit(slots, S_RUNDEF, r, r, W)
+                        if ok:
+                            cand[q, keep] = w
+                            keep += 1
+                    ncand[q] = keep
+                    radix[d] = keep
+                    if keep == 0:
+                        return states[:0], 0, 0, 0, np.int64(0), fail_counts, hit
+        # -- the search
+        d = 0
+        done = False
+        while d >= 0:
+            steps += 1
+            if opt.max_steps >= 0 and steps + candidates > opt.max_steps:
+                return states[:0], -1, candidates, consistent, flags_all, fail_counts, hit
+            if D > 0:
+                if applied[d]:
+                    _undo(d, lv_kind[d], lv_arg[d], order[d], digit[d], slots, W, src, val, trail,
+                          lv_ttop, lv_colast, rd, lc, corder, cn, co_placed)
+                    applied[d] = False
+                    digit[d] += 1
+                if digit[d] >= radix[d]:
+                    digit[d] = 0
+                    d -= 1
+                    continue
+                if hints and lv_kind[d] == 0 and _cowr_fails(order[d], rloc[lv_arg[d]],
+                                                             cand[lv_arg[d], digit[d]], corder, cn,
+                                                             co_init, co_placed, lc.coh_mask,
+                                                             coh_pred, ev.incl):
+                    fail_counts[nchecks] += 1         # what _coherence_ok would prune, cheaper
+                    digit[d] += 1
+                    continue
+                if use_canon and lv_kind[d] == 1 and not _canon_ok(order[d], lv_arg[d], digit[d],
+                                                                    corder, cn, canon):
+                    digit[d] += 1                      # not canonical: a symmetric image's
+                    continue
+                ok, ttop = _apply_choice(d, lv_kind[d], lv_arg[d], order[d], digit[d], slots, W,
+                                         src, val, rd, lc, ev, corder, cn, co_placed, trail,
+                                         lv_ttop[d], work, lv_colast, in_block)
+                applied[d] = True
+                lv_ttop[d + 1] = ttop
+                if not ok:
                     fail_counts[nchecks] += 1
                     continue
-            if opt.bound and rem[d] and nob > 0 and (not full_mode or (nfound > 0 and
-                                          (flags_all & opt.raisable) == opt.raisable)):
-                total = 1
-                for x in range(nob):
-                    pcnt[x] = _possible(oidx[x], pv[x], val, src, obs_kind, obs_arg, is_read,
-                                        ridx, rkind, rloc, cand, ncand, co_init, co_writes, co_n,
-                                        corder, cn, co_placed, hints, lc.coh_mask, coh_pred,
-                                        ev.incl)
-                    if full_mode:                # no use going on past the largest product
-                        total = total * pcnt[x] if pcnt[x] >= 0 else BOUND_LIMIT + 1
-                        if total > BOUND_LIMIT or total > nfound:
-                            break
-                if (not full_mode or (total <= BOUND_LIMIT and total <= nfound)) and \
-                        _bounded(pv, pcnt, oidx, nob, states, table, targets, opt.tne, opt.tex, hit,
-                                 full_mode, prow, pick):
-                    fail_counts[nchecks + 1] += 1
+                e = order[d]
+                if hints:
+                    l = ev.loc[e]
+                    if not _coherence_ok(l, src, corder, cn, lc, ev, pos, ework):
+                        fail_counts[nchecks] += 1
+                        continue
+                if opt.bound and rem[d] and nob > 0 and (not full_mode or (nfound > 0 and
+                                              (flags_all & opt.raisable) == opt.raisable)):
+                    total = 1
+                    for x in range(nob):
+                        pcnt[x] = _possible(oidx[x], pv[x], val, src, obs_kind, obs_arg, is_read,
+                                            ridx, rkind, rloc, cand, ncand, co_init, co_writes, co_n,
+                                            corder, cn, co_placed, hints, lc.coh_mask, coh_pred,
+                                            ev.incl)
+                        if full_mode:                # no use going on past the largest product
+                            total = total * pcnt[x] if pcnt[x] >= 0 else BOUND_LIMIT + 1
+                            if total > BOUND_LIMIT or total > nfound:
+                                break
+                    if (not full_mode or (total <= BOUND_LIMIT and total <= nfound)) and \
+                            _bounded(pv, pcnt, oidx, nob, states, table, targets, opt.tne, opt.tex, hit,
+                                     full_mode, prow, pick):
+                        fail_counts[nchecks + 1] += 1
+                        continue
+                if d < D - 1:
+                    if use_prefix and rem[d]:
+                        failed, _ = _eval_prefix(slots, pslots, prefix, n, W, emask, memo_p)
+                        if failed >= 0:
+                            fail_counts[failed] += 1
+                            continue
+                    if use_upper and rem[d]:
+                        failed, _ = _eval_upper(slots, uslots, upper, n, W, emask, memo_u, src,
+                                                reads, cand, ncand, in_block)
+                        if failed >= 0:
+                            fail_counts[failed] += 1
+                            continue
+                    d += 1
+                    digit[d] = 0
+                    applied[d] = False
                     continue
-            if d < D - 1:
-                if use_prefix and rem[d]:
-                    failed, _ = _eval_prefix(slots, pslots, prefix, n, W, emask, memo_p)
-                    if failed >= 0:
-                        fail_counts[failed] += 1
-                        continue
-                if use_upper and rem[d]:
-                    failed, _ = _eval_upper(slots, uslots, upper, n, W, emask, memo_u, src,
-                                            reads, cand, ncand, in_block)
-                    if failed >= 0:
-                        fail_counts[failed] += 1
-                        continue
-                d += 1
-                digit[d] = 0
-                applied[d] = False
-                continue
-        elif done:
-            break
-        else:
-            done = True
-        # -- a complete execution of the block
-        complete = True
-        for e in range(n):
-            if in_block[e] and val[e] == PENDING and not (is_read[e] and
-                                                         rk_ev[e] == INDEP):
-                complete = False
+            elif done:
                 break
-        if not complete:                       # rmw values that depend on each other
-            fail_counts[nchecks] += 1
-            if D == 0:
-                break
-            continue
-        if ni == 0:
-            candidates += 1
-            failed, fl = eval_inc_rows(slots, ops, n, W, emask, memo)
-            if failed >= 0:
-                fail_counts[failed] += 1
             else:
-                consistent += 1
-                flags_all |= fl
-                if opt.want_state:
-                    for o in range(nobs):
-                        prow[o] = (val[obs.arg[o]] if obs.kind[o] == 1 else obs.arg[o]) \
-                            if omask[o] else 0
-                    states, table, nfound, _ = _insert(states, table, nfound, prow, nobs)
-                    if not full_mode and _mark_hits(prow, targets, opt.tne, opt.tex, hit, oidx, nob,
-                                                      opt.first):
-                        return states[nbase:nfound], nfound - nbase, candidates, consistent, \
-                            flags_all, fail_counts, hit
-        else:
-            # independent reads: each one's choices alone (the others unassigned), then the
-            # product of the valid ones
-            dead = False
-            for f in range(ni):
-                q = ind[f]
-                e = reads[q]
-                nvalid[f] = 0
-                for c in range(ncand[q]):
-                    w = cand[q, c]
-                    v = UNDEF_VAL if w < 0 else val[w]
-                    if req_mode[e] != 0 and v != UNDEF_VAL and \
-                            (req_mode[e] == 1) != (v == req_val[e]):
-                        continue
-                    if w >= 0:
-                        _set_bit(slots, S_RF, w, e, W)
-                        _set_bit(slots, S_RDEF, e, e, W)
-                    else:
-                        _set_bit(slots, S_RUNDEF, e, e, W)
-                    candidates += 1
-                    failed, fl = eval_inc_rows(slots, ops, n, W, emask, memo)
-                    if w >= 0:
-                        _clear_bit(slots, S_RF, w, e, W)
-                        _clear_bit(slots, S_RDEF, e, e, W)
-                    else:
-                        _clear_bit(slots, S_RUNDEF, e, e, W)
-                    if failed >= 0:
-                        fail_counts[failed] += 1
-                    else:
-                        valid[f, nvalid[f]] = w
-                        nvalid[f] += 1
-                        flags_all |= fl
-                if nvalid[f] == 0:
-                    dead = True
+                done = True
+            # -- a complete execution of the block
+            complete = True
+            for e in range(n):
+                if in_block[e] and val[e] == PENDING and not (is_read[e] and
+                                                             rk_ev[e] == INDEP):
+                    complete = False
                     break
-            if not dead:
-                prod_count = 1
-                for f in range(ni):
-                    prod_count *= nvalid[f]
-                consistent += prod_count
-                if opt.want_state:
-                    ipick[:ni] = 0
-                    while True:
-                        for f in range(ni):
-                            w = valid[f, ipick[f]]
-                            val[reads[ind[f]]] = UNDEF_VAL if w < 0 else val[w]
+            if not complete:                       # rmw values that depend on each other
+                fail_counts[nchecks] += 1
+                if D == 0:
+                    break
+                continue
+            if ni == 0:
+                candidates += 1
+                failed, fl = eval_inc_rows(slots, ops, n, W, emask, memo)
+                if failed >= 0:
+                    fail_counts[failed] += 1
+                else:
+                    consistent += 1
+                    flags_all |= fl
+                    if opt.want_state:
                         for o in range(nobs):
                             prow[o] = (val[obs.arg[o]] if obs.kind[o] == 1 else obs.arg[o]) \
                                 if omask[o] else 0
                         states, table, nfound, _ = _insert(states, table, nfound, prow, nobs)
-                        if not full_mode and _mark_hits(prow, targets, opt.tne, opt.tex, hit, oidx,
-                                                          nob, opt.first):
-                            for f in range(ni):
-                                val[reads[ind[f]]] = PENDING
-                            return states[nbase:nfound], nfound - nbase, candidates, \
-                                consistent, flags_all, fail_counts, hit
-                        f = ni - 1
-                        while f >= 0:
-                            ipick[f] += 1
-                            if ipick[f] < nvalid[f]:
-                                break
-                            ipick[f] = 0
-                            f -= 1
-                        if f < 0:
-                            break
+                        if not full_mode and _mark_hits(prow, targets, opt.tne, opt.tex, hit, oidx, nob,
+                                                          opt.first):
+                            return states[nbase:nfound], nfound - nbase, candidates, consistent, \
+                                flags_all, fail_counts, hit
+            else:
+                # independent reads: each one's choices alone (the others unassigned), then the
+                # product of the valid ones
+                dead = False
+                for f in range(ni):
+                    q = ind[f]
+                    e = reads[q]
+                    nvalid[f] = 0
+                    for c in range(ncand[q]):
+                        w = cand[q, c]
+                        v = UNDEF_VAL if w < 0 else val[w]
+                        if req_mode[e] != 0 and v != UNDEF_VAL and \
+                                (req_mode[e] == 1) != (v == req_val[e]):
+                            continue
+                        if w >= 0:
+                            _set_bit(slots, S_RF, w, e, W)
+                            _set_bit(slots, S_RDEF, e, e, W)
+                        else:
+                            _set_bit(slots, S_RUNDEF, e, e, W)
+                        candidates += 1
+                        failed, fl = eval_inc_rows(slots, ops, n, W, emask, memo)
+                        if w >= 0:
+                            _clear_bit(slots, S_RF, w, e, W)
+                            _clear_bit(slots, S_RDEF, e, e, W)
+                        else:
+                            _clear_bit(slots, S_RUNDEF, e, e, W)
+                        if failed >= 0:
+                            fail_counts[failed] += 1
+                        else:
+                            valid[f, nvalid[f]] = w
+                            nvalid[f] += 1
+                            flags_all |= fl
+                    if nvalid[f] == 0:
+                        dead = True
+                        break
+                if not dead:
+                    prod_count = 1
                     for f in range(ni):
-                        val[reads[ind[f]]] = PENDING
-        if (flags_all & opt.stop_flags) != 0:          # a witness of an asked flag: enough
-            return states[nbase:nfound], nfound - nbase, candidates, consistent, flags_all, \
-                fail_counts, hit
-        if D == 0:
-            break
-    return states[nbase:nfound], nfound - nbase, candidates, consistent, flags_all, \
-        fail_counts, hit
+                        prod_count *= nvalid[f]
+                    consistent += prod_count
+                    if opt.want_state:
+                        ipick[:ni] = 0
+                        while True:
+                            for f in range(ni):
+                                w = valid[f, ipick[f]]
+                                val[reads[ind[f]]] = UNDEF_VAL if w < 0 else val[w]
+                            for o in range(nobs):
+                                prow[o] = (val[obs.arg[o]] if obs.kind[o] == 1 else obs.arg[o]) \
+                                    if omask[o] else 0
+                            states, table, nfound, _ = _insert(states, table, nfound, prow, nobs)
+                            if not full_mode and _mark_hits(prow, targets, opt.tne, opt.tex, hit, oidx,
+                                                              nob, opt.first):
+                                for f in range(ni):
+                                    val[reads[ind[f]]] = PENDING
+                                return states[nbase:nfound], nfound - nbase, candidates, \
+                                    consistent, flags_all, fail_counts, hit
+                            f = ni - 1
+                            while f >= 0:
+                                ipick[f] += 1
+                                if ipick[f] < nvalid[f]:
+                                    break
+                                ipick[f] = 0
+                                f -= 1
+                            if f < 0:
+                                break
+                        for f in range(ni):
+                            val[reads[ind[f]]] = PENDING
+            if (flags_all & opt.stop_flags) != 0:          # a witness of an asked flag: enough
+                return states[nbase:nfound], nfound - nbase, candidates, consistent, flags_all, \
+                    fail_counts, hit
+            if D == 0:
+                break
+        return states[nbase:nfound], nfound - nbase, candidates, consistent, flags_all, \
+            fail_counts, hit
+
+    # (its name in numba's cache files and in the compile progress lines)
+    search.__name__ = search.__qualname__ = "search_one_word" if WORDS == 1 else "search_words"
+    return njit(cache=True)(search)
+
+
+#: programs of at most 64 events: every kernel compiled with ``W`` the constant 1
+search_one_word = _search_for(1)
+#: programs of more than 64 events: ``W`` words per row, read at run time
+search_words = _search_for(0)
+
+# the entry points rebuild these named tuples field by field: a field added to either must be
+# added there too (numba would refuse the call; this says where)
+assert len(Options._fields) == 16 and len(Model._fields) == 6, \
+    "oracle/explore.py _search_for: update the Options/Model fields it rebuilds"
 
 
 @njit(cache=True)

@@ -204,7 +204,7 @@ def _search_whole(pe: PreExecution, prog: Program, unit_hints: frozenset, hints:
     options made as the plain tuple the compiled search takes (no :class:`Options` to make and
     convert): (states, nstates, candidates, consistent, flags, hit)."""
     every, all_obs, none = _defaults(pe.n, nobs)
-    # (the fields of oracle.explore.Options, in order)
+    # (the fields of oracle.prepare.Options, in order)
     opt = (True, cap, every, all_obs, True, np.int64(raisable), True, hints, none,
            none if found is None else found, True, _NO_CANON, _NO_TNE, False, _NO_FLAGS,
            _NO_TEX)

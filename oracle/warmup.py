@@ -24,7 +24,7 @@ from .registry import get as get_unit, names
 
 #: A C program over 64 events (22 threads each storing to a location of its own: an initial
 #: write, the store and a final read each), so that :func:`warm` also loads the search's
-#: several-words-per-row variant (oracle/pack.py ``_search_words``), which other samples never
+#: several-words-per-row variant (oracle/explore.py ``search_words``), which other samples never
 #: reach.
 WIDE_SAMPLE = ("C warmup-wide\n{ " + " ".join(f"[z{i}] = 0;" for i in range(22)) + " }\n"
                + "\n".join(f"P{i} (atomic_int* z{i}) {{ atomic_store_explicit(z{i}, 1, "
@@ -100,9 +100,9 @@ def part_symmetry() -> None:
 
 # --- the search's callees, compiled ahead in two processes (a campaign's first run) --------------
 # Numba compiles a function's callees while it types the function, one after the other, in the
-# process that calls it: a campaign's first call of the search (``pack._search_one_word``) compiles
-# about twenty functions in a row before ``explore`` itself (its biggest). The callees below can
-# be compiled on their own, each with the exact argument types ``explore`` calls it with (the
+# process that calls it: a campaign's first call of the search (``explore.search_one_word``)
+# compiles about twenty functions in a row before the search's own body (its biggest). The callees
+# below can be compiled on their own, each with the exact argument types the search calls it with (the
 # cache key: a signature that differs by one type, say ``int64`` for ``Literal[int](1)``, is
 # another compile), half here and half in a helper process at the same time
 # (:func:`fuzz.warm.compile_ahead`); the search's compile then loads them from the cache.
@@ -110,7 +110,7 @@ def part_symmetry() -> None:
 
 def _search_types():
     """The numba types the search's callees take (every array C-contiguous; ``W`` the literal
-    1 of ``pack._search_one_word``; an incremental memo the tuple ``engine.inc_memo`` returns)."""
+    1 of ``explore.search_one_word``; an incremental memo the tuple ``engine.inc_memo`` returns)."""
     from numba import types as T
 
     def arr(dtype, ndim):
@@ -123,24 +123,25 @@ def _search_types():
 
 def search_share(which: str) -> list:
     """(dispatcher, argument types) pairs of the search's callees: ``"here"`` those the campaign
-    process compiles itself (the incremental evaluation's loop first, ``_prepare``, the memos,
+    process compiles itself (the incremental evaluation's loop first, ``prepare_arrays``, the memos,
     the decision order, the outcome table's insert), ``"helper"`` those a helper process
     compiles meanwhile (``eval_rows`` and the incremental evaluations of the prefix and upper
     checks, which call it and the loop: the helper gets there after ``eval_rows``, by when the
     loop is in the cache; besides, both reach the small ``engine._closure_rows``, which each may
     compile: time lost, under a second, not an error), ``"explain"`` what an explanation and
-    the block split call from Python (``W`` an ``int64`` there); in the order they are
+    the block split call from Python (the one-word wrappers around the search's own kernels,
+    ``engine.eval_rows_one_word`` and ``prepare.prepare_one_word``); in the order they are
     compiled."""
     from numba import types as T
-    from . import engine, explore, pack
+    from . import engine, explore, prepare
     t = _search_types()
     U2, U1, OPS, I1, I2, B1, ONE, N, MEMO = (t[k] for k in
                                             ("U2", "U1", "OPS", "I1", "I2", "B1", "ONE", "N",
                                              "MEMO"))
-    prepare = (I2, U2, U2, ONE, I1, I1, I1, I1, I1, N)
+    prep = (I2, U2, U2, ONE, I1, I1, I1, I1, I1, N)
     if which == "here":
         return [(engine._run_loop, (U2, OPS, N, N, N, ONE, U1)),
-                (pack._prepare, prepare),
+                (prepare.prepare_arrays, prep),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(0))),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(1))),
                 (engine.inc_memo, (OPS, N, N, I1, T.literal(2))),
@@ -152,9 +153,8 @@ def search_share(which: str) -> list:
                 (explore._eval_prefix, (U2, U2, OPS, N, ONE, U1, MEMO)),
                 (explore._eval_upper, (U2, U2, OPS, N, ONE, U1, MEMO, I1, I1, I2, I1, B1))]
     if which == "explain":
-        return [(pack._prepare, prepare[:3] + (N,) + prepare[4:]),
-                (engine.full_mask, (N, N)),
-                (engine.eval_rows, (U2, OPS, N, N, U1))]
+        return [(prepare.prepare_one_word, prep[:3] + prep[4:]),
+                (engine.eval_rows_one_word, (U2, OPS, N, U1))]
     raise ValueError(f"no share {which!r}")
 
 

@@ -83,7 +83,7 @@ def search_cache(tmp_path_factory):
         if name.startswith("symmetry.") or name.endswith((".pyc",)) or os.path.isdir(f):
             continue
         shutil.copy2(f, dst / name)
-    assert glob.glob(str(dst / "pack._search_one_word-*.nbi"))
+    assert glob.glob(str(dst / "explore.search_one_word-*.nbi"))
     return cache
 
 
@@ -222,12 +222,39 @@ def test_the_search_shares_are_the_signatures_the_search_compiles(search_cache, 
     res, cached, here = json.loads(out.stdout.splitlines()[-1])
     assert cached == [True, True]
     names = {r[1] for r in res}
-    assert {"_prepare", "eval_rows", "inc_memo", "decision_order", "_eval_prefix",
+    assert {"prepare_arrays", "eval_rows", "inc_memo", "decision_order", "_eval_prefix",
             "_eval_upper", "_insert"} <= names
     missing = [r for r in res if not r[2]]
     assert missing == []
     assert here == 0                    # every one loaded from the cache, none compiled
     assert _compile_lines(out.stderr) == []
+
+
+def test_the_explanation_share_compiles_two_wrappers_around_the_search_kernels(search_cache,
+                                                                             tmp_path):
+    """What explanations, candidates and the block split call from Python (oracle/warmup.py
+    ``search_share("explain")``) are two small compiled wrappers that call the search's own
+    one-word kernels (``eval_rows`` and ``prepare_arrays`` with ``W`` the literal 1): with the
+    search in the cache, a first run compiles those two functions and loads every callee,
+    instead of compiling the kernels again for an ``int64`` ``W``."""
+    cache = _fresh(search_cache, tmp_path)
+    for f in glob.glob(str(cache / "**" / "*"), recursive=True):
+        base = os.path.basename(f)
+        if base.startswith(("engine.eval_rows_one_word-", "prepare.prepare_one_word-")):
+            os.unlink(f)
+    out = _python(
+        "import json\n"
+        "from oracle.warmup import compile_share, search_share, share_cached\n"
+        "before = share_cached('explain')\n"
+        "compile_share('explain', 'x')\n"
+        "from litmus.jitprogress import compiled\n"
+        "names = sorted(d.py_func.__name__ for d, _ in search_share('explain'))\n"
+        "print(json.dumps([before, compiled('oracle'), names, share_cached('explain')]))\n",
+        _env(cache))
+    before, n, names, after = json.loads(out.stdout.splitlines()[-1])
+    assert names == ["eval_rows_one_word", "prepare_one_word"]
+    assert before is False and after is True
+    assert n == 2                       # the two wrappers; eval_rows, prepare_arrays: loaded
 
 
 def test_warm_runs_several_parts_in_order_and_tells_each(search_cache, tmp_path):

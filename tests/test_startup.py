@@ -63,11 +63,11 @@ def test_warm_loads_every_compiled_entry_point():
     got = json.loads(_python(
         "import json\n"
         "from oracle.warmup import warm\n"
-        "from oracle import engine, pack\n"
+        "from oracle import engine, explore\n"
         "from oracle.models.amdgpu import static\n"
-        "before = [len(f.signatures) for f in (pack._search_one_word, pack._search_words, engine.eval_rows, static.derive)]\n"
+        "before = [len(f.signatures) for f in (explore.search_one_word, explore.search_words, engine.eval_rows_one_word, static.derive)]\n"
         "names = warm()\n"
-        "after = [len(f.signatures) for f in (pack._search_one_word, pack._search_words, engine.eval_rows, static.derive)]\n"
+        "after = [len(f.signatures) for f in (explore.search_one_word, explore.search_words, engine.eval_rows_one_word, static.derive)]\n"
         "from oracle.registry import names as registered\n"
         "print(json.dumps([names, before, after, registered()]))\n"))
     names, before, after, registered = got
