@@ -15,9 +15,13 @@ stderr (:func:`oracle.jitcache.announce_compiles`).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from litmus import parse
 from litmus.ir import prop_atoms
-from litmus.jitprogress import group, label
+from litmus.jitprogress import group, label, uncached
 
 from .ready import ready, sample  # noqa: F401 (re-exported: one home, oracle/ready.py)
 from .registry import get as get_unit, names
@@ -187,6 +191,52 @@ def compile_share(which: str, what: str) -> None:
 def part_search_helper() -> None:
     """A campaign's helper process: its share of the search's callees."""
     compile_share("helper", "the search's callees, helper process")
+
+
+#: what the helper process of :func:`compile_search_ahead` runs
+_HELPER = ("from oracle.warmup import part_search_helper\n"
+           "part_search_helper()\n"
+           "print('done search-helper', flush=True)\n")
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def compile_search_ahead(say=None) -> bool:
+    """Before a command's first check on a cold numba cache (a first ``scopefuzz check`` after a
+    ``pip install``), on a machine with two cores or more: compile the search's callees in two
+    halves at once, :func:`search_share` ``"here"`` in this process and ``"helper"`` in a helper
+    process, and return once both are in the cache, so that the check then compiles the search's
+    entry point alone, loading its callees (a campaign does the same with more parts:
+    ``fuzz/warm.py: compile_ahead``). Returns whether a helper was started. Nothing is done when
+    the search's entry point is in the cache, when both halves are, or on one core; any failure
+    only means that the check compiles that code itself."""
+    from . import explore
+    if not uncached([explore.search_one_word]) or _cores() < 2 or \
+            (share_cached("here") and share_cached("helper")):
+        return False
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", _HELPER], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, env=os.environ.copy(), text=True)
+    except OSError:
+        return False
+    (say or (lambda text: print(f"scopefuzz: {text}", file=sys.stderr, flush=True)))(
+        f"compiling the oracle's search on two cores: half of its callees in a helper process "
+        f"(pid {proc.pid}), the rest here")
+    try:
+        compile_share("here", "the search's callees")
+    except Exception:                   # compiled when first used instead
+        pass
+    try:
+        proc.stdout.read()              # until the helper's share is in the cache (EOF: it ended)
+    except (OSError, ValueError):
+        pass
+    proc.wait()
+    return True
 
 
 def part_explain() -> None:

@@ -290,3 +290,46 @@ def test_compile_ahead_shares_nothing_of_the_search_when_the_cache_has_it(search
     assert here == 0
     assert all("search" not in line and "explanations" in line for line in said)
     assert again == []
+
+
+def test_a_first_check_compiles_the_search_callees_on_two_cores(monkeypatch):
+    """``scopefuzz check`` on a cold cache (a first check after ``pip install``) shares the
+    search's callees with one helper process, as a campaign does: the helper compiles the
+    ``"helper"`` share, this process the ``"here"`` share, and the check starts only once the
+    helper is done; nothing is started when the search is cached or on one core."""
+    import io
+    from oracle import warmup
+    calls = []
+
+    class FakeHelper:
+        def __init__(self, argv, **kw):
+            calls.append(("spawn", argv[-1]))
+            self.pid = 4242
+            self.stdout = self
+
+        def read(self):
+            calls.append(("waited",))
+            return "done search-helper\n"
+
+        def wait(self):
+            calls.append(("ended",))
+            return 0
+
+    monkeypatch.setattr(warmup.subprocess, "Popen", FakeHelper)
+    monkeypatch.setattr(warmup, "compile_share", lambda which, what: calls.append(("here", which)))
+    monkeypatch.setattr(warmup, "share_cached", lambda which: False)
+    monkeypatch.setattr(warmup, "_cores", lambda: 2)
+    said = io.StringIO()
+    monkeypatch.setattr(warmup, "uncached", lambda entries: True)
+    assert warmup.compile_search_ahead(say=said.write) is True
+    assert calls[0][0] == "spawn" and "part_search_helper()" in calls[0][1]
+    assert calls[1:] == [("here", "here"), ("waited",), ("ended",)]
+    assert "helper process (pid 4242)" in said.getvalue()
+    # the search in the cache, both halves in the cache, or one core: nothing started
+    for uncached, halves, cores in ((False, False, 2), (True, True, 2), (True, False, 1)):
+        calls.clear()
+        monkeypatch.setattr(warmup, "uncached", lambda entries, u=uncached: u)
+        monkeypatch.setattr(warmup, "share_cached", lambda which, h=halves: h)
+        monkeypatch.setattr(warmup, "_cores", lambda c=cores: c)
+        assert warmup.compile_search_ahead(say=said.write) is False
+        assert calls == []
