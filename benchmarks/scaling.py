@@ -565,10 +565,13 @@ def main(argv=None) -> int:
                     help="issue 32's asymmetric AMDGPU cases only: verdict, state count and "
                          "streamed state list per case, each in its own process (seconds and "
                          "peak RSS)")
-    ap.add_argument("--timeout", type=float, default=60.0,
-                    help="--asymmetric: kill a measurement's process after this many seconds")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="--asymmetric: kill a measurement's process after this many seconds "
+                         "(default 60; with --herd, 120)")
     ap.add_argument("--reps", type=int, default=1, help="--asymmetric: processes per figure")
     ap.add_argument("--only", default=None, help="--asymmetric: cases whose name holds this")
+    ap.add_argument("--no-stream", action="store_true",
+                    help="--asymmetric: the verdict and the state count, not the streamed list")
     ap.add_argument("--verdict-only", action="store_true",
                     help="--asymmetric: the verdict alone (no state count, no streamed list)")
     ap.add_argument("--herd", action="store_true",
@@ -590,7 +593,7 @@ def main(argv=None) -> int:
         if herd is None:
             print("nothing to set beside: --asymmetric without --herd gives scopefuzz's figures")
             return 0
-        timeout = args.timeout if args.timeout != 60.0 else 120.0
+        timeout = args.timeout if args.timeout is not None else 120.0
         print(f"{'case (C form)':<24} {'tool':<10} {'verdict':<8} {'worst s':>8} "
               f"{'median s':>8} {'CPU worst':>9} {'peak MB':>8}  note")
         sys.stdout.flush()
@@ -605,9 +608,11 @@ def main(argv=None) -> int:
               f"{'median s':>8} {'CPU worst':>9} {'CPU med':>8} {'peak MB':>8}   "
               f"(herd7 beside: --asymmetric --herd)")
         sys.stdout.flush()
-        whats = ("verdict",) if args.verdict_only else ("verdict", "count", "stream")
+        whats = ("verdict",) if args.verdict_only else \
+            ("verdict", "count") if args.no_stream else ("verdict", "count", "stream")
         for name, what, v, n, worst, med, rss, cworst, cmed in asymmetric_table(
-                args.quick, args.timeout, args.reps, args.only, whats):
+                args.quick, args.timeout if args.timeout is not None else 60.0, args.reps,
+                args.only, whats):
             print(f"{name:<26} {what:<8} {v:<8} {n if n >= 0 else '':>10} {worst:>8.3f} "
                   f"{med:>8.3f} {cworst:>9.3f} {cmed:>8.3f} {rss:>8.0f}")
             sys.stdout.flush()
