@@ -632,7 +632,9 @@ def build_report(directory: str,
     """Write ``report.html`` and ``report.md`` into ``directory``; returns their paths
     (``known``: known bugs, :func:`fuzz.known.load_known`)."""
     camp = load_campaign(directory, known)
-    explanations = {r.id: explain_finding(r, explainer) for r in camp["findings"]}
+    # (a strict-weakening counterexample carries both models' explanations: none is computed)
+    explanations = {r.id: explain_finding(r, explainer) for r in camp["findings"]
+                    if r.kind != "weakening"}
     md = os.path.join(directory, "report.md")
     page = os.path.join(directory, "report.html")
     atomic_write(md, campaign_markdown(camp, explanations))

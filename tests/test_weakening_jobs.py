@@ -168,6 +168,22 @@ def test_report_renders_a_weakening_campaign(planted, tmp_path):
     assert f"[{fid}](findings/{fid}/report.md)" in md and f'id="f-{fid}"' in page
 
 
+def test_report_computes_no_explanation_for_a_counterexample(planted, tmp_path):
+    """A strict-weakening counterexample carries both models' explanations: the report renders
+    those and asks the campaign's explainer for none (it used to compute one and drop it)."""
+    from fuzz.report import build_report
+    out = tmp_path / "w"
+    _two(out, planted)
+    asked = []
+
+    def explainer(test, outcome):
+        asked.append(test.name)
+        raise AssertionError("not asked for a weakening counterexample")
+    page, md = build_report(str(out), explainer=explainer)
+    assert asked == []
+    assert "is FORBIDDEN by model tileir-sc" in open(md).read()
+
+
 def test_resume_after_a_kill_loses_and_doubles_nothing(planted, tmp_path, monkeypatch):
     """A kill between a counterexample's finding and its program's journal line (and before its
     counterexamples/ directory): the resumed campaign ends as one run of all its programs."""
