@@ -61,7 +61,6 @@ def corpus(paths, sample: int = SAMPLE_PROGRAMS, seed: int = SAMPLE_SEED) -> lis
 
 
 def _project(states, keys: list[str]) -> list[list]:
-
     seen, out = set(), []
     for s in states:
         s = dict(s)

@@ -21,8 +21,9 @@ import subprocess
 import sys
 import time
 
+from litmus.jitcache import cores
 from litmus.jitprogress import compiled, uncached
-from oracle.warmup import share_cached, warm as warm_oracle
+from oracle.warmup import compile_here_then_wait, share_cached, warm as warm_oracle
 
 #: part -> (what, "module:function" compiling or loading it; the oracle's are in oracle/warmup.py)
 PARTS = {
@@ -109,11 +110,7 @@ def compile_parts(names: list[str], jobs: int, say=_say) -> list[str]:
 
 def default_jobs() -> int:
     """Processes for ``warm``: one per core, and no more than there are parts."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, len(PARTS_ALL)))
+    return max(1, min(cores(), len(PARTS_ALL)))
 
 
 def compile_ahead(sim: bool, say=None, model: str | None = None):
@@ -152,16 +149,7 @@ def compile_ahead(sim: bool, say=None, model: str | None = None):
         f"(pid {proc.pid}), into numba's cache" + (", the rest of the search here" if search
                                                     else ""))
     if search:
-        try:
-            from oracle.warmup import compile_share, part_builder
-            compile_share("here", "the search's callees")
-            if model:
-                part_builder(model)
-        except Exception:           # compiled when first used instead
-            pass
-        for line in proc.stdout:    # until the helper's share is in the cache (EOF: it ended)
-            if line.strip() == "done search-helper":
-                break
+        compile_here_then_wait(proc, model)
 
     def wait():
         try:

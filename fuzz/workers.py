@@ -31,6 +31,7 @@ import sys
 import time
 
 import hw
+from litmus.jitcache import cores
 
 from .campaign import (Campaign, CampaignError, Config, Stats, checked_model, default_checker,
                        lock_campaign, uses_simulator, warm_up_oracle, warm_up_program)
@@ -45,14 +46,6 @@ from .warm import compile_ahead
 MAX_RESTARTS = 5
 #: seconds between the parent's looks at the workers
 TICK = 0.25
-
-
-def cores() -> int:
-    """CPU cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def default_jobs(backend: str, devices: list[str] | None) -> int:

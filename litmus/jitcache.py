@@ -62,6 +62,15 @@ STAMP = "numba-sources.sha1"
 _SETTLED: dict = {}
 
 
+
+def cores() -> int:
+    """CPU cores this process may use: how many processes may share a first run's compiling
+    (and a campaign's work) at once."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
 def _writable_dir(path: str) -> bool:
     """Can a file be created in ``path`` (made if missing)? The test numba itself makes."""
     try:

@@ -97,7 +97,6 @@ def cmd_check(args) -> int:
     full = bool(args.json or args.states or args.format == "herd" or dr)
     # the verdict cache: a file checked before with this code answers without the oracle
     cached = args.format != "herd"
-    ahead = False
     for path in files:
         test = None
         try:
@@ -106,10 +105,8 @@ def cmd_check(args) -> int:
             res = _from_cache(text, test, args.model) if cached else None
             if res is None:
                 from .check import check
-                if not ahead:           # a cold cache: the search's callees on two cores
-                    ahead = True
-                    from .warmup import compile_search_ahead
-                    compile_search_ahead()
+                from .warmup import compile_search_ahead
+                compile_search_ahead()      # a cold cache: the search's callees on two cores
                 res = call_with_timeout(check, args.timeout, test, args.model, None, True, full)
                 if cached and not getattr(res, "pending", False):
                     try:        # a result that cannot be stored is still this file's answer
@@ -201,15 +198,12 @@ def _check_outcome(args, files) -> int:
               file=sys.stderr)
         return 2
     status = 0
-    ahead = False
     for path in files:
         try:
             test = parse_file(path)
             outcome = parse_outcome(test, args.outcome)
-            if not ahead:               # a cold cache: the search's callees on two cores
-                ahead = True
-                from .warmup import compile_search_ahead
-                compile_search_ahead()
+            from .warmup import compile_search_ahead
+            compile_search_ahead()          # a cold cache: the search's callees on two cores
             t0 = time.perf_counter()
             ok = call_with_timeout(allows, args.timeout, test, outcome, args.model)
             secs = time.perf_counter() - t0

@@ -336,7 +336,6 @@ def eval_rows(slots, ops, n, W, emask):
     return -1, flags
 
 
-
 @njit(cache=True)
 def eval_rows_one_word(slots, ops, n, emask):
     """:func:`eval_rows` with ``W`` the constant 1: the kernel the search calls, which a check

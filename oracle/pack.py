@@ -197,13 +197,6 @@ def _model_entry(prog: Program):
 _NO_ROWS = np.zeros((0, 0), np.int64)
 
 
-def every_event(n: int) -> np.ndarray:
-    """The event mask of events ``0 .. n - 1`` (:func:`oracle.engine.full_word` of each word),
-    computed here in Python: calling the compiled ``full_word`` from Python would load one more
-    function from numba's cache, a start-up cost of its own for every process that checks."""
-    return event_mask(n, words_of(n))
-
-
 def options(n: int, nobs: int, *, max_steps: int = -1, emask=None, omask=None,
             bound: bool = True, raisable: int = -1, forward: bool = True, hints: bool = True,
             targets=None, found=None, want_state: bool = True, upper: bool = True,
@@ -244,7 +237,7 @@ def _defaults(n: int, nobs: int):
     if hit is None:
         if len(_DEFAULTS) > 4096:
             _DEFAULTS.clear()
-        hit = _DEFAULTS[(n, nobs)] = (every_event(n), np.ones(nobs, np.bool_),
+        hit = _DEFAULTS[(n, nobs)] = (event_mask(n, words_of(n)), np.ones(nobs, np.bool_),
                                       np.zeros((0, nobs), np.int64))
     return hit
 

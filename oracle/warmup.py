@@ -21,6 +21,7 @@ import sys
 
 from litmus import parse
 from litmus.ir import prop_atoms
+from litmus.jitcache import cores
 from litmus.jitprogress import group, label, uncached
 
 from .ready import ready, sample  # noqa: F401 (re-exported: one home, oracle/ready.py)
@@ -193,17 +194,30 @@ def part_search_helper() -> None:
     compile_share("helper", "the search's callees, helper process")
 
 
-#: what the helper process of :func:`compile_search_ahead` runs
+#: what the helper process of :func:`compile_search_ahead` runs (the line it prints is the one
+#: ``scopefuzz warm --tell --part search-helper`` prints: :func:`compile_here_then_wait`)
 _HELPER = ("from oracle.warmup import part_search_helper\n"
            "part_search_helper()\n"
            "print('done search-helper', flush=True)\n")
 
+#: whether this process has already asked (:func:`compile_search_ahead`: once per process)
+_ASKED = []
 
-def _cores() -> int:
+
+def compile_here_then_wait(proc, model: str | None = None) -> None:
+    """This process's share of the search's callees (:func:`search_share` ``"here"``), then
+    ``model``'s builder when named, while ``proc``, a helper compiling the ``"helper"`` share,
+    runs; returns once the helper says ``done search-helper`` on its stdout (or ends). A failure
+    here only means that the caller compiles that code itself when it first uses it."""
     try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        compile_share("here", "the search's callees")
+        if model:
+            part_builder(model)
+    except Exception:                   # compiled when first used instead
+        pass
+    for line in proc.stdout:            # until the helper's share is in the cache (EOF: it ended)
+        if line.strip() == "done search-helper":
+            break
 
 
 def compile_search_ahead(say=None) -> bool:
@@ -212,11 +226,14 @@ def compile_search_ahead(say=None) -> bool:
     halves at once, :func:`search_share` ``"here"`` in this process and ``"helper"`` in a helper
     process, and return once both are in the cache, so that the check then compiles the search's
     entry point alone, loading its callees (a campaign does the same with more parts:
-    ``fuzz/warm.py: compile_ahead``). Returns whether a helper was started. Nothing is done when
-    the search's entry point is in the cache, when both halves are, or on one core; any failure
-    only means that the check compiles that code itself."""
+    ``fuzz/warm.py: compile_ahead``). Returns whether a helper was started. Only the first call
+    in a process does anything, and nothing when the search's entry point is in the cache, when
+    both halves are, or on one core."""
     from . import explore
-    if not uncached([explore.search_one_word]) or _cores() < 2 or \
+    if _ASKED:
+        return False
+    _ASKED.append(True)
+    if not uncached([explore.search_one_word]) or cores() < 2 or \
             (share_cached("here") and share_cached("helper")):
         return False
     try:
@@ -227,14 +244,7 @@ def compile_search_ahead(say=None) -> bool:
     (say or (lambda text: print(f"scopefuzz: {text}", file=sys.stderr, flush=True)))(
         f"compiling the oracle's search on two cores: half of its callees in a helper process "
         f"(pid {proc.pid}), the rest here")
-    try:
-        compile_share("here", "the search's callees")
-    except Exception:                   # compiled when first used instead
-        pass
-    try:
-        proc.stdout.read()              # until the helper's share is in the cache (EOF: it ended)
-    except (OSError, ValueError):
-        pass
+    compile_here_then_wait(proc)
     proc.wait()
     return True
 

@@ -307,9 +307,9 @@ def test_a_first_check_compiles_the_search_callees_on_two_cores(monkeypatch):
             self.pid = 4242
             self.stdout = self
 
-        def read(self):
+        def __iter__(self):
             calls.append(("waited",))
-            return "done search-helper\n"
+            return iter(["done search-helper\n"])
 
         def wait(self):
             calls.append(("ended",))
@@ -318,7 +318,8 @@ def test_a_first_check_compiles_the_search_callees_on_two_cores(monkeypatch):
     monkeypatch.setattr(warmup.subprocess, "Popen", FakeHelper)
     monkeypatch.setattr(warmup, "compile_share", lambda which, what: calls.append(("here", which)))
     monkeypatch.setattr(warmup, "share_cached", lambda which: False)
-    monkeypatch.setattr(warmup, "_cores", lambda: 2)
+    monkeypatch.setattr(warmup, "cores", lambda: 2)
+    monkeypatch.setattr(warmup, "_ASKED", [])
     said = io.StringIO()
     monkeypatch.setattr(warmup, "uncached", lambda entries: True)
     assert warmup.compile_search_ahead(say=said.write) is True
@@ -330,6 +331,7 @@ def test_a_first_check_compiles_the_search_callees_on_two_cores(monkeypatch):
         calls.clear()
         monkeypatch.setattr(warmup, "uncached", lambda entries, u=uncached: u)
         monkeypatch.setattr(warmup, "share_cached", lambda which, h=halves: h)
-        monkeypatch.setattr(warmup, "_cores", lambda c=cores: c)
+        monkeypatch.setattr(warmup, "cores", lambda c=cores: c)
+        monkeypatch.setattr(warmup, "_ASKED", [])
         assert warmup.compile_search_ahead(say=said.write) is False
         assert calls == []
